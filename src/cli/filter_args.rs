@@ -1,0 +1,131 @@
+//! Filter flags shared by every command that builds a filter.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use rbf::filter::{FilterConfig, Hashing};
+use rbf::{Error, Result};
+
+#[derive(Args, Debug, Clone)]
+pub struct FilterArgs {
+    /// TOML file with filter settings (the keys of a `[filter]` table); flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub filter_config: Option<PathBuf>,
+    /// M: total memory in bits (two-phase: two halves of M/2).
+    #[arg(long, short = 'm')]
+    pub memory: Option<u64>,
+    /// k: hash positions per message.
+    #[arg(long, short = 'k')]
+    pub hashes: Option<u32>,
+    /// Recycle when more than SIGMA bits are set (per half for two-phase).
+    #[arg(long, conflicts_with = "max_inserts")]
+    pub sigma: Option<u64>,
+    /// Recycle after more than N bit-setting insertions (per half for two-phase).
+    #[arg(long, value_name = "N")]
+    pub max_inserts: Option<u64>,
+    /// 1 or 2 phases.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub phases: Option<u8>,
+    /// Bit positions: colliding (with replacement) or distinct (without).
+    #[arg(long, value_enum)]
+    pub hashing: Option<HashingArg>,
+    /// Insert the message that triggered a recycle into the emptied filter (default).
+    #[arg(long, overrides_with = "non_retaining")]
+    pub retaining: bool,
+    /// Drop the message that triggered a recycle.
+    #[arg(long)]
+    pub non_retaining: bool,
+    /// Two-phase: also insert into the active half a message found only in the frozen one (default).
+    #[arg(long, overrides_with = "no_copy_over")]
+    pub copy_over: bool,
+    /// Two-phase: leave the active half alone for messages found in the frozen one.
+    #[arg(long)]
+    pub no_copy_over: bool,
+    /// Two-phase: the halves draw independent bit positions.
+    #[arg(long)]
+    pub independent_halves: bool,
+    /// Seed of the bit-position hashing.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum HashingArg {
+    Colliding,
+    Distinct,
+}
+
+#[derive(serde::Deserialize)]
+struct FilterFile {
+    filter: FilterConfig,
+}
+
+impl FilterArgs {
+    pub fn config(&self) -> Result<FilterConfig> {
+        let mut c = match &self.filter_config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+                let f: FilterFile = toml::from_str(&text).map_err(|e| Error::Config {
+                    key: "filter".into(),
+                    message: format!("{}: {e}", path.display()),
+                })?;
+                f.filter
+            }
+            None => {
+                let memory = self.memory.ok_or_else(|| {
+                    Error::config("memory", "--memory M is required (or --filter-config)")
+                })?;
+                let hashes = self.hashes.ok_or_else(|| {
+                    Error::config("hashes", "--hashes K is required (or --filter-config)")
+                })?;
+                let mut c = FilterConfig::sigma_bounded(memory, hashes, 0);
+                c.sigma = None;
+                c
+            }
+        };
+        if let Some(m) = self.memory {
+            c.memory = m;
+        }
+        if let Some(k) = self.hashes {
+            c.hashes = k;
+        }
+        if let Some(s) = self.sigma {
+            c.sigma = Some(s);
+            c.max_inserts = None;
+        }
+        if let Some(n) = self.max_inserts {
+            c.max_inserts = Some(n);
+            c.sigma = None;
+        }
+        if let Some(p) = self.phases {
+            c.phases = p;
+        }
+        if let Some(h) = self.hashing {
+            c.hashing = match h {
+                HashingArg::Colliding => Hashing::Colliding,
+                HashingArg::Distinct => Hashing::Distinct,
+            };
+        }
+        if self.retaining {
+            c.retaining = true;
+        }
+        if self.non_retaining {
+            c.retaining = false;
+        }
+        if self.copy_over {
+            c.copy_over = true;
+        }
+        if self.no_copy_over {
+            c.copy_over = false;
+        }
+        if self.independent_halves {
+            c.independent_halves = true;
+        }
+        if let Some(s) = self.seed {
+            c.seed = s;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+}

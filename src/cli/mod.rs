@@ -1,0 +1,47 @@
+//! The `rbf` command line: a thin layer that parses flags, calls the library and prints.
+
+mod bench;
+mod filter_args;
+mod replay;
+mod synth;
+
+use clap::{Parser, Subcommand};
+
+use rbf::Result;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rbf",
+    version,
+    about = "Recycling Bloom filters: replay traces with exact ground truth, fit workloads, compare FP/FN models and bounds with what happened"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Replay a trace through a recycling Bloom filter and count every true FP and FN.
+    Replay(replay::ReplayArgs),
+    /// Write a synthetic trace drawn from the FN paper's arrival model.
+    Synth(synth::SynthArgs),
+    /// Run a built-in benchmark and print its measurements.
+    Bench(bench::BenchArgs),
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Replay(a) => replay::run(a),
+        Command::Synth(a) => synth::run(a),
+        Command::Bench(a) => bench::run(a),
+    }
+}
+
+/// Writes `value` as pretty JSON to stdout.
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    let s = serde_json::to_string_pretty(value)
+        .map_err(|e| rbf::Error::invalid(format!("cannot serialise output: {e}")))?;
+    println!("{s}");
+    Ok(())
+}

@@ -1,0 +1,82 @@
+use std::path::PathBuf;
+
+use clap::Args;
+
+use rbf::ingest::{self, Format, IngestOptions};
+use rbf::replay::{Replay, ReplayOptions};
+use rbf::Result;
+
+use super::filter_args::FilterArgs;
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Trace file (zstd-compressed files are read transparently).
+    pub trace: PathBuf,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Arrivals that update state but are not counted.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    /// Trace format.
+    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    pub format: Format,
+    /// Confidence level of the batch-means intervals.
+    #[arg(long, default_value_t = 0.99)]
+    pub confidence: f64,
+    /// Print a JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Output<'a> {
+    #[serde(flatten)]
+    report: &'a rbf::replay::ReplayReport,
+    ingest: &'a rbf::ingest::IngestSummary,
+}
+
+pub fn run(a: ReplayArgs) -> Result<()> {
+    let config = a.filter.config()?;
+    if !(a.confidence > 0.0 && a.confidence < 1.0) {
+        return Err(rbf::Error::config(
+            "confidence",
+            format!("must lie in (0, 1), found {}", a.confidence),
+        ));
+    }
+    let mut source = ingest::open(
+        &a.trace,
+        &IngestOptions {
+            format: a.format,
+            ..Default::default()
+        },
+    )?;
+    let mut replay = Replay::new(
+        &config,
+        ReplayOptions {
+            warmup: a.warmup,
+            confidence: a.confidence,
+        },
+    )?;
+    replay.run(&mut source);
+    let report = replay.report();
+    let summary = source.summary();
+    for w in summary.warnings() {
+        eprintln!("{w}");
+    }
+    if a.warmup > 0 && replay.seen() <= a.warmup {
+        eprintln!(
+            "warning: the trace has {} arrivals, all within the warm-up of {}: nothing was measured",
+            replay.seen(),
+            a.warmup
+        );
+    }
+    if a.json {
+        super::print_json(&Output {
+            report: &report,
+            ingest: summary,
+        })
+    } else {
+        print!("{}", rbf::report::replay::replay_table(&report));
+        Ok(())
+    }
+}

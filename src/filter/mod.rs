@@ -1,0 +1,206 @@
+//! Recycling Bloom filters (FP paper §II, FN paper §2-3): one-phase and two-phase,
+//! sigma- or N-bounded, colliding or distinct hashing, retaining or not, with or
+//! without copy-over.
+//!
+//! One mechanism serves both phase counts: a filter owns one bit array (one-phase) or
+//! two (two-phase: active and frozen). A recycle clears the array that is about to
+//! become active: for one phase that is the only array, for two phases it is the frozen
+//! one, after which the roles swap.
+
+mod bits;
+mod config;
+mod positions;
+
+pub use bits::BitArray;
+pub use config::{FilterConfig, Hashing, Trigger, MAX_HASHES};
+pub use positions::{mix64, PositionBuf, PositionHasher};
+
+use crate::error::Result;
+
+/// What one arrival did to the filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// Classified as a repeat: all k bits set in the active array, or (two-phase) in the
+    /// frozen one.
+    pub found: bool,
+    /// Bits this arrival set in the active array before any recycle (0 for a message
+    /// classified as repeat).
+    pub new_bits: u32,
+    /// The message is recorded in the array that was active when it arrived: it was
+    /// inserted there (always, for one phase; for two phases unless it was found only in
+    /// the frozen half without copy-over).
+    pub inserted: bool,
+    /// This arrival's insertion pushed the filter over its trigger and it recycled.
+    pub recycled: bool,
+}
+
+/// A recycling Bloom filter.
+#[derive(Clone, Debug)]
+pub struct RecyclingFilter {
+    arrays: Vec<BitArray>,
+    hashers: Vec<PositionHasher>,
+    active: usize,
+    trigger: Trigger,
+    retaining: bool,
+    copy_over: bool,
+    /// Bit-setting insertions into the active array in this cycle.
+    inserts: u64,
+    recycles: u64,
+    k: usize,
+}
+
+impl RecyclingFilter {
+    pub fn new(config: &FilterConfig) -> Result<Self> {
+        config.validate()?;
+        let phases = usize::from(config.phases);
+        let half = config.half_memory();
+        let hashers = (0..phases)
+            .map(|i| {
+                // Independent halves: the second array draws positions with another seed.
+                let seed = if config.independent_halves {
+                    config.seed ^ mix64(i as u64 + 1)
+                } else {
+                    config.seed
+                };
+                PositionHasher::new(half, config.hashes, config.hashing, seed)
+            })
+            .collect();
+        Ok(RecyclingFilter {
+            arrays: (0..phases).map(|_| BitArray::new(half)).collect(),
+            hashers,
+            active: 0,
+            trigger: config.trigger()?,
+            retaining: config.retaining,
+            copy_over: config.copy_over,
+            inserts: 0,
+            recycles: 0,
+            k: config.hashes as usize,
+        })
+    }
+
+    /// 1 or 2.
+    pub fn phases(&self) -> usize {
+        self.arrays.len()
+    }
+
+    /// How many most recent cycles a message stays recorded for: 1 for one phase
+    /// (the current cycle), 2 for two phases (the active and the frozen half).
+    pub fn record_window(&self) -> u64 {
+        self.arrays.len() as u64
+    }
+
+    /// Recycles so far.
+    pub fn recycles(&self) -> u64 {
+        self.recycles
+    }
+
+    /// Bits set in the active array.
+    pub fn active_bits(&self) -> u64 {
+        self.arrays[self.active].count_ones()
+    }
+
+    /// Bits set in the frozen array (0 for one phase).
+    pub fn frozen_bits(&self) -> u64 {
+        if self.arrays.len() == 2 {
+            self.arrays[1 - self.active].count_ones()
+        } else {
+            0
+        }
+    }
+
+    /// Bit-setting insertions into the active array in this cycle.
+    pub fn active_inserts(&self) -> u64 {
+        self.inserts
+    }
+
+    /// Positions of `key` in physical array `array` (for tests and reference models).
+    pub fn positions(&self, key: u64, array: usize) -> Vec<u64> {
+        let mut buf = [0; MAX_HASHES as usize];
+        self.hashers[array].positions(key, &mut buf).to_vec()
+    }
+
+    /// Physical index of the active array.
+    pub fn active_index(&self) -> usize {
+        self.active
+    }
+
+    /// Classifies and records one arrival.
+    #[inline]
+    pub fn process(&mut self, key: u64) -> Outcome {
+        let mut buf: PositionBuf = [0; MAX_HASHES as usize];
+        let a = self.active;
+        let (found, new_bits, inserted) = if self.arrays.len() == 1 {
+            // Insert and test in one pass: a message is found iff it sets no bit.
+            let p = self.hashers[0].positions(key, &mut buf);
+            let new_bits = self.arrays[0].insert(p);
+            (new_bits == 0, new_bits, true)
+        } else {
+            let f = 1 - a;
+            let in_frozen = {
+                let pf = self.hashers[f].positions(key, &mut buf);
+                self.arrays[f].contains_all(pf)
+            };
+            let pa = self.hashers[a].positions(key, &mut buf);
+            if !in_frozen || self.copy_over {
+                let new_bits = self.arrays[a].insert(pa);
+                (in_frozen || new_bits == 0, new_bits, true)
+            } else {
+                // Found in the frozen half and no copy-over: the active half is left
+                // alone; the message counts as recorded there only if it already is.
+                let in_active = self.arrays[a].contains_all(pa);
+                (true, 0, in_active)
+            }
+        };
+        let mut recycled = false;
+        if new_bits > 0 {
+            self.inserts += 1;
+            if self.exceeded() {
+                self.recycle(key);
+                recycled = true;
+            }
+        }
+        Outcome {
+            found,
+            new_bits,
+            inserted,
+            recycled,
+        }
+    }
+
+    #[inline]
+    fn exceeded(&self) -> bool {
+        match self.trigger {
+            Trigger::Sigma(s) => self.arrays[self.active].count_ones() > s,
+            Trigger::MaxInserts(n) => self.inserts > n,
+        }
+    }
+
+    /// Clears the array that becomes active and, when retaining, records the message
+    /// that triggered the recycle as the new cycle's first message. The retained
+    /// insertion is not checked against the trigger (only possible when sigma < k).
+    fn recycle(&mut self, key: u64) {
+        let next = if self.arrays.len() == 2 {
+            1 - self.active
+        } else {
+            self.active
+        };
+        self.arrays[next].clear();
+        self.active = next;
+        self.inserts = 0;
+        self.recycles += 1;
+        if self.retaining {
+            let mut buf: PositionBuf = [0; MAX_HASHES as usize];
+            let p = self.hashers[next].positions(key, &mut buf);
+            if self.arrays[next].insert(p) > 0 {
+                self.inserts = 1;
+            }
+        }
+    }
+
+    pub fn k(&self) -> usize {
+        self.k
+    }
+}
+
+#[cfg(test)]
+mod tests;

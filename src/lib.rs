@@ -1,0 +1,29 @@
+//! `rbf`: trace-replay analysis of recycling Bloom filters.
+//!
+//! The data flows one way, and the modules follow it:
+//!
+//! ```text
+//! ingest ──> message stream ──> replay (observed FP/FN, exact ground truth)
+//!   │                      └──> fit (workload: Q, p_r, placement) ──> model (predicted)
+//! synth ──┘                                                            │
+//!                               report / experiment (side by side) <───┘
+//! ```
+//!
+//! * [`message`]: the 64-bit keyed [`message::Message`] every stage consumes.
+//! * [`ingest`]: readers that turn traces into message streams.
+//! * [`synth`]: synthetic traces from the FN paper's arrival model ([`workload`]).
+//! * [`filter`]: one- and two-phase recycling Bloom filters.
+//! * [`replay`]: runs a stream through a filter with exact ground truth.
+//! * [`report`]: tables for people; JSON comes from the result types' serde forms.
+
+pub mod error;
+pub mod filter;
+pub mod ingest;
+pub mod message;
+pub mod replay;
+pub mod report;
+pub mod stats;
+pub mod synth;
+pub mod workload;
+
+pub use error::{Error, Result};

@@ -1,0 +1,287 @@
+//! The FN paper's workload model (§3.1): D previously seen messages ranked by
+//! popularity Q = {q_i}, a repeat probability p_r, and a placement distribution
+//! zeta = {zeta_i} (the paper also writes d_i) for the rank at which a new message
+//! enters Q. `rbf synth` draws traces from it, `rbf fit` estimates it from a trace and
+//! the FN models take it as input, so it has one serialised form: a JSON workload file.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Popularity of the D previously seen messages, most popular first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Popularity {
+    /// q_i proportional to (i + 1)^-alpha for i = 0..distinct (alpha = 0 is uniform).
+    Zipf { distinct: usize, alpha: f64 },
+    /// Explicit probabilities; normalised on use, must be non-increasing.
+    Explicit(Vec<f64>),
+}
+
+/// Where a new message enters the popularity ranking.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Every rank equally likely.
+    Uniform,
+    /// Always the most popular rank (a new message is immediately the hottest).
+    Top,
+    /// Always the least popular rank (it replaces the message evicted from rank D).
+    Bottom,
+    /// zeta_i for i = 0..D, normalised on use.
+    Explicit(Vec<f64>),
+}
+
+impl Placement {
+    pub fn parse(name: &str) -> Result<Placement> {
+        match name {
+            "uniform" => Ok(Placement::Uniform),
+            "top" => Ok(Placement::Top),
+            "bottom" => Ok(Placement::Bottom),
+            other => Err(Error::config(
+                "placement",
+                format!("unknown placement `{other}`; allowed: uniform, top, bottom (or an explicit vector in a workload file)"),
+            )),
+        }
+    }
+
+    /// The placement probabilities zeta_0..zeta_{D-1}.
+    pub fn probabilities(&self, distinct: usize) -> Result<Vec<f64>> {
+        let mut z = vec![0.0; distinct];
+        if distinct == 0 {
+            return Ok(z);
+        }
+        match self {
+            Placement::Uniform => z.iter_mut().for_each(|x| *x = 1.0 / distinct as f64),
+            Placement::Top => z[0] = 1.0,
+            Placement::Bottom => z[distinct - 1] = 1.0,
+            Placement::Explicit(v) => {
+                if v.len() != distinct {
+                    return Err(Error::config(
+                        "placement",
+                        format!(
+                            "explicit placement has {} entries but the popularity has {distinct}",
+                            v.len()
+                        ),
+                    ));
+                }
+                z = normalised("placement", v)?;
+            }
+        }
+        Ok(z)
+    }
+}
+
+/// A complete workload: popularity, repeat probability and placement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Always "rbf-workload/1"; lets readers reject other JSON early.
+    #[serde(default = "format_tag")]
+    pub format: String,
+    pub popularity: Popularity,
+    pub p_repeat: f64,
+    pub placement: Placement,
+    /// Free-form provenance (which trace, which estimator, fit statistics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<serde_json::Value>,
+}
+
+fn format_tag() -> String {
+    FORMAT_TAG.to_string()
+}
+
+pub const FORMAT_TAG: &str = "rbf-workload/1";
+
+impl Workload {
+    pub fn zipf(distinct: usize, alpha: f64, p_repeat: f64, placement: Placement) -> Self {
+        Workload {
+            format: format_tag(),
+            popularity: Popularity::Zipf { distinct, alpha },
+            p_repeat,
+            placement,
+            provenance: None,
+        }
+    }
+
+    pub fn explicit(q: Vec<f64>, p_repeat: f64, placement: Placement) -> Self {
+        Workload {
+            format: format_tag(),
+            popularity: Popularity::Explicit(q),
+            p_repeat,
+            placement,
+            provenance: None,
+        }
+    }
+
+    /// D, the number of previously seen messages.
+    pub fn distinct(&self) -> usize {
+        match &self.popularity {
+            Popularity::Zipf { distinct, .. } => *distinct,
+            Popularity::Explicit(v) => v.len(),
+        }
+    }
+
+    /// Checks every field, naming the offending key.
+    pub fn validate(&self) -> Result<()> {
+        if self.format != FORMAT_TAG {
+            return Err(Error::config(
+                "format",
+                format!("expected \"{FORMAT_TAG}\", found \"{}\"", self.format),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.p_repeat) {
+            return Err(Error::config(
+                "p_repeat",
+                format!("must lie in [0, 1], found {}", self.p_repeat),
+            ));
+        }
+        if self.distinct() == 0 {
+            return Err(Error::config(
+                "popularity",
+                "needs at least one message (distinct >= 1)",
+            ));
+        }
+        if let Popularity::Zipf { alpha, .. } = self.popularity {
+            if !alpha.is_finite() || alpha < 0.0 {
+                return Err(Error::config(
+                    "popularity.zipf.alpha",
+                    format!("must be a finite number >= 0, found {alpha}"),
+                ));
+            }
+        }
+        self.repeat_distribution()?;
+        self.placement.probabilities(self.distinct())?;
+        Ok(())
+    }
+
+    /// Q as normalised probabilities, most popular first.
+    pub fn repeat_distribution(&self) -> Result<Vec<f64>> {
+        match &self.popularity {
+            Popularity::Zipf { distinct, alpha } => Ok(zipf(*distinct, *alpha)),
+            Popularity::Explicit(v) => {
+                let q = normalised("popularity", v)?;
+                if let Some(i) = q.windows(2).position(|w| w[1] > w[0] * (1.0 + 1e-12)) {
+                    return Err(Error::config(
+                        "popularity",
+                        format!(
+                            "explicit probabilities must be non-increasing (ranked by popularity); entry {} ({}) exceeds entry {} ({})",
+                            i + 1,
+                            q[i + 1],
+                            i,
+                            q[i]
+                        ),
+                    ));
+                }
+                Ok(q)
+            }
+        }
+    }
+
+    /// zeta as normalised probabilities over ranks 0..D.
+    pub fn placement_distribution(&self) -> Result<Vec<f64>> {
+        self.placement.probabilities(self.distinct())
+    }
+
+    pub fn load(path: &Path) -> Result<Workload> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let w: Workload = serde_json::from_str(&text).map_err(|e| Error::Parse {
+            path: path.to_path_buf(),
+            line: e.line() as u64,
+            message: format!("not a workload file: {e}"),
+        })?;
+        w.validate().map_err(|e| match e {
+            Error::Config { key, message } => Error::Config {
+                key,
+                message: format!("{message} (in {})", path.display()),
+            },
+            other => other,
+        })?;
+        Ok(w)
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| Error::invalid(format!("cannot serialise workload: {e}")))?;
+        std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    }
+}
+
+/// Zipf(D, alpha) probabilities q_i = (i+1)^-alpha / H_{D,alpha}.
+pub fn zipf(distinct: usize, alpha: f64) -> Vec<f64> {
+    let mut q: Vec<f64> = (0..distinct)
+        .map(|i| ((i + 1) as f64).powf(-alpha))
+        .collect();
+    // Sum smallest first so the normaliser is accurate for long heavy tails.
+    let total: f64 = q.iter().rev().sum();
+    q.iter_mut().for_each(|x| *x /= total);
+    q
+}
+
+fn normalised(key: &str, v: &[f64]) -> Result<Vec<f64>> {
+    if let Some((i, x)) = v
+        .iter()
+        .enumerate()
+        .find(|(_, x)| !x.is_finite() || **x < 0.0)
+    {
+        return Err(Error::config(
+            key,
+            format!("entry {i} is {x}; probabilities must be finite and >= 0"),
+        ));
+    }
+    let total: f64 = v.iter().rev().sum();
+    if total <= 0.0 {
+        return Err(Error::config(key, "probabilities sum to zero"));
+    }
+    Ok(v.iter().map(|x| x / total).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zipf_is_normalised_and_decreasing() {
+        let q = zipf(1000, 1.0);
+        assert!((q.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!(q.windows(2).all(|w| w[0] >= w[1]));
+        let u = zipf(10, 0.0);
+        assert!(u.iter().all(|x| (x - 0.1).abs() < 1e-15));
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let w = Workload::explicit(
+            vec![0.5, 0.3, 0.2],
+            0.9,
+            Placement::Explicit(vec![1.0, 1.0, 2.0]),
+        );
+        let s = serde_json::to_string(&w).unwrap();
+        let back: Workload = serde_json::from_str(&s).unwrap();
+        assert_eq!(w, back);
+        assert_eq!(
+            back.placement_distribution().unwrap(),
+            vec![0.25, 0.25, 0.5]
+        );
+        let z = Workload::zipf(5, 1.0, 1.0, Placement::Top);
+        let s = serde_json::to_string(&z).unwrap();
+        assert!(s.contains("\"zipf\""), "{s}");
+        assert_eq!(serde_json::from_str::<Workload>(&s).unwrap(), z);
+    }
+
+    #[test]
+    fn validation_names_the_key() {
+        let w = Workload::explicit(vec![0.2, 0.8], 0.9, Placement::Uniform);
+        let e = w.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("popularity") && e.contains("non-increasing"),
+            "{e}"
+        );
+        let w = Workload::zipf(3, 1.0, 1.5, Placement::Uniform);
+        assert!(w.validate().unwrap_err().to_string().contains("p_repeat"));
+        let w = Workload::zipf(3, 1.0, 0.5, Placement::Explicit(vec![1.0]));
+        assert!(w.validate().unwrap_err().to_string().contains("placement"));
+    }
+}
