@@ -20,6 +20,7 @@ pub mod error;
 pub mod filter;
 pub mod ingest;
 pub mod message;
+pub mod model;
 pub mod replay;
 pub mod report;
 pub mod stats;
