@@ -1,7 +1,11 @@
 //! The `rbf` command line: a thin layer that parses flags, calls the library and prints.
 
 mod bench;
+mod compare;
 mod filter_args;
+mod fit;
+mod ingest;
+mod model;
 mod replay;
 mod synth;
 
@@ -26,6 +30,14 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Write a synthetic trace drawn from the FN paper's arrival model.
     Synth(synth::SynthArgs),
+    /// Read a trace (capture, request log, ...) and write a compact .rbfs message stream.
+    Ingest(ingest::IngestArgs),
+    /// Analytical models: FP rate, capacity, FN bounds.
+    Model(model::ModelArgs),
+    /// Estimate the workload model (Q, p_r, placement) from a trace.
+    Fit(fit::FitArgs),
+    /// Fit, replay and model a trace in one pass; bound next to observed.
+    Compare(compare::CompareArgs),
     /// Run a built-in benchmark and print its measurements.
     Bench(bench::BenchArgs),
 }
@@ -34,6 +46,10 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Replay(a) => replay::run(a),
         Command::Synth(a) => synth::run(a),
+        Command::Ingest(a) => ingest::run(a),
+        Command::Model(a) => model::run(a),
+        Command::Fit(a) => fit::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Bench(a) => bench::run(a),
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use clap::{Args, Subcommand};
+use clap::Args;
 
 use rbf::filter::FilterConfig;
 use rbf::message::{KeyHasher, Message};
@@ -11,48 +11,41 @@ use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};
 use rbf::Result;
 
+/// Replay throughput of an in-memory synthetic stream (issue target: 40 M arrivals/s).
 #[derive(Args, Debug)]
-pub struct BenchArgs {
-    #[command(subcommand)]
-    pub bench: Bench,
+pub struct ReplayBench {
+    #[arg(long, default_value_t = 10_000_000)]
+    arrivals: u64,
+    #[arg(long, default_value_t = 1_000_000)]
+    distinct: usize,
+    #[arg(long, default_value_t = 1.0)]
+    zipf: f64,
+    #[arg(long, default_value_t = 0.9)]
+    p_repeat: f64,
+    #[arg(long, default_value_t = 1 << 20)]
+    memory: u64,
+    #[arg(long, default_value_t = 4)]
+    hashes: u32,
+    /// Defaults to M/2.
+    #[arg(long)]
+    sigma: Option<u64>,
+    #[arg(long, default_value_t = 5)]
+    repeats: u32,
 }
 
-#[derive(Subcommand, Debug)]
-pub enum Bench {
-    /// Replay throughput of an in-memory synthetic stream (issue target: 40 M arrivals/s).
-    Replay {
-        #[arg(long, default_value_t = 10_000_000)]
-        arrivals: u64,
-        #[arg(long, default_value_t = 1_000_000)]
-        distinct: usize,
-        #[arg(long, default_value_t = 1.0)]
-        zipf: f64,
-        #[arg(long, default_value_t = 0.9)]
-        p_repeat: f64,
-        #[arg(long, default_value_t = 1 << 20)]
-        memory: u64,
-        #[arg(long, default_value_t = 4)]
-        hashes: u32,
-        /// Defaults to M/2.
-        #[arg(long)]
-        sigma: Option<u64>,
-        #[arg(long, default_value_t = 5)]
-        repeats: u32,
-    },
-}
-
-pub fn run(a: BenchArgs) -> Result<()> {
-    match a.bench {
-        Bench::Replay {
-            arrivals,
-            distinct,
-            zipf,
-            p_repeat,
-            memory,
-            hashes,
-            sigma,
-            repeats,
-        } => {
+pub fn run(a: ReplayBench) -> Result<()> {
+    let ReplayBench {
+        arrivals,
+        distinct,
+        zipf,
+        p_repeat,
+        memory,
+        hashes,
+        sigma,
+        repeats,
+    } = a;
+    {
+        {
             let t = Instant::now();
             let synth = Synthesizer::new(&SynthConfig {
                 workload: Workload::zipf(distinct, zipf, p_repeat, Placement::Uniform),

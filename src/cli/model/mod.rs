@@ -1,0 +1,33 @@
+//! `rbf model`: analytical predictions without a trace.
+
+mod capacity;
+mod fneg;
+mod fp;
+
+use clap::{Args, Subcommand};
+
+use rbf::Result;
+
+#[derive(Args, Debug)]
+pub struct ModelArgs {
+    #[command(subcommand)]
+    pub model: Model,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Model {
+    /// Average false-positive rate of a sigma-bounded filter (FP paper).
+    Fp(fp::FpArgs),
+    /// Message capacity for a target average FP rate, and the best k.
+    Capacity(capacity::CapacityArgs),
+    /// False-negative bounds and approximations for a workload (FN paper).
+    Fn(fneg::FnArgs),
+}
+
+pub fn run(a: ModelArgs) -> Result<()> {
+    match a.model {
+        Model::Fp(x) => fp::run(x),
+        Model::Capacity(x) => capacity::run(x),
+        Model::Fn(x) => fneg::run(x),
+    }
+}
