@@ -2,5 +2,7 @@
 //! configuration and, for false negatives, a workload.
 //!
 //! * [`tau`]: bit-count transitions of one insertion, shared by every model.
+//! * [`fneg`]: false-negative bounds and approximations (FN paper).
 
+pub mod fneg;
 pub mod tau;

@@ -1,10 +1,221 @@
-//! `rbf model fn`: not implemented yet (being written on another branch).
+//! `rbf model fn`: false-negative bounds and approximations of the FN paper for a
+//! filter and a workload (Q, p_r, placement).
 
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use rbf::filter::FilterConfig;
+use rbf::model::fneg::{FnModel, FnReport, Method, MethodResult, RenewalOptions, RenewalResult};
+use rbf::report::{rate, Table};
+use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
 
-#[derive(clap::Args, Debug)]
-pub struct FnArgs {}
+use crate::cli::filter_args::FilterArgs;
 
-pub fn run(_: FnArgs) -> Result<()> {
-    Err(Error::invalid("`rbf model fn` is not implemented yet"))
+#[derive(Args, Debug)]
+pub struct FnArgs {
+    #[command(flatten)]
+    pub filter: Box<FilterArgs>,
+    /// Zipf exponent alpha of Q (0 = uniform); with --distinct.
+    #[arg(long, requires = "distinct", conflicts_with = "workload")]
+    pub zipf: Option<f64>,
+    /// D: number of previously seen messages in Q; with --zipf.
+    #[arg(long, requires = "zipf", conflicts_with = "workload")]
+    pub distinct: Option<usize>,
+    /// Workload file (JSON, as written by `rbf fit`) with Q, p_r and placement;
+    /// --p-repeat and --placement override its values.
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+    /// p_r: probability that an arrival is a draw from Q.
+    #[arg(long)]
+    pub p_repeat: Option<f64>,
+    /// Where new messages enter Q: uniform, top, bottom, or comma-separated weights
+    /// zeta_0,...,zeta_{D-1}.
+    #[arg(long)]
+    pub placement: Option<String>,
+    /// Methods, comma-separated: all, renewal, markov-lower, markov-swr,
+    /// markov-uniform, markov-biuniform, drop-pins, markov-disabling.
+    #[arg(long, default_value = "all")]
+    pub method: String,
+    /// Truncation: states and arrivals with probability below EPS are dropped.
+    #[arg(long, default_value_t = 1e-10)]
+    pub eps: f64,
+    /// Print a JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One method's entry in the JSON output.
+#[derive(Serialize)]
+struct MethodEntry<'a> {
+    #[serde(flatten)]
+    result: &'a MethodResult,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    filter: &'a FilterConfig,
+    distinct: usize,
+    p_repeat: f64,
+    placement: &'a Placement,
+    fn_renewal_upper: Option<f64>,
+    fn_markov_lower: Option<f64>,
+    fn_markov_swr: Option<f64>,
+    fn_markov_uniform: Option<f64>,
+    fn_markov_biuniform: Option<f64>,
+    fn_drop_pins: Option<f64>,
+    fn_markov_disabling: Option<f64>,
+    /// The FN paper's FP per arrival (false positives / arrivals).
+    fp_rate: Option<f64>,
+    fp_rate_from: Option<&'static str>,
+    /// Per method: value, claim (upper-bound / lower-bound / approximation), whether
+    /// the claim is proven for this workload, and why.
+    methods: std::collections::BTreeMap<&'static str, MethodEntry<'a>>,
+    renewal: Option<&'a RenewalResult>,
+    markov_states: Option<usize>,
+}
+
+fn parse_placement(s: &str) -> Result<Placement> {
+    if s.contains(',') || s.parse::<f64>().is_ok() {
+        let v: std::result::Result<Vec<f64>, _> =
+            s.split(',').map(|x| x.trim().parse::<f64>()).collect();
+        return v.map(Placement::Explicit).map_err(|e| {
+            Error::config(
+                "placement",
+                format!("not a comma-separated list of weights ({e}); allowed: uniform, top, bottom, or w0,w1,..."),
+            )
+        });
+    }
+    Placement::parse(s)
+}
+
+fn parse_methods(s: &str) -> Result<Vec<Method>> {
+    let mut out = Vec::new();
+    for name in s.split(',').map(str::trim) {
+        if name == "all" {
+            out.extend(Method::ALL);
+        } else {
+            out.push(Method::parse(name)?);
+        }
+    }
+    out.dedup();
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|m| seen.insert(*m));
+    Ok(out)
+}
+
+fn workload(a: &FnArgs) -> Result<Workload> {
+    let mut w = match (&a.workload, a.zipf, a.distinct) {
+        (Some(path), _, _) => Workload::load(path)?,
+        (None, Some(alpha), Some(d)) => {
+            let p = a.p_repeat.ok_or_else(|| {
+                Error::config(
+                    "p_repeat",
+                    "--p-repeat P is required with --zipf/--distinct",
+                )
+            })?;
+            Workload::zipf(d, alpha, p, Placement::Uniform)
+        }
+        _ => {
+            return Err(Error::config(
+                "workload",
+                "give --zipf ALPHA --distinct D, or --workload FILE",
+            ))
+        }
+    };
+    if let Some(p) = a.p_repeat {
+        w.p_repeat = p;
+    }
+    if let Some(p) = &a.placement {
+        w.placement = parse_placement(p)?;
+    }
+    w.validate()?;
+    Ok(w)
+}
+
+fn value(r: &FnReport, m: Method) -> Option<f64> {
+    r.get(m).map(|x| x.fn_rate)
+}
+
+pub fn run(a: FnArgs) -> Result<()> {
+    let filter = a.filter.config()?;
+    let w = workload(&a)?;
+    let methods = parse_methods(&a.method)?;
+    let model = FnModel::new(&filter, &w, a.eps)?;
+    let report = model.evaluate(
+        &methods,
+        RenewalOptions {
+            eps: a.eps,
+            ..RenewalOptions::default()
+        },
+    );
+    if a.json {
+        let fp = report.fp_rate();
+        let out = Output {
+            filter: &filter,
+            distinct: w.distinct(),
+            p_repeat: w.p_repeat,
+            placement: &w.placement,
+            fn_renewal_upper: value(&report, Method::Renewal),
+            fn_markov_lower: value(&report, Method::MarkovLower),
+            fn_markov_swr: value(&report, Method::MarkovSwr),
+            fn_markov_uniform: value(&report, Method::MarkovUniform),
+            fn_markov_biuniform: value(&report, Method::MarkovBiuniform),
+            fn_drop_pins: value(&report, Method::DropPins),
+            fn_markov_disabling: value(&report, Method::MarkovDisabling),
+            fp_rate: fp.map(|x| x.0),
+            fp_rate_from: fp.map(|x| x.1.name()),
+            methods: report
+                .results
+                .iter()
+                .map(|r| (r.method.name(), MethodEntry { result: r }))
+                .collect(),
+            renewal: report.renewal.as_ref(),
+            markov_states: report.markov_states,
+        };
+        return crate::cli::print_json(&out);
+    }
+    println!("filter: {}", filter.describe());
+    println!(
+        "workload: D = {}, p_r = {}, placement {:?}",
+        w.distinct(),
+        w.p_repeat,
+        w.placement
+    );
+    print!("{}", table(&report));
+    if let Some((fp, from)) = report.fp_rate() {
+        println!(
+            "FP per arrival (FN paper's definition, {} model): {}",
+            from.name(),
+            rate(fp)
+        );
+    }
+    Ok(())
+}
+
+fn table(r: &FnReport) -> String {
+    let mut t = Table::new(["method", "FN per arrival", "claim", "proven?", "note"]);
+    for x in &r.results {
+        let g = &x.guarantee;
+        let claim = match g.claim {
+            rbf::model::fneg::Claim::UpperBound => "upper bound",
+            rbf::model::fneg::Claim::LowerBound => "lower bound",
+            rbf::model::fneg::Claim::Approximation => "approximation",
+        };
+        let proven = match (g.claim, g.guaranteed) {
+            (rbf::model::fneg::Claim::Approximation, _) => "n/a",
+            (_, true) => "yes",
+            (_, false) => "NO (not proven)",
+        };
+        t.row([
+            x.method.name().to_string(),
+            rate(x.fn_rate),
+            claim.to_string(),
+            proven.to_string(),
+            g.note.clone(),
+        ]);
+    }
+    t.render()
 }

@@ -1,0 +1,160 @@
+//! "Disabled" messages (FN §5.2 eq. 24 and appendix G.2): a message of Q is disabled
+//! when a draw from it would not be a non-repeat, because it was already drawn in the
+//! current cycle or entered Q as a new message during it. New messages shift the ranks
+//! below their placement down by one, so the state is per rank.
+//!
+//! We track the complement g_i = 1 - h_i ("enabled"). Eq. (24) becomes, with
+//! Z<_i = sum_{i' < i} zeta_{i'} and Z>_i = sum_{i' > i} zeta_{i'},
+//!
+//! g_i(j) = p_r (1 - q_i) g_i(j-1) + (1 - p_r) [Z<_i g_{i-1}(j-1) + Z>_i g_i(j-1)]
+//!
+//! (a new message at rank i is disabled, one above rank i brings the message from rank
+//! i - 1 down, one below leaves rank i alone). The quantity the models need is the
+//! enabled repeat mass U = sum_i q_i g_i, the probability that a draw from Q is a
+//! non-repeat: the corrected eqs. (25)-(26) of MODEL-NOTES.md use it as
+//! P(eta_j = 1) = (1 - p_r) + p_r U and P(non-repeat draw) = p_r U.
+//!
+//! Window: the maximum of g over a prefix of ranks never grows, whatever the placement
+//! (each update is a combination of the previous g_{i-1} and g_i with weights summing
+//! to at most 1), so once every rank of a prefix is below 1e-300 it stays there; those
+//! ranks are skipped, which changes U by less than 1e-300.
+
+/// The enabled-rank vector g and its update.
+pub struct Disabling<'a> {
+    q: &'a [f64],
+    p_r: f64,
+    z_below: Vec<f64>,
+    z_above: Vec<f64>,
+    g: Vec<f64>,
+    head: usize,
+    u: f64,
+}
+
+const UNDERFLOW: f64 = 1e-300;
+
+impl<'a> Disabling<'a> {
+    /// Start of a cycle: every message of Q is enabled.
+    pub fn new(q: &'a [f64], zeta: &[f64], p_r: f64) -> Self {
+        let d = q.len();
+        let mut z_below = vec![0.0; d];
+        let mut acc = 0.0;
+        for i in 0..d {
+            z_below[i] = acc;
+            acc += zeta[i];
+        }
+        let mut z_above = vec![0.0; d];
+        let mut acc = 0.0;
+        for i in (0..d).rev() {
+            z_above[i] = acc;
+            acc += zeta[i];
+        }
+        let u = q.iter().rev().sum();
+        Disabling {
+            q,
+            p_r,
+            z_below,
+            z_above,
+            g: vec![1.0; d],
+            head: 0,
+            u,
+        }
+    }
+
+    /// U = sum_i q_i g_i: the probability that a draw from Q is still a non-repeat.
+    pub fn enabled_mass(&self) -> f64 {
+        self.u
+    }
+
+    /// One arrival of the renewal model (eq. 24): a draw from Q with probability p_r,
+    /// a new message otherwise.
+    pub fn arrival(&mut self) {
+        let (pr, pn) = (self.p_r, 1.0 - self.p_r);
+        let q = self.q;
+        let mut u = 0.0;
+        // Descending so g[i - 1] is still the previous value.
+        for i in (self.head..q.len()).rev() {
+            let below = if i > 0 {
+                self.z_below[i] * self.g[i - 1]
+            } else {
+                0.0
+            };
+            let gi = self.g[i];
+            let v = pr * (1.0 - q[i]) * gi + pn * (below + self.z_above[i] * gi);
+            self.g[i] = v;
+            u += q[i] * v;
+        }
+        self.u = u;
+        self.advance_head();
+    }
+
+    /// One distinct arrival of the Markov chain (appendix G.2): conditioned on leaving
+    /// the state, the arrival is a non-repeat draw with probability
+    /// p_r U / (1 - p_r + p_r U) and a new message otherwise. The printed eq. (42) adds
+    /// p_r h_i rather than p_r U h_i to the repeat branch, whose weights then do not sum
+    /// to one; conditioning properly, a non-repeat draw takes rank i with probability
+    /// q_i g_i / U, so g_i loses that share.
+    pub fn distinct_arrival(&mut self) {
+        let (pr, pn) = (self.p_r, 1.0 - self.p_r);
+        let u = self.u;
+        let exit = pn + pr * u;
+        if exit <= 0.0 {
+            return;
+        }
+        let (wr, wn) = (pr * u / exit, pn / exit);
+        let q = self.q;
+        let mut nu = 0.0;
+        for i in (self.head..q.len()).rev() {
+            let below = if i > 0 {
+                self.z_below[i] * self.g[i - 1]
+            } else {
+                0.0
+            };
+            let gi = self.g[i];
+            let drawn = if u > 0.0 { gi * (1.0 - q[i] / u) } else { gi };
+            let v = wr * drawn.max(0.0) + wn * (below + self.z_above[i] * gi);
+            self.g[i] = v;
+            nu += q[i] * v;
+        }
+        self.u = nu;
+        self.advance_head();
+    }
+
+    fn advance_head(&mut self) {
+        while self.head < self.g.len() && self.g[self.head] < UNDERFLOW {
+            self.g[self.head] = 0.0;
+            self.head += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_only_is_geometric() {
+        let q = crate::workload::zipf(20, 1.0);
+        let zeta = vec![0.05; 20];
+        let mut d = Disabling::new(&q, &zeta, 1.0);
+        for _ in 0..37 {
+            d.arrival();
+        }
+        let want: f64 = q.iter().map(|x| x * (1.0 - x).powi(37)).sum();
+        assert!((d.enabled_mass() - want).abs() < 1e-15);
+    }
+
+    #[test]
+    fn bottom_placement_is_closed_form() {
+        // zeta = bottom: ranks 0..D-2 never move, g_i = (1 - p_r q_i)^j.
+        let q = crate::workload::zipf(10, 1.0);
+        let mut zeta = vec![0.0; 10];
+        zeta[9] = 1.0;
+        let mut d = Disabling::new(&q, &zeta, 0.7);
+        for _ in 0..25 {
+            d.arrival();
+        }
+        for i in 0..9 {
+            assert!((d.g[i] - (1.0 - 0.7 * q[i]).powi(25)).abs() < 1e-13);
+        }
+    }
+}

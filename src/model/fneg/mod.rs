@@ -1,0 +1,358 @@
+//! False-negative rates of recycling Bloom filters (the FN paper): Markov-chain bounds
+//! and approximations (§4) and the renewal upper bound (§5), for a workload given as
+//! (Q, p_r, placement zeta).
+//!
+//! * [`bitdist`]: the bit-count distribution shared by both models (eqs. 1, 19);
+//! * [`profile`]: psi, phi, rho, gamma per number of distinct messages (eqs. 1-4);
+//! * [`nonrepeat`]: per-state non-repeat estimates (eqs. 5-11);
+//! * [`disabling`]: messages drawn or new in the current cycle (eq. 24, appendix G.2);
+//! * [`markov`]: steady state and rates of the chain, one and two phases (eqs. 12-15);
+//! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28).
+//!
+//! Modelled variants: sigma-bounded, colliding or distinct hashing, retaining or not,
+//! one phase, or two phases with copy-over (the FN paper's analysis assumes copy-over
+//! and, for independence of the halves, rotating hash positions: appendix G.1).
+
+// Recursions over bit counts, ranks and states read best with explicit indices.
+#![allow(clippy::needless_range_loop)]
+
+pub mod bitdist;
+pub mod disabling;
+pub mod markov;
+pub mod nonrepeat;
+pub mod profile;
+pub mod renewal;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::filter::{FilterConfig, Trigger};
+use crate::model::tau::Transitions;
+use crate::workload::Workload;
+
+pub use markov::ChainRates;
+pub use profile::Profile;
+pub use renewal::{RenewalOptions, RenewalResult};
+
+/// One way of computing the FN rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Renewal upper bound (§5).
+    Renewal,
+    /// Markov chain with the "most popular recorded" lower bound (eq. 5).
+    MarkovLower,
+    /// Markov chain with sampling with replacement (eq. 6).
+    MarkovSwr,
+    /// Markov chain with the uniform distribution (eq. 7).
+    MarkovUniform,
+    /// Markov chain with the tightest bi-uniform distribution (eqs. 8-9).
+    MarkovBiuniform,
+    /// Markov chain with the drop-pins average (eqs. 10-11).
+    DropPins,
+    /// Markov chain with the disabling recursion of appendix G.2.
+    MarkovDisabling,
+}
+
+impl Method {
+    pub const ALL: [Method; 7] = [
+        Method::Renewal,
+        Method::MarkovLower,
+        Method::MarkovSwr,
+        Method::MarkovUniform,
+        Method::MarkovBiuniform,
+        Method::DropPins,
+        Method::MarkovDisabling,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Renewal => "renewal",
+            Method::MarkovLower => "markov-lower",
+            Method::MarkovSwr => "markov-swr",
+            Method::MarkovUniform => "markov-uniform",
+            Method::MarkovBiuniform => "markov-biuniform",
+            Method::DropPins => "drop-pins",
+            Method::MarkovDisabling => "markov-disabling",
+        }
+    }
+
+    /// Parses a method name; `all` is handled by the caller.
+    pub fn parse(name: &str) -> Result<Method> {
+        Method::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+                Error::config(
+                    "method",
+                    format!(
+                        "unknown method `{name}`; allowed: all, {}",
+                        names.join(", ")
+                    ),
+                )
+            })
+    }
+}
+
+/// What a method's number claims to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Claim {
+    UpperBound,
+    LowerBound,
+    Approximation,
+}
+
+/// A method's claim for this filter and workload, and whether it is proven to hold.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Guarantee {
+    pub claim: Claim,
+    /// The claim is proven for this variant and workload (under the FN paper's arrival
+    /// model). False means "not proven", not "false".
+    pub guaranteed: bool,
+    pub note: String,
+}
+
+/// One method's result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MethodResult {
+    pub method: Method,
+    pub fn_rate: f64,
+    /// The chain's (or renewal model's) FP per arrival.
+    pub fp_rate: f64,
+    pub guarantee: Guarantee,
+    pub seconds: f64,
+}
+
+/// A filter and workload ready for the FN models.
+#[derive(Clone, Debug)]
+pub struct FnModel {
+    /// Transitions of one filter array (M bits, or M/2 for two phases).
+    pub t: Transitions,
+    pub sigma: u64,
+    pub retaining: bool,
+    pub phases: u8,
+    pub independent_halves: bool,
+    pub q: Vec<f64>,
+    pub zeta: Vec<f64>,
+    pub p_r: f64,
+    /// Truncation: states or arrivals beyond probability eps are dropped (§4.1.3, §5.1).
+    pub eps: f64,
+}
+
+impl FnModel {
+    /// Checks that the variant is one the FN models cover; errors name the setting.
+    pub fn new(filter: &FilterConfig, workload: &Workload, eps: f64) -> Result<FnModel> {
+        filter.validate()?;
+        workload.validate()?;
+        let sigma =
+            match filter.trigger()? {
+                Trigger::Sigma(s) => s,
+                Trigger::MaxInserts(_) => return Err(Error::config(
+                    "max_inserts",
+                    "the FN models are implemented for sigma-bounded filters only; give --sigma",
+                )),
+            };
+        if sigma < u64::from(filter.hashes) {
+            return Err(Error::config(
+                "sigma",
+                format!(
+                    "the FN models need sigma >= k (= {}), found {sigma}",
+                    filter.hashes
+                ),
+            ));
+        }
+        if filter.phases == 2 && !filter.copy_over {
+            return Err(Error::config(
+                "copy_over",
+                "the FN paper's two-phase analysis assumes copy-over (§4.2.7); --no-copy-over is not modelled",
+            ));
+        }
+        if !(eps > 0.0 && eps < 1e-2) {
+            return Err(Error::config(
+                "eps",
+                format!("must lie in (0, 0.01), found {eps}"),
+            ));
+        }
+        Ok(FnModel {
+            t: Transitions::new(filter.half_memory(), filter.hashes, filter.hashing),
+            sigma,
+            retaining: filter.retaining,
+            phases: filter.phases,
+            independent_halves: filter.independent_halves,
+            q: workload.repeat_distribution()?,
+            zeta: workload.placement_distribution()?,
+            p_r: workload.p_repeat,
+            eps,
+        })
+    }
+
+    /// The renewal bound (§5).
+    pub fn renewal(&self, options: RenewalOptions) -> RenewalResult {
+        renewal::renewal(
+            &renewal::RenewalInput {
+                t: self.t,
+                sigma: self.sigma,
+                retaining: self.retaining,
+                phases: self.phases,
+                q: &self.q,
+                zeta: &self.zeta,
+                p_r: self.p_r,
+            },
+            options,
+        )
+    }
+
+    /// The bit-measuring profile of the Markov chain (§4.1.1).
+    pub fn profile(&self) -> Profile {
+        Profile::new(self.t, self.sigma, self.retaining, self.eps)
+    }
+
+    /// Per-state non-repeat estimates for a Markov method.
+    pub fn estimates(&self, method: Method, profile: &Profile) -> Vec<f64> {
+        let states = profile.start..=profile.last();
+        match method {
+            Method::MarkovLower => nonrepeat::lower(&self.q, states),
+            Method::MarkovSwr => nonrepeat::with_replacement(&self.q, states),
+            Method::MarkovUniform => nonrepeat::uniform(self.q.len(), states),
+            Method::MarkovBiuniform => nonrepeat::biuniform(&self.q, states).0,
+            Method::DropPins => nonrepeat::drop_pins(&self.q, states),
+            Method::MarkovDisabling => {
+                markov::disabling_estimates(&self.q, &self.zeta, self.p_r, profile)
+            }
+            Method::Renewal => panic!("the renewal model has no per-state estimates"),
+        }
+    }
+
+    /// Rates of the Markov chain for a method.
+    pub fn markov(&self, method: Method, profile: &Profile) -> ChainRates {
+        let f = self.estimates(method, profile);
+        if self.phases == 2 {
+            markov::two_phase(profile, &f, self.p_r)
+        } else {
+            markov::one_phase(profile, &f, self.p_r)
+        }
+    }
+
+    /// What each method's number is for this filter and workload.
+    pub fn guarantee(&self, method: Method) -> Guarantee {
+        let repeats_only = self.p_r >= 1.0;
+        let one = self.phases == 1;
+        let g = |claim, guaranteed, note: &str| Guarantee {
+            claim,
+            guaranteed,
+            note: note.to_string(),
+        };
+        match method {
+            Method::Renewal if one => g(
+                Claim::UpperBound,
+                true,
+                "renewal bound: Theorem 7 and appendix E.1, window error added",
+            ),
+            Method::Renewal if self.independent_halves => g(
+                Claim::UpperBound,
+                true,
+                "two-phase renewal bound (eqs. 27-28); assumes copy-over and independent halves",
+            ),
+            Method::Renewal => g(
+                Claim::UpperBound,
+                false,
+                "not proven: eqs. 27-28 assume independent hash positions in the two halves (appendix G.1); this filter reuses them",
+            ),
+            Method::MarkovLower if one && repeats_only => g(
+                Claim::LowerBound,
+                true,
+                "lower bound for repeat draws (eq. 5, Theorem 3)",
+            ),
+            Method::MarkovLower => g(
+                Claim::LowerBound,
+                false,
+                if one {
+                    "not a proven bound: eq. 5 is argued for repeat draws only and p_r < 1"
+                } else {
+                    "not a proven bound: the two-phase product form (eq. 15) ignores the correlation of the halves"
+                },
+            ),
+            Method::MarkovSwr | Method::MarkovUniform | Method::MarkovBiuniform
+                if one && repeats_only =>
+            {
+                g(
+                    Claim::UpperBound,
+                    true,
+                    "upper bound for repeat draws (Theorems 3-6, appendix B)",
+                )
+            }
+            Method::MarkovSwr | Method::MarkovUniform | Method::MarkovBiuniform => g(
+                Claim::UpperBound,
+                false,
+                if one {
+                    "not a proven bound: the Markov bounds are proven for repeat draws only and p_r < 1"
+                } else {
+                    "not a proven bound: the two-phase product form (eq. 15) multiplies per-half averages, which under-estimates the joint miss probability"
+                },
+            ),
+            Method::DropPins => g(Claim::Approximation, false, "average-case approximation (eqs. 10-11)"),
+            Method::MarkovDisabling => g(
+                Claim::Approximation,
+                false,
+                "mean-field approximation with new arrivals (appendix G.2)",
+            ),
+        }
+    }
+
+    /// Runs the requested methods. The profile is computed once for all Markov methods.
+    pub fn evaluate(&self, methods: &[Method], options: RenewalOptions) -> FnReport {
+        let mut results = Vec::new();
+        let mut renewal = None;
+        let mut profile: Option<Profile> = None;
+        for &m in methods {
+            let t = std::time::Instant::now();
+            let (fn_rate, fp_rate) = if m == Method::Renewal {
+                let r = self.renewal(options);
+                renewal = Some(r);
+                (r.fn_upper, r.fp_rate)
+            } else {
+                let p = profile.get_or_insert_with(|| self.profile());
+                let r = self.markov(m, p);
+                (r.fn_rate, r.fp_rate)
+            };
+            results.push(MethodResult {
+                method: m,
+                fn_rate,
+                fp_rate,
+                guarantee: self.guarantee(m),
+                seconds: t.elapsed().as_secs_f64(),
+            });
+        }
+        FnReport {
+            results,
+            renewal,
+            markov_states: profile.as_ref().map(|p| p.len()),
+        }
+    }
+}
+
+/// Results of [`FnModel::evaluate`].
+#[derive(Clone, Debug, Serialize)]
+pub struct FnReport {
+    pub results: Vec<MethodResult>,
+    /// Details of the renewal computation, when it ran.
+    pub renewal: Option<RenewalResult>,
+    /// States kept by the Markov truncation, when a Markov method ran.
+    pub markov_states: Option<usize>,
+}
+
+impl FnReport {
+    pub fn get(&self, method: Method) -> Option<&MethodResult> {
+        self.results.iter().find(|r| r.method == method)
+    }
+
+    /// The FN paper's FP per arrival: from the renewal model when it ran, else from the
+    /// first Markov chain.
+    pub fn fp_rate(&self) -> Option<(f64, Method)> {
+        self.get(Method::Renewal)
+            .or_else(|| self.results.first())
+            .map(|r| (r.fp_rate, r.method))
+    }
+}

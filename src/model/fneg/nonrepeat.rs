@@ -1,0 +1,239 @@
+//! Per-state non-repeat estimates f^_n[i] (FN §4.2): the probability that a draw from Q
+//! is not among the i distinct messages recorded in the current cycle.
+//!
+//! The exact value needs P(message j is among i draws without replacement), which has
+//! no tractable form (§4.1.4); each estimator replaces it by something computable:
+//! * [`lower`]: the i most popular messages are recorded (eq. 5, as corrected in
+//!   MODEL-NOTES.md: the tail sum of q_j for j >= i);
+//! * [`with_replacement`]: i draws with replacement (eq. 6);
+//! * [`uniform`]: Q replaced by the uniform distribution on D messages (eq. 7);
+//! * [`biuniform`]: the tightest bi-uniform distribution of Corollary 5 (eqs. 8-9);
+//! * [`drop_pins`]: with-replacement draws at the average count l*(i) that yields i
+//!   distinct messages (eqs. 10-11).
+
+/// Tail sums: `lower(q, i)` = sum_{j >= i} q_j (eq. 5).
+pub fn lower(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
+    let mut tail = vec![0.0; q.len() + 1];
+    for j in (0..q.len()).rev() {
+        tail[j] = tail[j + 1] + q[j];
+    }
+    states.map(|i| tail[i.min(q.len())]).collect()
+}
+
+/// sum_j q_j (1 - q_j)^i (eq. 6).
+pub fn with_replacement(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
+    let (first, last) = (*states.start(), *states.end());
+    let mut w: Vec<f64> = q.iter().map(|&x| (1.0 - x).powi(first as i32)).collect();
+    let mut out = Vec::with_capacity(last + 1 - first);
+    for _ in first..=last {
+        out.push(q.iter().zip(&w).map(|(a, b)| a * b).sum());
+        w.iter_mut().zip(q).for_each(|(a, x)| *a *= 1.0 - x);
+    }
+    out
+}
+
+/// 1 - i/D (eq. 7), 0 once all D messages are recorded.
+pub fn uniform(d: usize, states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
+    states
+        .map(|i| (1.0 - i as f64 / d as f64).max(0.0))
+        .collect()
+}
+
+/// Non-repeat probability for the bi-uniform distribution with s messages of
+/// probability `ph` and D - s of probability `pl`, sampled without replacement: the
+/// count a of high messages among i draws is a Markov chain (a high draw has
+/// probability (s - a) ph / ((s - a) ph + (D - s - (i - a)) pl)), and
+/// f^b[i] = ph (s - E[a_i]) + pl (D - s - i + E[a_i]) (what eqs. 8-9 compute; their
+/// printed form is garbled). Mass below `tiny` is dropped from the chain.
+fn biuniform_one(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(last + 1);
+    let mut dist = vec![0.0; s + 1];
+    let mut next = vec![0.0; s + 1];
+    dist[0] = 1.0;
+    let (mut lo, mut hi) = (0usize, 0usize);
+    let tiny = 1e-300;
+    for i in 0..=last {
+        if i >= d {
+            out.push(0.0);
+            continue;
+        }
+        let ea: f64 = (lo..=hi).map(|a| a as f64 * dist[a]).sum();
+        out.push((ph * (s as f64 - ea) + pl * ((d - s) as f64 - i as f64 + ea)).max(0.0));
+        // One more draw without replacement; a <= i always, and i - a <= D - s.
+        let top = (hi + 1).min(s);
+        next[lo..=top].fill(0.0);
+        for a in lo..=hi {
+            let high_left = (s - a) as f64 * ph;
+            let low_left = (d - s).saturating_sub(i - a) as f64 * pl;
+            let tot = high_left + low_left;
+            if tot > 0.0 {
+                next[a] += dist[a] * low_left / tot;
+                if a < s {
+                    next[a + 1] += dist[a] * high_left / tot;
+                }
+            }
+        }
+        std::mem::swap(&mut dist, &mut next);
+        hi = top;
+        while hi > lo && dist[hi] < tiny {
+            hi -= 1;
+        }
+        while lo < hi && dist[lo] < tiny {
+            lo += 1;
+        }
+    }
+    out
+}
+
+/// The tightest bi-uniform upper bound per state (§4.2.4, Lemma 2, Corollary 5): for
+/// every split s with q_{s-1} >= 1/D, ph = q_{s-1} and pl = (1 - s ph) / (D - s) give a
+/// distribution Q dominates with a flat tail, so each is an upper bound on f^_n[i]
+/// state by state (Theorem 6 holds for every number of draws K); the minimum over s is
+/// taken per state. s = 0 is the uniform bound. Returns the estimates for
+/// `states` and the number of splits tried.
+pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64>, usize) {
+    let d = q.len();
+    let (first, last) = (*states.start(), *states.end());
+    let mut best = uniform(d, 0..=last);
+    let mut tried = 1;
+    for s in 1..d {
+        let ph = q[s - 1];
+        if ph * d as f64 <= 1.0 {
+            break;
+        }
+        let pl = (1.0 - s as f64 * ph).max(0.0) / (d - s) as f64;
+        let f = biuniform_one(d, s, ph, pl, last);
+        tried += 1;
+        for (b, x) in best.iter_mut().zip(f) {
+            *b = b.min(x);
+        }
+    }
+    (best[first..=last].to_vec(), tried)
+}
+
+/// Drop-pins approximation (eqs. 10-11): l*(i) is the number of draws with replacement
+/// whose expected distinct count E[X](l) = sum_j [1 - (1 - q_j)^l] (eq. 10 as corrected
+/// in MODEL-NOTES.md) is closest to i, and f^a[i] = sum_j q_j (1 - q_j)^{l*(i)}.
+///
+/// E[X](l+1) - E[X](l) = sum_j q_j (1 - q_j)^l = f^a at l, so one pass over l yields
+/// both; the pass walks l upwards once for all states, O(D) per value of l.
+/// States i >= D - 1/2 are never reached by E[X] and get 0.
+pub fn drop_pins(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
+    let d = q.len();
+    let (first, last) = (*states.start(), *states.end());
+    let mut w = vec![1.0; d]; // (1 - q_j)^l
+    let mut e = 0.0; // E[X](l)
+    let mut f: f64 = q.iter().sum(); // sum q_j (1 - q_j)^l
+    let mut out = Vec::with_capacity(last + 1 - first);
+    for i in first..=last {
+        let target = i as f64;
+        if target >= d as f64 - 0.5 {
+            out.push(0.0);
+            continue;
+        }
+        // Advance l while E[X](l + 1) is at least as close to i as E[X](l).
+        while (e + f - target).abs() <= (e - target).abs() && f > 0.0 {
+            e += f;
+            let mut nf = 0.0;
+            for (wj, &qj) in w.iter_mut().zip(q) {
+                *wj *= 1.0 - qj;
+                nf += qj * *wj;
+            }
+            f = nf;
+        }
+        out.push(f);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Exact P(j among i draws without replacement) by enumeration of ordered draws.
+    fn exact(q: &[f64], i: usize) -> f64 {
+        fn rec(q: &[f64], taken: &mut Vec<bool>, left: usize, p: f64, acc: &mut [f64]) {
+            if left == 0 {
+                for (j, t) in taken.iter().enumerate() {
+                    if *t {
+                        acc[j] += p;
+                    }
+                }
+                return;
+            }
+            let rest: f64 = q
+                .iter()
+                .zip(taken.iter())
+                .filter(|(_, t)| !**t)
+                .map(|(x, _)| x)
+                .sum();
+            for j in 0..q.len() {
+                if !taken[j] {
+                    taken[j] = true;
+                    rec(q, taken, left - 1, p * q[j] / rest, acc);
+                    taken[j] = false;
+                }
+            }
+        }
+        let mut acc = vec![0.0; q.len()];
+        rec(q, &mut vec![false; q.len()], i, 1.0, &mut acc);
+        q.iter().zip(&acc).map(|(x, p)| x * (1.0 - p)).sum()
+    }
+
+    #[test]
+    fn bounds_bracket_the_exact_value() {
+        let q = crate::workload::zipf(7, 1.2);
+        let lo = lower(&q, 0..=7);
+        let swr = with_replacement(&q, 0..=7);
+        let uni = uniform(7, 0..=7);
+        let (bi, tried) = biuniform(&q, 0..=7);
+        assert!(tried > 1);
+        for i in 0..=6 {
+            let x = exact(&q, i);
+            assert!(lo[i] <= x + 1e-12, "lower i={i}: {} > {x}", lo[i]);
+            assert!(swr[i] >= x - 1e-12, "swr i={i}: {} < {x}", swr[i]);
+            assert!(uni[i] >= x - 1e-12, "uniform i={i}");
+            assert!(
+                bi[i] >= x - 1e-12 && bi[i] <= uni[i] + 1e-15,
+                "bi i={i}: {} vs {x}",
+                bi[i]
+            );
+        }
+        assert_eq!(lo[7], 0.0);
+    }
+
+    #[test]
+    fn biuniform_chain_matches_enumeration() {
+        // A bi-uniform Q is its own tightest bound for s at its split.
+        let q = vec![0.3, 0.3, 0.1, 0.1, 0.1, 0.1];
+        let f = biuniform_one(6, 2, 0.3, 0.1, 6);
+        for i in 0..=5 {
+            assert!(
+                (f[i] - exact(&q, i)).abs() < 1e-12,
+                "i={i}: {} vs {}",
+                f[i],
+                exact(&q, i)
+            );
+        }
+        assert_eq!(f[6], 0.0);
+    }
+
+    #[test]
+    fn drop_pins_uses_the_closest_draw_count() {
+        let q = crate::workload::zipf(50, 1.0);
+        let f = drop_pins(&q, 0..=60);
+        // i = 0: l* = 0, f = 1; i = 1: E[X](1) = 1 exactly.
+        assert!((f[0] - 1.0).abs() < 1e-15);
+        let f1: f64 = q.iter().map(|x| x * (1.0 - x)).sum();
+        assert!((f[1] - f1).abs() < 1e-15);
+        assert!(f.windows(2).all(|w| w[1] <= w[0]));
+        assert_eq!(f[50], 0.0);
+        // Brute force for i = 20.
+        let ex = |l: i32| q.iter().map(|x| 1.0 - (1.0 - x).powi(l)).sum::<f64>();
+        let lstar = (0..5000)
+            .min_by(|a, b| (ex(*a) - 20.0).abs().total_cmp(&(ex(*b) - 20.0).abs()))
+            .unwrap();
+        let want: f64 = q.iter().map(|x| x * (1.0 - x).powi(lstar)).sum();
+        assert!((f[20] - want).abs() < 1e-14, "{} vs {want}", f[20]);
+    }
+}

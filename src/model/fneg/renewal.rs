@@ -1,0 +1,210 @@
+//! The renewal upper bound (FN §5): a cycle is a renewal period, so
+//! FN = sum_j E[C_j] / sum_j E[A_j] (eqs. 16-17), where A_j says arrival j falls in the
+//! cycle and C_j that it is a false negative.
+//!
+//! Per arrival j of a cycle (eqs. 18-26, with the corrections of MODEL-NOTES.md):
+//! * U_j = sum_i q_i (1 - h_i(j-1)) is the chance that a draw from Q is a non-repeat,
+//!   with the disabling recursion h of eq. (24) (see [`super::disabling`]); for p_r = 1
+//!   it is eq. (18), sum_i q_i (1 - q_i)^{j-1};
+//! * P(eta_j = 1) = (1 - p_r) + p_r U_j: the arrival may set bits (eq. 25);
+//! * B_{l,j} follows eq. (19) with that eta_j ([`super::bitdist`]);
+//! * E[A_j] = sum_{l <= sigma} B_{l,j-1} (eq. 20);
+//! * E[C_j] = p_r U_j sum_{l <= sigma + k} B+_{l,j-1} (1 - tau(l, l)) (eqs. 21-22, 26),
+//!   where B+ is the same recursion followed up to sigma + k bits instead of sigma:
+//!   Theorem 7 bounds the bit count conditioned on the drawn message not having been
+//!   drawn before by the unconditioned one k bits higher.
+//!
+//! A retaining filter starts each cycle with the retained message's bits (its identity
+//! is not tracked, so it still counts as enabled: U_j is over-estimated, which errs
+//! towards a larger bound); a non-retaining one starts empty.
+//!
+//! Truncation (appendix E.1): the sums stop once the probability that a cycle is still
+//! running in the sigma + k process is below epsilon (or, one phase, once a further
+//! arrival's false-negative chance p_r U_j is below 1e-9 of the running ratio, which
+//! happens when p_r = 1 and Q is nearly exhausted so cycles may never end); the
+//! per-arrival false-negative chance falls along a cycle, so the ratio of the truncated
+//! sums is at least the full one.
+//!
+//! Window error: the bit distribution drops cells below `tiny` (see
+//! [`super::bitdist`]). Write the full sums as C = C_w + C_d and A = A_w + A_d, where the
+//! d parts come from dropped mass W. Every unit of mass contributes at most 1 to C per
+//! arrival and the sums run over m arrivals, so C_d <= W (m + 1) and
+//! C / A <= (C_w + W (m + 1)) / A_w. That term is added to the reported bound, so the
+//! window keeps it an upper bound; with tiny = 1e-30 it is far below 1e-12.
+//!
+//! Two phases with copy-over (eqs. 27-28): the active half runs the one-phase process on
+//! M/2 bits, and an arrival j of the active cycle is a false negative when its message
+//! is enabled since the start of the frozen cycle, which lasted j' arrivals with
+//! probability zeta_{j'} = E[A_{j'}] - E[A_{j'+1}]:
+//! numerator = p_r sum_j c_j sum_{j'} zeta_{j'} U_{j + j'} with
+//! c_j = sum_{l <= sigma+k} B+_{l,j-1} (1 - tau(l, l)), U_s the enabled mass after s - 1
+//! arrivals from the start of the frozen cycle. A frozen-half "lucky" hit is ignored,
+//! which only raises the bound. Values of j' with zeta_{j'} below `tiny` are skipped and
+//! their mass Z_s is accounted the same way: at most Z_s sum_j c_j is missing.
+
+use super::bitdist::BitDist;
+use super::disabling::Disabling;
+use crate::model::tau::Transitions;
+
+/// Settings of the renewal computation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenewalOptions {
+    /// Stop when the probability of a still-running cycle is below this.
+    pub eps: f64,
+    /// Window threshold of the bit distribution (0: the exact recursion).
+    pub tiny: f64,
+    /// Hard limit on arrivals per cycle followed.
+    pub max_arrivals: u64,
+}
+
+impl Default for RenewalOptions {
+    fn default() -> Self {
+        RenewalOptions {
+            eps: 1e-10,
+            tiny: 1e-30,
+            max_arrivals: 1 << 32,
+        }
+    }
+}
+
+/// What the renewal computation produced.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct RenewalResult {
+    /// The upper bound: truncated ratio plus the window term.
+    pub fn_upper: f64,
+    /// The truncated ratio without the window term.
+    pub fn_ratio: f64,
+    /// Window term added to the ratio.
+    pub window_term: f64,
+    /// The FN paper's FP per arrival in the same model (sigma-cut bits, not a bound).
+    pub fp_rate: f64,
+    /// sum_j E[A_j]: mean arrivals per cycle (truncated).
+    pub arrivals_per_cycle: f64,
+    /// Arrivals followed (m).
+    pub arrivals_followed: u64,
+    /// Probability that a cycle outlives the arrivals followed.
+    pub truncated_mass: f64,
+}
+
+/// Inputs of the renewal model.
+pub struct RenewalInput<'a> {
+    pub t: Transitions,
+    pub sigma: u64,
+    pub retaining: bool,
+    pub phases: u8,
+    pub q: &'a [f64],
+    pub zeta: &'a [f64],
+    pub p_r: f64,
+}
+
+/// Computes the renewal bound (one or two phases).
+pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
+    let k = u64::from(input.t.k);
+    let p_r = input.p_r;
+    let mut bits = BitDist::new(
+        input.t,
+        input.sigma,
+        input.sigma + k,
+        input.retaining,
+        opt.tiny,
+    );
+    let mut dis = Disabling::new(input.q, input.zeta, p_r);
+    let two = input.phases == 2;
+    // Per arrival: A_j, c_j, U_j (only kept for two phases).
+    let mut alive_series = Vec::new();
+    let mut c_series = Vec::new();
+    let mut u_series = Vec::new();
+    let (mut a_sum, mut c_sum, mut lucky_sum) = (0.0, 0.0, 0.0);
+    let mut lucky_series = Vec::new();
+    let mut j = 0u64;
+    let truncated;
+    loop {
+        j += 1;
+        let u = dis.enabled_mass();
+        let s = bits.summary();
+        a_sum += s.alive;
+        c_sum += p_r * u * s.sets_cap;
+        lucky_sum += s.lucky;
+        if two {
+            alive_series.push(s.alive);
+            c_series.push(s.sets_cap);
+            u_series.push(u);
+            lucky_series.push(s.lucky);
+        }
+        // Stop once cycles are unlikely to still run, or once a further arrival can
+        // add at most a negligible share to the numerator (p_r = 1 and Q nearly
+        // exhausted: cycles may then last almost forever, and the ratio only falls).
+        let exhausted = p_r * u <= 1e-9 * c_sum / a_sum;
+        if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two) {
+            truncated = s.alive_cap;
+            break;
+        }
+        bits.step((1.0 - p_r) + p_r * u);
+        dis.arrival();
+    }
+    let m = j;
+    let dropped = bits.dropped();
+    let (numerator, fp_rate, extra) = if two {
+        // U_s for s up to 2m: keep drawing past the end of the active cycle.
+        u_series.reserve(m as usize);
+        for _ in 0..m {
+            dis.arrival();
+            u_series.push(dis.enabled_mass());
+        }
+        alive_series.push(0.0);
+        let zeta: Vec<f64> = alive_series
+            .windows(2)
+            .map(|w| (w[0] - w[1]).max(0.0))
+            .collect();
+        let mut skipped = 0.0;
+        let mut num = 0.0;
+        let c_total: f64 = c_series.iter().sum();
+        for (jp, &z) in zeta.iter().enumerate() {
+            if z < opt.tiny {
+                skipped += z;
+                continue;
+            }
+            // Frozen cycle of jp + 1 arrivals; active arrival j (index ja = j - 1)
+            // needs U after jp + 1 + ja arrivals: u_series[jp + 1 + ja].
+            let mut acc = 0.0;
+            for (ja, &c) in c_series.iter().enumerate() {
+                acc += c * u_series[(jp + 1 + ja).min(u_series.len() - 1)];
+            }
+            num += z * acc;
+        }
+        // FP: found in the active half or in the frozen one (final bits sigma+1+d).
+        let crossed = bits.crossed();
+        let ctot: f64 = crossed.iter().sum();
+        let frozen_lucky = if ctot > 0.0 {
+            crossed
+                .iter()
+                .enumerate()
+                .map(|(d, w)| w * input.t.all_set(input.sigma + 1 + d as u64))
+                .sum::<f64>()
+                / ctot
+        } else {
+            0.0
+        };
+        let alive_total: f64 = alive_series.iter().sum();
+        let fp_num: f64 =
+            lucky_series.iter().sum::<f64>() * (1.0 - frozen_lucky) + alive_total * frozen_lucky;
+        (
+            p_r * num,
+            (1.0 - p_r) * fp_num / a_sum,
+            p_r * skipped * c_total,
+        )
+    } else {
+        (c_sum, (1.0 - p_r) * lucky_sum / a_sum, 0.0)
+    };
+    let ratio = numerator / a_sum;
+    let window_term = (dropped * (2 * m + 1) as f64 + extra) / a_sum;
+    RenewalResult {
+        fn_upper: (ratio + window_term).min(1.0),
+        fn_ratio: ratio,
+        window_term,
+        fp_rate,
+        arrivals_per_cycle: a_sum,
+        arrivals_followed: m,
+        truncated_mass: truncated,
+    }
+}
