@@ -1,10 +1,118 @@
-//! `rbf bench fn`: not implemented yet (being written on another branch).
+//! `rbf bench fn`: computation times of the FN models (docs/PERFORMANCE.md, issue 4).
+//!
+//! * `--suite table1`: FN Table 1's setting (M = 10000, k = 5, p_r = 0.9, Zipf(1000, 1),
+//!   uniform placement, sigma = 1000, 2000, 3000): renewal bound and drop-pins times
+//!   and their relative difference.
+//! * `--suite scale`: time vs M = 2^a ... 2^b for sigma = M/2, k = 4, p_r = 0.9, D
+//!   messages with Zipf(alpha) popularity, renewal bound and drop-pins.
 
-use rbf::{Error, Result};
+use std::time::Instant;
 
-#[derive(clap::Args, Debug)]
-pub struct FnBench {}
+use clap::{Args, ValueEnum};
 
-pub fn run(_: FnBench) -> Result<()> {
-    Err(Error::invalid("`rbf bench fn` is not implemented yet"))
+use rbf::filter::FilterConfig;
+use rbf::model::fneg::{FnModel, Method, RenewalOptions};
+use rbf::workload::{Placement, Workload};
+use rbf::Result;
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum Suite {
+    Table1,
+    Scale,
+}
+
+#[derive(Args, Debug)]
+pub struct FnBench {
+    #[arg(long, value_enum, default_value_t = Suite::Table1)]
+    suite: Suite,
+    /// Timed runs per point (the best and the median are reported).
+    #[arg(long, default_value_t = 5)]
+    repeats: u32,
+    /// Scale suite: D.
+    #[arg(long, default_value_t = 100_000)]
+    distinct: usize,
+    /// Scale suite: Zipf exponent of Q.
+    #[arg(long, default_value_t = 1.0)]
+    zipf: f64,
+    /// Scale suite: smallest log2 M.
+    #[arg(long, default_value_t = 14)]
+    min_log2: u32,
+    /// Scale suite: largest log2 M.
+    #[arg(long, default_value_t = 20)]
+    max_log2: u32,
+    /// Scale suite: stop the sweep after a point slower than this (seconds).
+    #[arg(long, default_value_t = 120.0)]
+    max_seconds: f64,
+}
+
+/// Best and median seconds of `repeats` runs of `f`, and its last value.
+fn time<T>(repeats: u32, mut f: impl FnMut() -> T) -> (f64, f64, T) {
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..repeats.max(1) {
+        let t = Instant::now();
+        last = Some(f());
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    (
+        times[0],
+        times[times.len() / 2],
+        last.expect("at least one run"),
+    )
+}
+
+fn point(
+    m: u64,
+    k: u32,
+    sigma: u64,
+    w: &Workload,
+    repeats: u32,
+) -> Result<(f64, f64, f64, f64, f64, f64, u64)> {
+    let model = FnModel::new(&FilterConfig::sigma_bounded(m, k, sigma), w, 1e-10)?;
+    let (rb, rm, r) = time(repeats, || model.renewal(RenewalOptions::default()));
+    let (pb, pm, p) = time(repeats, || {
+        let profile = model.profile();
+        model.markov(Method::DropPins, &profile).fn_rate
+    });
+    Ok((rb, rm, r.fn_upper, pb, pm, p, r.arrivals_followed))
+}
+
+pub fn run(a: FnBench) -> Result<()> {
+    match a.suite {
+        Suite::Table1 => {
+            let w = Workload::zipf(1000, 1.0, 0.9, Placement::Uniform);
+            println!("FN Table 1 setting: M = 10000, k = 5, p_r = 0.9, Zipf(1000, 1), uniform placement; best / median of {} runs", a.repeats);
+            println!("sigma  renewal_best_ms  renewal_median_ms  fn_renewal  drop_pins_best_ms  drop_pins_median_ms  fn_drop_pins  diff_%  arrivals_followed");
+            for sigma in [1000u64, 2000, 3000] {
+                let (rb, rm, r, pb, pm, p, m) = point(10_000, 5, sigma, &w, a.repeats)?;
+                println!(
+                    "{sigma}  {:.2}  {:.2}  {r:.6}  {:.2}  {:.2}  {p:.6}  {:+.2}  {m}",
+                    rb * 1e3,
+                    rm * 1e3,
+                    pb * 1e3,
+                    pm * 1e3,
+                    100.0 * (p - r) / r
+                );
+            }
+        }
+        Suite::Scale => {
+            let w = Workload::zipf(a.distinct, a.zipf, 0.9, Placement::Uniform);
+            println!(
+                "scale: sigma = M/2, k = 4, p_r = 0.9, Zipf({}, {}), uniform placement; best / median of {} runs",
+                a.distinct, a.zipf, a.repeats
+            );
+            println!("log2M  renewal_best_s  renewal_median_s  fn_renewal  drop_pins_best_s  drop_pins_median_s  fn_drop_pins  arrivals_followed");
+            for e in a.min_log2..=a.max_log2 {
+                let m = 1u64 << e;
+                let (rb, rm, r, pb, pm, p, steps) = point(m, 4, m / 2, &w, a.repeats)?;
+                println!("{e}  {rb:.3}  {rm:.3}  {r:.6}  {pb:.3}  {pm:.3}  {p:.6}  {steps}");
+                if rb.max(pb) > a.max_seconds {
+                    println!("stopping: a point took more than {} s", a.max_seconds);
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
 }

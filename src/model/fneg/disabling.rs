@@ -25,12 +25,35 @@ pub struct Disabling<'a> {
     p_r: f64,
     z_below: Vec<f64>,
     z_above: Vec<f64>,
+    /// Coefficients of the renewal step: g_i <- stay_i g_i + shift_i g_{i-1}.
+    stay: Vec<f64>,
+    shift: Vec<f64>,
     g: Vec<f64>,
+    next: Vec<f64>,
     head: usize,
     u: f64,
 }
 
 const UNDERFLOW: f64 = 1e-300;
+
+/// sum_i x_i y_i with eight partial sums (vectorisable without reassociating floats
+/// behind the compiler's back).
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
+    let tail: f64 = xc
+        .remainder()
+        .iter()
+        .zip(yc.remainder())
+        .map(|(a, b)| a * b)
+        .sum();
+    for (a, b) in xc.zip(yc) {
+        for l in 0..8 {
+            acc[l] += a[l] * b[l];
+        }
+    }
+    acc.iter().sum::<f64>() + tail
+}
 
 impl<'a> Disabling<'a> {
     /// Start of a cycle: every message of Q is enabled.
@@ -48,13 +71,21 @@ impl<'a> Disabling<'a> {
             z_above[i] = acc;
             acc += zeta[i];
         }
+        let pn = 1.0 - p_r;
+        let stay = (0..d)
+            .map(|i| p_r * (1.0 - q[i]) + pn * z_above[i])
+            .collect();
+        let shift = (0..d).map(|i| pn * z_below[i]).collect();
         let u = q.iter().rev().sum();
         Disabling {
             q,
             p_r,
             z_below,
             z_above,
+            stay,
+            shift,
             g: vec![1.0; d],
+            next: vec![0.0; d],
             head: 0,
             u,
         }
@@ -66,23 +97,33 @@ impl<'a> Disabling<'a> {
     }
 
     /// One arrival of the renewal model (eq. 24): a draw from Q with probability p_r,
-    /// a new message otherwise.
+    /// a new message otherwise. Written as next_i = stay_i g_i + shift_i g_{i-1} into a
+    /// second buffer so the loop vectorises.
     pub fn arrival(&mut self) {
-        let (pr, pn) = (self.p_r, 1.0 - self.p_r);
-        let q = self.q;
-        let mut u = 0.0;
-        // Descending so g[i - 1] is still the previous value.
-        for i in (self.head..q.len()).rev() {
-            let below = if i > 0 {
-                self.z_below[i] * self.g[i - 1]
-            } else {
-                0.0
-            };
-            let gi = self.g[i];
-            let v = pr * (1.0 - q[i]) * gi + pn * (below + self.z_above[i] * gi);
-            self.g[i] = v;
-            u += q[i] * v;
+        let h = self.head;
+        let d = self.g.len();
+        if h >= d {
+            self.u = 0.0;
+            return;
         }
+        let (g, next) = (&self.g[h..], &mut self.next[h..]);
+        let (stay, shift, q) = (&self.stay[h..], &self.shift[h..], &self.q[h..]);
+        // Rank h: its upper neighbour is below the underflow threshold (or absent).
+        next[0] = stay[0] * g[0];
+        let n = g.len();
+        // Equal-length slices let the compiler drop bounds checks and vectorise.
+        let (nx, a, b, gc, gp) = (
+            &mut next[1..n],
+            &stay[1..n],
+            &shift[1..n],
+            &g[1..n],
+            &g[..n - 1],
+        );
+        for i in 0..nx.len() {
+            nx[i] = a[i] * gc[i] + b[i] * gp[i];
+        }
+        let u = dot(q, next);
+        std::mem::swap(&mut self.g, &mut self.next);
         self.u = u;
         self.advance_head();
     }
@@ -122,6 +163,7 @@ impl<'a> Disabling<'a> {
     fn advance_head(&mut self) {
         while self.head < self.g.len() && self.g[self.head] < UNDERFLOW {
             self.g[self.head] = 0.0;
+            self.next[self.head] = 0.0;
             self.head += 1;
         }
     }

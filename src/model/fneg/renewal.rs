@@ -42,7 +42,7 @@
 //! which only raises the bound. Values of j' with zeta_{j'} below `tiny` are skipped and
 //! their mass Z_s is accounted the same way: at most Z_s sum_j c_j is missing.
 
-use super::bitdist::BitDist;
+use super::bitdist::{BitDist, Summary};
 use super::disabling::Disabling;
 use crate::model::tau::Transitions;
 
@@ -55,6 +55,10 @@ pub struct RenewalOptions {
     pub tiny: f64,
     /// Hard limit on arrivals per cycle followed.
     pub max_arrivals: u64,
+    /// Follow eq. (19) literally, one bit distribution per arrival, instead of the
+    /// insertion-count decomposition (same arithmetic up to rounding and windows,
+    /// several times slower; kept as the reference).
+    pub direct: bool,
 }
 
 impl Default for RenewalOptions {
@@ -63,6 +67,7 @@ impl Default for RenewalOptions {
             eps: 1e-10,
             tiny: 1e-30,
             max_arrivals: 1 << 32,
+            direct: false,
         }
     }
 }
@@ -101,13 +106,18 @@ pub struct RenewalInput<'a> {
 pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
     let k = u64::from(input.t.k);
     let p_r = input.p_r;
-    let mut bits = BitDist::new(
+    let bits = BitDist::new(
         input.t,
         input.sigma,
         input.sigma + k,
         input.retaining,
         opt.tiny,
     );
+    let mut bits = if opt.direct {
+        Stepper::Direct(bits)
+    } else {
+        Stepper::Decomposed(Decomposed::new(bits, opt.tiny))
+    };
     let mut dis = Disabling::new(input.q, input.zeta, p_r);
     let two = input.phases == 2;
     // Per arrival: A_j, c_j, U_j (only kept for two phases).
@@ -139,7 +149,7 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
             truncated = s.alive_cap;
             break;
         }
-        bits.step((1.0 - p_r) + p_r * u);
+        bits.step(((1.0 - p_r) + p_r * u).clamp(0.0, 1.0));
         dis.arrival();
     }
     let m = j;
@@ -206,5 +216,138 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
         arrivals_per_cycle: a_sum,
         arrivals_followed: m,
         truncated_mass: truncated,
+    }
+}
+
+/// The per-arrival bit-count process of a cycle, followed either literally (eq. 19) or
+/// through the insertion count.
+///
+/// Decomposition: in eq. (19) whether arrival j sets bits (probability eta_j) does not
+/// depend on the bit count, so after j arrivals the number N_j of insertions is a
+/// Poisson-binomial variable independent of which bits those insertions set, and
+/// B_{l,j} = sum_n P(N_j = n) psi(l, n), with psi the bit distribution after n
+/// insertions (eq. 1 without the cut, followed to sigma + k). Every per-arrival sum the
+/// model needs is then sum_n P(N_j = n) x(n) for a per-insertion sum x(n) computed once.
+/// The two windows (over n for N_j, over bits for psi) drop cells below `tiny`; each
+/// per-arrival sum then misses at most the dropped masses W_N + W_psi (plus the psi
+/// tail beyond the last n followed, below `tiny`), which the window term covers.
+enum Stepper {
+    Direct(BitDist),
+    Decomposed(Decomposed),
+}
+
+impl Stepper {
+    fn summary(&mut self) -> Summary {
+        match self {
+            Stepper::Direct(b) => b.summary(),
+            Stepper::Decomposed(d) => d.summary(),
+        }
+    }
+
+    fn step(&mut self, eta: f64) {
+        match self {
+            Stepper::Direct(b) => b.step(eta),
+            Stepper::Decomposed(d) => d.step(eta),
+        }
+    }
+
+    fn dropped(&self) -> f64 {
+        match self {
+            Stepper::Direct(b) => b.dropped(),
+            Stepper::Decomposed(d) => d.dropped_n + d.dropped_psi,
+        }
+    }
+
+    fn crossed(&self) -> &[f64] {
+        match self {
+            Stepper::Direct(b) => b.crossed(),
+            Stepper::Decomposed(d) => &d.crossed,
+        }
+    }
+}
+
+struct Decomposed {
+    /// Per insertion count n: the sums of psi(., n).
+    per_n: Vec<Summary>,
+    /// P(N = n) on the window lo..=hi.
+    pn: Vec<f64>,
+    lo: usize,
+    hi: usize,
+    tiny: f64,
+    dropped_n: f64,
+    dropped_psi: f64,
+    crossed: Vec<f64>,
+}
+
+impl Decomposed {
+    fn new(mut bits: BitDist, tiny: f64) -> Self {
+        let mut per_n = Vec::new();
+        loop {
+            let s = bits.summary();
+            per_n.push(s);
+            if s.alive_cap < tiny.max(1e-300) || per_n.len() > 1 << 31 {
+                break;
+            }
+            bits.step(1.0);
+        }
+        // Beyond the last n followed every sum is below its alive_cap < tiny.
+        let tail = per_n.last().map_or(0.0, |s| s.alive_cap);
+        let mut pn = vec![0.0; per_n.len()];
+        pn[0] = 1.0;
+        Decomposed {
+            pn,
+            lo: 0,
+            hi: 0,
+            tiny,
+            dropped_n: 0.0,
+            dropped_psi: bits.dropped() + tail,
+            crossed: bits.crossed().to_vec(),
+            per_n,
+        }
+    }
+
+    fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for (p, x) in self.pn[self.lo..=self.hi]
+            .iter()
+            .zip(&self.per_n[self.lo..=self.hi])
+        {
+            s.alive += p * x.alive;
+            s.alive_cap += p * x.alive_cap;
+            s.sets_cap += p * x.sets_cap;
+            s.lucky += p * x.lucky;
+        }
+        s
+    }
+
+    /// One arrival: an insertion with probability eta.
+    fn step(&mut self, eta: f64) {
+        let last = self.pn.len() - 1;
+        let top = (self.hi + 1).min(last);
+        if self.hi == last {
+            // Mass moving past the last n followed leaves (its sums are below tiny).
+            self.dropped_n += eta * self.pn[last] * self.tiny;
+        }
+        let keep = 1.0 - eta;
+        for n in (self.lo..=top).rev() {
+            let stay = if n <= self.hi { keep * self.pn[n] } else { 0.0 };
+            let moved = if n > self.lo {
+                eta * self.pn[n - 1]
+            } else {
+                0.0
+            };
+            self.pn[n] = stay + moved;
+        }
+        self.hi = top;
+        while self.hi > self.lo && self.pn[self.hi] < self.tiny {
+            self.dropped_n += self.pn[self.hi];
+            self.pn[self.hi] = 0.0;
+            self.hi -= 1;
+        }
+        while self.lo < self.hi && self.pn[self.lo] < self.tiny {
+            self.dropped_n += self.pn[self.lo];
+            self.pn[self.lo] = 0.0;
+            self.lo += 1;
+        }
     }
 }
