@@ -15,6 +15,9 @@ use crate::filter::{FilterConfig, RecyclingFilter};
 use crate::message::Message;
 use cycles::CycleStats;
 
+const BATCH: usize = 256;
+const PREFETCH_DISTANCE: usize = 16;
+
 /// Replay settings besides the filter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReplayOptions {
@@ -131,10 +134,35 @@ impl Replay {
         })
     }
 
-    /// Replays every message of a stream.
+    /// Replays every message of a stream, in batches so that ground-truth lookups can be
+    /// prefetched ahead of use.
     pub fn run<I: IntoIterator<Item = Message>>(&mut self, stream: I) {
-        for m in stream {
-            self.push(m.key);
+        let mut it = stream.into_iter();
+        let mut batch = [0u64; BATCH];
+        loop {
+            let mut n = 0;
+            for (slot, m) in batch.iter_mut().zip(&mut it) {
+                *slot = m.key;
+                n += 1;
+            }
+            self.run_keys(&batch[..n]);
+            if n < BATCH {
+                return;
+            }
+        }
+    }
+
+    /// Replays a slice of keys. Lookups of the key PREFETCH_DISTANCE arrivals ahead are
+    /// started before each arrival is processed, hiding memory latency.
+    pub fn run_keys(&mut self, keys: &[u64]) {
+        for &k in keys.iter().take(PREFETCH_DISTANCE) {
+            self.truth.prefetch(k);
+        }
+        for (i, &k) in keys.iter().enumerate() {
+            if let Some(&ahead) = keys.get(i + PREFETCH_DISTANCE) {
+                self.truth.prefetch(ahead);
+            }
+            self.push(k);
         }
     }
 
