@@ -73,7 +73,9 @@ fn point(
     let (rb, rm, r) = time(repeats, || model.renewal(RenewalOptions::default()));
     let (pb, pm, p) = time(repeats, || {
         let profile = model.profile();
-        model.markov(Method::DropPins, &profile).fn_rate
+        model
+            .markov(Method::DropPins, &profile)
+            .map_or(f64::NAN, |r| r.fn_rate)
     });
     Ok((rb, rm, r.fn_upper, pb, pm, p, r.arrivals_followed))
 }

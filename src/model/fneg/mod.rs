@@ -209,10 +209,11 @@ impl FnModel {
         Profile::new(self.t, self.sigma, self.retaining, self.eps)
     }
 
-    /// Per-state non-repeat estimates for a Markov method.
-    pub fn estimates(&self, method: Method, profile: &Profile) -> Vec<f64> {
+    /// Per-state non-repeat estimates for a Markov method (None for the renewal model,
+    /// which has no states).
+    pub fn estimates(&self, method: Method, profile: &Profile) -> Option<Vec<f64>> {
         let states = profile.start..=profile.last();
-        match method {
+        Some(match method {
             Method::MarkovLower => nonrepeat::lower(&self.q, states),
             Method::MarkovSwr => nonrepeat::with_replacement(&self.q, states),
             Method::MarkovUniform => nonrepeat::uniform(self.q.len(), states),
@@ -221,18 +222,18 @@ impl FnModel {
             Method::MarkovDisabling => {
                 markov::disabling_estimates(&self.q, &self.zeta, self.p_r, profile)
             }
-            Method::Renewal => panic!("the renewal model has no per-state estimates"),
-        }
+            Method::Renewal => return None,
+        })
     }
 
-    /// Rates of the Markov chain for a method.
-    pub fn markov(&self, method: Method, profile: &Profile) -> ChainRates {
-        let f = self.estimates(method, profile);
-        if self.phases == 2 {
+    /// Rates of the Markov chain for a method (None for the renewal model).
+    pub fn markov(&self, method: Method, profile: &Profile) -> Option<ChainRates> {
+        let f = self.estimates(method, profile)?;
+        Some(if self.phases == 2 {
             markov::two_phase(profile, &f, self.p_r)
         } else {
             markov::one_phase(profile, &f, self.p_r)
-        }
+        })
     }
 
     /// What each method's number is for this filter and workload.
@@ -308,14 +309,19 @@ impl FnModel {
         let mut profile: Option<Profile> = None;
         for &m in methods {
             let t = std::time::Instant::now();
-            let (fn_rate, fp_rate) = if m == Method::Renewal {
-                let r = self.renewal(options);
-                renewal = Some(r);
-                (r.fn_upper, r.fp_rate)
+            let chain = if m == Method::Renewal {
+                None
             } else {
                 let p = profile.get_or_insert_with(|| self.profile());
-                let r = self.markov(m, p);
-                (r.fn_rate, r.fp_rate)
+                self.markov(m, p)
+            };
+            let (fn_rate, fp_rate) = match chain {
+                Some(r) => (r.fn_rate, r.fp_rate),
+                None => {
+                    let r = self.renewal(options);
+                    renewal = Some(r);
+                    (r.fn_upper, r.fp_rate)
+                }
             };
             results.push(MethodResult {
                 method: m,

@@ -39,6 +39,9 @@ pub fn uniform(d: usize, states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
         .collect()
 }
 
+/// Most bi-uniform splits tried per model.
+pub const MAX_SPLITS: usize = 256;
+
 /// Non-repeat probability for the bi-uniform distribution with s messages of
 /// probability `ph` and D - s of probability `pl`, sampled without replacement: the
 /// count a of high messages among i draws is a Markov chain (a high draw has
@@ -89,18 +92,27 @@ fn biuniform_one(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Vec<f64> 
 /// every split s with q_{s-1} >= 1/D, ph = q_{s-1} and pl = (1 - s ph) / (D - s) give a
 /// distribution Q dominates with a flat tail, so each is an upper bound on f^_n[i]
 /// state by state (Theorem 6 holds for every number of draws K); the minimum over s is
-/// taken per state. s = 0 is the uniform bound. Returns the estimates for
-/// `states` and the number of splits tried.
+/// taken per state. s = 0 is the uniform bound. When more than [`MAX_SPLITS`] splits
+/// are valid, a geometric selection of them is tried: the minimum over any subset of
+/// valid splits is still an upper bound, only possibly a looser one. Returns the
+/// estimates for `states` and the number of splits tried.
 pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64>, usize) {
     let d = q.len();
     let (first, last) = (*states.start(), *states.end());
     let mut best = uniform(d, 0..=last);
     let mut tried = 1;
-    for s in 1..d {
+    let valid = (1..d).take_while(|&s| q[s - 1] * d as f64 > 1.0).count();
+    let mut splits: Vec<usize> = if valid <= MAX_SPLITS {
+        (1..=valid).collect()
+    } else {
+        let ratio = (valid as f64).powf(1.0 / (MAX_SPLITS - 1) as f64);
+        (0..MAX_SPLITS)
+            .map(|e| (ratio.powi(e as i32).round() as usize).clamp(1, valid))
+            .collect()
+    };
+    splits.dedup();
+    for s in splits {
         let ph = q[s - 1];
-        if ph * d as f64 <= 1.0 {
-            break;
-        }
         let pl = (1.0 - s as f64 * ph).max(0.0) / (d - s) as f64;
         let f = biuniform_one(d, s, ph, pl, last);
         tried += 1;
