@@ -13,7 +13,7 @@ use rbf::message::KeyHasher;
 use rbf::model::fneg::{Claim, FnModel, FnReport, Method, RenewalOptions};
 use rbf::replay::{Replay, ReplayOptions, ReplayReport};
 use rbf::synth::{SynthConfig, Synthesizer};
-use rbf::workload::{Placement, Workload};
+use rbf::workload::{Placement, Popularity, Workload};
 
 const LEVEL: f64 = 1.0 - 1e-4;
 
@@ -74,11 +74,18 @@ fn run(cell: &Cell, seed: u64) -> Outcome {
         .fn_rate;
     Outcome {
         label: format!(
-            "{} | D={} p_r={} {:?}",
+            "{} | D={} p_r={} {} {:?}",
             cell.filter.describe(),
             cell.workload.distinct(),
             cell.workload.p_repeat,
-            cell.workload.popularity
+            match &cell.workload.popularity {
+                Popularity::Zipf { alpha, .. } => format!("Zipf alpha={alpha}"),
+                Popularity::Explicit(_) => "explicit Q".to_string(),
+            },
+            match &cell.workload.placement {
+                Placement::Explicit(_) => Placement::Explicit(Vec::new()),
+                p => p.clone(),
+            }
         ),
         model: report,
         low: ci.low.max(0.0),
