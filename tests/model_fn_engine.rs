@@ -50,3 +50,33 @@ fn fast_renewal_matches_the_exact_recursion() {
         assert!(fast.window_term >= 0.0 && fast.window_term < 1e-9);
     }
 }
+
+/// With k = 1 every bit-setting insertion sets exactly one bit, so an N-bounded filter
+/// is the sigma-bounded filter with sigma = N: the joint (insertions, bits) engine must
+/// reproduce the sigma engine, for the renewal bound and every Markov method.
+#[test]
+fn n_bounded_with_one_hash_is_sigma_bounded() {
+    for (phases, retaining, p_r) in [(1u8, true, 0.9), (1, false, 1.0), (2, true, 0.5)] {
+        let mut s = FilterConfig::sigma_bounded(600, 1, 120);
+        s.phases = phases;
+        s.retaining = retaining;
+        s.independent_halves = true;
+        let mut n = s.clone();
+        n.sigma = None;
+        n.max_inserts = Some(120);
+        let w = Workload::zipf(400, 1.0, p_r, Placement::Uniform);
+        let a = FnModel::new(&s, &w, 1e-10).unwrap();
+        let b = FnModel::new(&n, &w, 1e-10).unwrap();
+        let ra = a.evaluate(&rbf::model::fneg::Method::ALL, RenewalOptions::default());
+        let rb = b.evaluate(&rbf::model::fneg::Method::ALL, RenewalOptions::default());
+        for (x, y) in ra.results.iter().zip(&rb.results) {
+            assert!(
+                (x.fn_rate - y.fn_rate).abs() < 1e-9 && (x.fp_rate - y.fp_rate).abs() < 1e-9,
+                "{} phases={phases} retaining={retaining}: sigma {} vs N {}",
+                x.method.name(),
+                x.fn_rate,
+                y.fn_rate
+            );
+        }
+    }
+}

@@ -118,7 +118,7 @@ fn grid() -> Vec<Cell> {
 }
 
 /// Variants outside the main grid: non-retaining, distinct hashing, top and bottom
-/// placement, an explicit Q. The renewal bound must hold and stay tight in each.
+/// placement, N-bounded, an explicit Q. The renewal bound must hold and stay tight in each.
 #[test]
 fn renewal_bound_holds_for_other_variants() {
     let mut cells = Vec::new();
@@ -142,6 +142,20 @@ fn renewal_bound_holds_for_other_variants() {
         cells.push(Cell {
             filter: filter(1000, 3, 150, 2),
             workload: Workload::zipf(1000, 1.0, 0.8, placement),
+        });
+    }
+    // N-bounded (§4.1.2): one phase with and without new arrivals, and two phases.
+    for (phases, n, alpha, p_r) in [
+        (1u8, 100u64, 1.0, 0.9),
+        (1, 100, 2.0, 1.0),
+        (2, 50, 1.0, 0.9),
+    ] {
+        let mut f = filter(1000, 3, 10, phases);
+        f.sigma = None;
+        f.max_inserts = Some(n);
+        cells.push(Cell {
+            filter: f,
+            workload: Workload::zipf(1000, alpha, p_r, Placement::Uniform),
         });
     }
     // An explicit, step-shaped Q with an explicit placement favouring the head.

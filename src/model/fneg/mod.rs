@@ -4,13 +4,14 @@
 //!
 //! * [`bitdist`]: the bit-count distribution shared by both models (eqs. 1, 19);
 //! * [`profile`]: psi, phi, rho, gamma per number of distinct messages (eqs. 1-4);
+//! * [`nbounded`]: the same for an N-bounded filter (§4.1.2);
 //! * [`nonrepeat`]: per-state non-repeat estimates (eqs. 5-11);
 //! * [`disabling`]: messages drawn or new in the current cycle (eq. 24, appendix G.2);
 //! * [`markov`]: steady state and rates of the chain, one and two phases (eqs. 12-15);
 //! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28).
 //!
-//! Modelled variants: sigma-bounded, colliding or distinct hashing, retaining or not,
-//! one phase, or two phases with copy-over (the FN paper's analysis assumes copy-over
+//! Modelled variants: sigma- or N-bounded ([`nbounded`], §4.1.2), colliding or distinct
+//! hashing, retaining or not, one phase, or two phases with copy-over (the FN paper's analysis assumes copy-over
 //! and, for independence of the halves, rotating hash positions: appendix G.1).
 
 // Recursions over bit counts, ranks and states read best with explicit indices.
@@ -19,6 +20,7 @@
 pub mod bitdist;
 pub mod disabling;
 pub mod markov;
+pub mod nbounded;
 pub mod nonrepeat;
 pub mod profile;
 pub mod renewal;
@@ -131,6 +133,8 @@ pub struct FnModel {
     /// Transitions of one filter array (M bits, or M/2 for two phases).
     pub t: Transitions,
     pub sigma: u64,
+    /// N of an N-bounded filter (then `sigma` is unused).
+    pub max_inserts: Option<u64>,
     pub retaining: bool,
     pub phases: u8,
     pub independent_halves: bool,
@@ -146,14 +150,23 @@ impl FnModel {
     pub fn new(filter: &FilterConfig, workload: &Workload, eps: f64) -> Result<FnModel> {
         filter.validate()?;
         workload.validate()?;
-        let sigma =
-            match filter.trigger()? {
-                Trigger::Sigma(s) => s,
-                Trigger::MaxInserts(_) => return Err(Error::config(
-                    "max_inserts",
-                    "the FN models are implemented for sigma-bounded filters only; give --sigma",
-                )),
-            };
+        let (sigma, max_inserts) = match filter.trigger()? {
+            Trigger::Sigma(s) => (s, None),
+            Trigger::MaxInserts(n) => {
+                // N insertions that set bits need at least N bits; the joint law of
+                // (insertions, bits) has O(N^2 k) cells, so N is kept moderate.
+                if n >= filter.half_memory() || n > 20_000 {
+                    return Err(Error::config(
+                        "max_inserts",
+                        format!(
+                            "the N-bounded FN models need N below the bits per array ({}) and at most 20000; found {n}",
+                            filter.half_memory()
+                        ),
+                    ));
+                }
+                (u64::from(filter.hashes), Some(n))
+            }
+        };
         if sigma < u64::from(filter.hashes) {
             return Err(Error::config(
                 "sigma",
@@ -178,6 +191,7 @@ impl FnModel {
         Ok(FnModel {
             t: Transitions::new(filter.half_memory(), filter.hashes, filter.hashing),
             sigma,
+            max_inserts,
             retaining: filter.retaining,
             phases: filter.phases,
             independent_halves: filter.independent_halves,
@@ -194,6 +208,7 @@ impl FnModel {
             &renewal::RenewalInput {
                 t: self.t,
                 sigma: self.sigma,
+                max_inserts: self.max_inserts,
                 retaining: self.retaining,
                 phases: self.phases,
                 q: &self.q,
@@ -206,7 +221,10 @@ impl FnModel {
 
     /// The bit-measuring profile of the Markov chain (§4.1.1).
     pub fn profile(&self) -> Profile {
-        Profile::new(self.t, self.sigma, self.retaining, self.eps)
+        match self.max_inserts {
+            Some(n) => Profile::n_bounded(self.t, n, self.retaining, self.eps),
+            None => Profile::new(self.t, self.sigma, self.retaining, self.eps),
+        }
     }
 
     /// Per-state non-repeat estimates for a Markov method (None for the renewal model,
@@ -246,6 +264,11 @@ impl FnModel {
             note: note.to_string(),
         };
         match method {
+            Method::Renewal if one && self.max_inserts.is_some() => g(
+                Claim::UpperBound,
+                true,
+                "renewal bound, N-bounded: one more message adds at most one bit-setting insertion (the N + 1 analogue of Theorem 7), appendix E.1, window error added",
+            ),
             Method::Renewal if one => g(
                 Claim::UpperBound,
                 true,

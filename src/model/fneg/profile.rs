@@ -4,10 +4,11 @@
 //! rho(i) (eq. 3) the probability that the next distinct message triggers a recycle and
 //! gamma_k(i) (eq. 4) the probability that it "gets lucky" (sets no bit).
 //!
-//! Only sigma-bounded filters are profiled: with an N-bound the recycle depends on the
-//! count of bit-setting insertions, not on l (§4.1.2), and `rbf model fn` rejects it.
+//! N-bounded filters (§4.1.2) are profiled from the joint law of bit-setting insertions
+//! and bits instead ([`Profile::n_bounded`]).
 
-use super::bitdist::BitDist;
+use super::bitdist::{BitDist, Summary};
+use super::nbounded::JointDist;
 use crate::model::tau::Transitions;
 
 /// Per-state quantities for states `start..=last()`.
@@ -27,18 +28,38 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Profiles states until the probability of reaching the next state is below `eps`.
+    /// Profiles a sigma-bounded filter's states until the probability of reaching the
+    /// next state is below `eps`.
     pub fn new(t: Transitions, sigma: u64, retaining: bool, eps: f64) -> Profile {
-        let start = usize::from(retaining);
         let mut d = BitDist::new(t, sigma, sigma, retaining, eps * 1e-12);
+        Profile::build(retaining, eps, || {
+            let s = d.summary();
+            d.step(1.0);
+            s
+        })
+    }
+
+    /// Profiles an N-bounded filter (§4.1.2), from the joint law of bit-setting
+    /// insertions and bits ([`super::nbounded`]).
+    pub fn n_bounded(t: Transitions, n: u64, retaining: bool, eps: f64) -> Profile {
+        let mut d = JointDist::new(t, n, retaining);
+        Profile::build(retaining, eps, || {
+            let s = d.summary();
+            d.step();
+            s
+        })
+    }
+
+    /// `next` yields the sums of the current state and advances by one distinct message.
+    fn build(retaining: bool, eps: f64, mut next: impl FnMut() -> Summary) -> Profile {
+        let start = usize::from(retaining);
         let (mut reach, mut rho, mut gamma) = (Vec::new(), Vec::new(), Vec::new());
-        let mut s = d.summary();
+        let mut s = next();
         loop {
             let alive = s.alive;
             reach.push(alive);
             gamma.push(if alive > 0.0 { s.lucky / alive } else { 0.0 });
-            d.step(1.0);
-            s = d.summary();
+            s = next();
             let r = if alive > 0.0 {
                 (1.0 - s.alive / alive).clamp(0.0, 1.0)
             } else {

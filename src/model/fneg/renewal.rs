@@ -44,6 +44,7 @@
 
 use super::bitdist::{BitDist, Summary};
 use super::disabling::Disabling;
+use super::nbounded::JointDist;
 use crate::model::tau::Transitions;
 
 /// Settings of the renewal computation.
@@ -95,6 +96,9 @@ pub struct RenewalResult {
 pub struct RenewalInput<'a> {
     pub t: Transitions,
     pub sigma: u64,
+    /// N-bounded filter: recycle after more than N bit-setting insertions (`sigma` is
+    /// then ignored). Always followed through the decomposition.
+    pub max_inserts: Option<u64>,
     pub retaining: bool,
     pub phases: u8,
     pub q: &'a [f64],
@@ -113,10 +117,35 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
         input.retaining,
         opt.tiny,
     );
-    let mut bits = if opt.direct {
+    let mut bits = if let Some(n) = input.max_inserts {
+        let mut joint = JointDist::new(input.t, n, input.retaining);
+        let per_n = per_insertion(opt.tiny, || {
+            let s = joint.summary();
+            joint.step();
+            s
+        });
+        Stepper::Decomposed(Decomposed::from_per_n(
+            per_n,
+            0.0,
+            joint.frozen_lucky(),
+            opt.tiny,
+        ))
+    } else if opt.direct {
         Stepper::Direct(bits)
     } else {
-        Stepper::Decomposed(Decomposed::new(bits, opt.tiny))
+        let mut bits = bits;
+        let per_n = per_insertion(opt.tiny, || {
+            let s = bits.summary();
+            bits.step(1.0);
+            s
+        });
+        let frozen = frozen_lucky(&input.t, input.sigma, bits.crossed());
+        Stepper::Decomposed(Decomposed::from_per_n(
+            per_n,
+            bits.dropped(),
+            frozen,
+            opt.tiny,
+        ))
     };
     let mut dis = Disabling::new(input.q, input.zeta, p_r);
     let two = input.phases == 2;
@@ -182,19 +211,8 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
             }
             num += z * acc;
         }
-        // FP: found in the active half or in the frozen one (final bits sigma+1+d).
-        let crossed = bits.crossed();
-        let ctot: f64 = crossed.iter().sum();
-        let frozen_lucky = if ctot > 0.0 {
-            crossed
-                .iter()
-                .enumerate()
-                .map(|(d, w)| w * input.t.all_set(input.sigma + 1 + d as u64))
-                .sum::<f64>()
-                / ctot
-        } else {
-            0.0
-        };
+        // FP: found in the active half or in the frozen one.
+        let frozen_lucky = bits.frozen_lucky(input);
         let alive_total: f64 = alive_series.iter().sum();
         let fp_num: f64 =
             lucky_series.iter().sum::<f64>() * (1.0 - frozen_lucky) + alive_total * frozen_lucky;
@@ -258,10 +276,11 @@ impl Stepper {
         }
     }
 
-    fn crossed(&self) -> &[f64] {
+    /// E[tau(l, l)] over the frozen half's final bit count.
+    fn frozen_lucky(&self, input: &RenewalInput) -> f64 {
         match self {
-            Stepper::Direct(b) => b.crossed(),
-            Stepper::Decomposed(d) => &d.crossed,
+            Stepper::Direct(b) => frozen_lucky(&input.t, input.sigma, b.crossed()),
+            Stepper::Decomposed(d) => d.frozen_lucky,
         }
     }
 }
@@ -276,20 +295,38 @@ struct Decomposed {
     tiny: f64,
     dropped_n: f64,
     dropped_psi: f64,
-    crossed: Vec<f64>,
+    frozen_lucky: f64,
+}
+
+/// E[tau(l, l)] for the bit counts sigma + 1 + d at which cycles crossed sigma.
+fn frozen_lucky(t: &Transitions, sigma: u64, crossed: &[f64]) -> f64 {
+    let total: f64 = crossed.iter().sum();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    crossed
+        .iter()
+        .enumerate()
+        .map(|(d, w)| w * t.all_set(sigma + 1 + d as u64))
+        .sum::<f64>()
+        / total
+}
+
+/// Per-insertion sums until the mass still within the sigma + k (or N + 1) process
+/// falls below `tiny`. `next` yields the current sums and advances one insertion.
+fn per_insertion(tiny: f64, mut next: impl FnMut() -> Summary) -> Vec<Summary> {
+    let mut per_n = Vec::new();
+    loop {
+        let s = next();
+        per_n.push(s);
+        if s.alive_cap < tiny.max(1e-300) || per_n.len() > 1 << 31 {
+            return per_n;
+        }
+    }
 }
 
 impl Decomposed {
-    fn new(mut bits: BitDist, tiny: f64) -> Self {
-        let mut per_n = Vec::new();
-        loop {
-            let s = bits.summary();
-            per_n.push(s);
-            if s.alive_cap < tiny.max(1e-300) || per_n.len() > 1 << 31 {
-                break;
-            }
-            bits.step(1.0);
-        }
+    fn from_per_n(per_n: Vec<Summary>, dropped: f64, frozen_lucky: f64, tiny: f64) -> Self {
         // Beyond the last n followed every sum is below its alive_cap < tiny.
         let tail = per_n.last().map_or(0.0, |s| s.alive_cap);
         let mut pn = vec![0.0; per_n.len()];
@@ -300,8 +337,8 @@ impl Decomposed {
             hi: 0,
             tiny,
             dropped_n: 0.0,
-            dropped_psi: bits.dropped() + tail,
-            crossed: bits.crossed().to_vec(),
+            dropped_psi: dropped + tail,
+            frozen_lucky,
             per_n,
         }
     }
