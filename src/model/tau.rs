@@ -148,6 +148,71 @@ impl TauTable {
     }
 }
 
+/// The paper's folded transition table for one of the four variants (FP paper eqs. 4-14):
+/// states 0..=sigma (plus, when retaining with sigma < k, the states above sigma that the
+/// retained insertion alone can reach), with each raw row's recycle mass (insertions
+/// that end above sigma) sent to state 0 (non-retaining, eqs. 5, 12) or spread over the
+/// empty filter's row (retaining: eq. 10 for colliding, eq. 14 for distinct hashes,
+/// whose empty-filter row is all at k, eq. 13).
+///
+/// Our trigger is "more than sigma bits set after a bit-setting insertion", so an
+/// insertion that sets no bit never recycles, even from a state above sigma.
+/// Memory is the underlying [`TauTable`]: O(sigma k).
+#[derive(Clone, Debug)]
+pub struct FoldedTable {
+    raw: TauTable,
+    sigma: u64,
+    retaining: bool,
+    top: u64,
+}
+
+impl FoldedTable {
+    pub fn new(transitions: Transitions, sigma: u64, retaining: bool) -> Self {
+        let top = if retaining {
+            sigma.max(u64::from(transitions.k)).min(transitions.m)
+        } else {
+            sigma.min(transitions.m)
+        };
+        FoldedTable {
+            raw: TauTable::new(transitions, top),
+            sigma,
+            retaining,
+            top,
+        }
+    }
+
+    /// Largest state of the chain.
+    pub fn top(&self) -> u64 {
+        self.top
+    }
+
+    /// Probability that one insertion at state i recycles the filter.
+    pub fn recycle(&self, i: u64) -> f64 {
+        let r = self.raw.row(i);
+        (1..r.len())
+            .filter(|d| i + *d as u64 > self.sigma)
+            .map(|d| r[d])
+            .sum()
+    }
+
+    /// Folded tau(i, j) for 0 <= i, j <= top.
+    pub fn get(&self, i: u64, j: u64) -> f64 {
+        let stay_or_grow = if j == i || (j > i && j <= self.sigma) {
+            self.raw.get(i, j)
+        } else {
+            0.0
+        };
+        let restart = if self.retaining {
+            self.raw.get(0, j)
+        } else if j == 0 {
+            1.0
+        } else {
+            0.0
+        };
+        stay_or_grow + self.recycle(i) * restart
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
