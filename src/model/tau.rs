@@ -32,39 +32,33 @@ impl Transitions {
 
     /// Writes row i into `out[0..=k]`: `out[d]` = P(i set bits -> i + d set bits).
     /// Entries with i + d > m are 0.
+    ///
+    /// Hash h either lands on a set bit (i + d set so far, minus, for distinct hashing,
+    /// the h - 1 this message already chose: eq. 11) or on an unset one (eq. 4). The
+    /// loops carry no guards: a factor can only be <= 0 where the probability it
+    /// multiplies is exactly 0 (fewer new bits than distinct hashing allows, or more
+    /// set bits than m), so the products stay exact zeros.
     pub fn row(&self, i: u64, out: &mut [f64]) {
         let k = self.k as usize;
         assert!(out.len() > k && i <= self.m);
         out[..=k].fill(0.0);
         out[0] = 1.0;
         let m = self.m as f64;
+        let base = i as f64;
         for h in 1..=k {
-            // Hash h: bits chosen by this message's earlier hashes are excluded for
-            // distinct hashing (eq. 11), included for colliding hashing (eq. 4).
             let (chosen, pool) = match self.hashing {
                 Hashing::Colliding => (0.0, m),
                 Hashing::Distinct => ((h - 1) as f64, m - (h - 1) as f64),
             };
+            let inv = 1.0 / pool;
             // Descending d so out[d - 1] is still the previous hash's value.
-            for d in (0..=h.min(k)).rev() {
-                let set = (i + d as u64) as f64; // bits set if d were new so far
-                let stay = if set - chosen > 0.0 {
-                    out[d] * (set - chosen) / pool
-                } else {
-                    0.0
-                };
-                let grow = if d > 0 {
-                    let unset = m - (set - 1.0);
-                    if unset > 0.0 {
-                        out[d - 1] * unset / pool
-                    } else {
-                        0.0
-                    }
-                } else {
-                    0.0
-                };
-                out[d] = stay + grow;
+            for d in (1..=h).rev() {
+                let set = base + d as f64;
+                let stay = out[d] * (set - chosen).max(0.0);
+                let grow = out[d - 1] * (m - (set - 1.0)).max(0.0);
+                out[d] = (stay + grow) * inv;
             }
+            out[0] *= (base - chosen).max(0.0) * inv;
         }
     }
 

@@ -224,8 +224,8 @@ struct Sweep {
     phases: u8,
     copy_over: bool,
     active: CycleSums,
-    /// The last k states' (visits, row): the only ones that can exit above sigma.
-    recent: VecDeque<(f64, Vec<f64>)>,
+    /// rho(sigma + 1..=sigma + k): what the frozen half can hold after this cycle.
+    rho_ahead: VecDeque<f64>,
 }
 
 impl Sweep {
@@ -235,7 +235,7 @@ impl Sweep {
             phases,
             copy_over,
             active: CycleSums::default(),
-            recent: VecDeque::with_capacity(t.k as usize + 1),
+            rho_ahead: (0..u64::from(t.k)).map(|j| t.all_set(j)).collect(),
         }
     }
 
@@ -245,27 +245,13 @@ impl Sweep {
         if self.phases == 1 {
             return (self.active.fp(), self.active.arrivals);
         }
-        let sigma = v.state;
-        if self.recent.len() == self.t.k as usize {
-            if let Some((_, mut row)) = self.recent.pop_front() {
-                row.copy_from_slice(v.row);
-                self.recent.push_back((v.visits, row));
-            }
-        } else {
-            self.recent.push_back((v.visits, v.row.to_vec()));
-        }
+        // Before this state rho_ahead covered v.state..v.state+k-1; slide by one.
+        self.rho_ahead.pop_front();
+        self.rho_ahead
+            .push_back(self.t.all_set(v.state + u64::from(self.t.k)));
         let mut frozen = FrozenSums::default();
-        let first = sigma + 1 - self.recent.len() as u64;
-        for (n, (visits, row)) in self.recent.iter().enumerate() {
-            let state = first + n as u64;
-            let leave = row[1..].iter().sum();
-            let w = Visit {
-                state,
-                visits: *visits,
-                row,
-                leave,
-            };
-            frozen.add(&w, sigma, |j| self.t.all_set(j));
+        for (w, r) in v.pending.iter().zip(&self.rho_ahead) {
+            frozen.add_exit(*w, *r);
         }
         let fp = two_phase_fp(&self.active, &frozen, self.copy_over);
         let stretch = if self.copy_over {

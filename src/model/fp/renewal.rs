@@ -37,6 +37,10 @@ pub struct Visit<'a> {
     pub row: &'a [f64],
     /// 1 - tau(i, i), summed from the row so it keeps full precision when tau(i, i) ~ 1.
     pub leave: f64,
+    /// `pending[d - 1]`: expected entries per cycle into state i + d from states <= i
+    /// (and from the start distribution). Without a cutoff, for threshold sigma = i these
+    /// are the cycle's exits to each j > sigma: the frozen half's distribution (eq. 24).
+    pub pending: &'a [f64],
 }
 
 impl Visit<'_> {
@@ -97,15 +101,13 @@ impl Renewal {
             None => t.m,
         };
         let internal = cutoff.unwrap_or(t.m);
-        let width = k + 1;
-        let mut inflow = vec![0.0; width];
-        for (state, p) in self.init.iter().enumerate() {
-            inflow[state % width] += p;
-        }
-        let mut row = vec![0.0; width];
+        // inflow[d]: expected entries into state i + d; shifted down one per state so
+        // the window always starts at the current state.
+        let mut inflow = vec![0.0; k + 2];
+        inflow[..self.init.len()].copy_from_slice(&self.init);
+        let mut row = vec![0.0; k + 1];
         for i in 0..=top {
-            let slot = i as usize % width;
-            let entering = std::mem::take(&mut inflow[slot]);
+            let entering = inflow[0];
             t.row(i, &mut row);
             let leave: f64 = row[1..].iter().sum();
             let visits = if entering == 0.0 {
@@ -118,19 +120,19 @@ impl Renewal {
                     t.m, t.k
                 )));
             };
-            if visits > 0.0 {
-                for (d, p) in row.iter().enumerate().skip(1) {
-                    let j = i + d as u64;
-                    if j <= internal && *p > 0.0 {
-                        inflow[j as usize % width] += visits * p;
-                    }
-                }
+            // Exits above the cutoff are dropped (those insertions recycle).
+            let reach = internal.saturating_sub(i).min(k as u64) as usize;
+            for d in 1..=k {
+                let push = if d <= reach { visits * row[d] } else { 0.0 };
+                inflow[d - 1] = inflow[d] + push;
             }
+            inflow[k] = 0.0;
             let v = Visit {
                 state: i,
                 visits,
                 row: &row,
                 leave,
+                pending: &inflow[..k],
             };
             if f(&v).is_break() {
                 break;

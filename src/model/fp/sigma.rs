@@ -63,13 +63,20 @@ impl FrozenSums {
             if *p == 0.0 {
                 continue;
             }
-            let w = v.visits * p;
-            let r = rho_at(v.state + d as u64);
-            self.recycles += w;
-            self.rho += w * r;
-            self.rho_odds += w * r / (1.0 - r);
-            self.stretch += w / (1.0 - r);
+            self.add_exit(v.visits * p, rho_at(v.state + d as u64));
         }
+    }
+
+    /// Adds `w` expected exits per cycle to a state whose rho is `r`.
+    #[inline]
+    pub fn add_exit(&mut self, w: f64, r: f64) {
+        if w == 0.0 {
+            return;
+        }
+        self.recycles += w;
+        self.rho += w * r;
+        self.rho_odds += w * r / (1.0 - r);
+        self.stretch += w / (1.0 - r);
     }
 
     /// Mean rho of the frozen half over cycles: sum_j F_j rho(j) (eq. 26's second sum).

@@ -149,3 +149,68 @@ fn n_bounded_ordering() {
     assert_eq!(p.bit_setting_per_cycle, 1001);
     assert_eq!(worst_case(1000, 3, 0), 0.0);
 }
+
+#[test]
+fn capacity_sweep_matches_direct_solves() {
+    // The one-pass sweep must pick the same sigma and numbers as solving each sigma.
+    for retaining in [false, true] {
+        for hashing in [Hashing::Colliding, Hashing::Distinct] {
+            let q = CapacityQuery {
+                memory: 2000,
+                target: 0.02,
+                k_max: 5,
+                hashing,
+                retaining,
+                copy_over: true,
+            };
+            let c = capacity(&q).unwrap();
+            for kc in &c.per_k {
+                for (phases, got, m) in [(1u8, kc.one_phase, 2000), (2, kc.two_phase, 1000)] {
+                    let got = got.unwrap();
+                    let r = Renewal::new(Transitions::new(m, kc.k, hashing), retaining);
+                    let at = predict_sigma(&r, got.sigma, phases, true).unwrap();
+                    let next = predict_sigma(&r, got.sigma + 1, phases, true).unwrap();
+                    let what = format!(
+                        "{hashing:?} retaining={retaining} k={} phases={phases}",
+                        kc.k
+                    );
+                    assert!(
+                        at.fp_sigma <= q.target && next.fp_sigma > q.target,
+                        "{what}"
+                    );
+                    assert!(
+                        (at.fp_sigma - got.fp).abs() < 1e-12,
+                        "{what}: {at:?} {got:?}"
+                    );
+                    assert!(
+                        (at.expected_messages_per_cycle / got.messages_per_cycle - 1.0).abs()
+                            < 1e-12,
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn worst_case_capacity_is_about_30_percent_below_sigma() {
+    // FP paper §V-B, Figs. 6-7: f_w sizing takes about 30 % fewer messages.
+    for (m, target) in [(1 << 14, 0.01), (1 << 16, 0.01), (1 << 14, 0.001)] {
+        let c = capacity(&CapacityQuery {
+            memory: m,
+            target,
+            k_max: 16,
+            hashing: Hashing::Colliding,
+            retaining: false,
+            copy_over: true,
+        })
+        .unwrap();
+        assert!(
+            c.ratio_fw > 0.6 && c.ratio_fw < 0.75,
+            "M={m} target={target}: {}",
+            c.ratio_fw
+        );
+        assert!((c.ratio_fa - 1.0).abs() < 0.05, "{}", c.ratio_fa);
+    }
+}
