@@ -42,6 +42,12 @@ pub fn predict(config: &FilterConfig) -> Result<FpPrediction> {
                 notes.push(
                     "two phases with shared bit positions: f_sigma^2 treats the halves as independent (eq. 26); exact only with independent halves".into(),
                 );
+                if !config.copy_over && config.hashes == 1 && 2 * s + 1 >= m {
+                    notes.push(format!(
+                        "NOT VALID HERE: with k = 1, shared positions and no copy-over a message whose bit is set in the frozen half is never inserted, so the active half holds at most {m} - {} bits <= sigma: after its first recycle the filter never recycles again and its FP rate tends to 1",
+                        s + 1
+                    ));
+                }
             }
             (Some(p), None)
         }
