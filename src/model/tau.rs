@@ -51,14 +51,18 @@ impl Transitions {
                 Hashing::Distinct => ((h - 1) as f64, m - (h - 1) as f64),
             };
             let inv = 1.0 / pool;
-            // Descending d so out[d - 1] is still the previous hash's value.
-            for d in (1..=h).rev() {
-                let set = base + d as f64;
-                let stay = out[d] * (set - chosen).max(0.0);
-                let grow = out[d - 1] * (m - (set - 1.0)).max(0.0);
-                out[d] = (stay + grow) * inv;
+            // d ascending, carrying the previous hash's out[d - 1] in `prev`; the
+            // factors move by one bit per d.
+            let mut prev = 0.0;
+            let mut stay = base - chosen;
+            let mut grow = m - base + 1.0;
+            for p in out[..=h].iter_mut() {
+                let cur = *p;
+                *p = (cur * stay.max(0.0) + prev * grow.max(0.0)) * inv;
+                prev = cur;
+                stay += 1.0;
+                grow -= 1.0;
             }
-            out[0] *= (base - chosen).max(0.0) * inv;
         }
     }
 

@@ -31,41 +31,77 @@ pub struct FpBench {
     repeats: u32,
 }
 
-fn timed<T>(repeats: u32, mut f: impl FnMut() -> Result<T>) -> Result<(f64, f64, T)> {
-    let mut times = Vec::new();
+/// CPU time of this thread in seconds (Linux schedstat), so a run on a loaded machine
+/// still shows what one core spends; None where unavailable.
+fn thread_cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1e9)
+}
+
+/// Median and best wall-clock seconds, median CPU seconds, and the last result.
+struct Timing<T> {
+    wall_median: f64,
+    wall_best: f64,
+    cpu_median: Option<f64>,
+    out: T,
+}
+
+fn timed<T>(repeats: u32, mut f: impl FnMut() -> Result<T>) -> Result<Timing<T>> {
+    let mut wall = Vec::new();
+    let mut cpu = Vec::new();
     let mut last = None;
     for _ in 0..repeats.max(1) {
+        let c0 = thread_cpu_seconds();
         let t = Instant::now();
         last = Some(f()?);
-        times.push(t.elapsed().as_secs_f64());
+        wall.push(t.elapsed().as_secs_f64());
+        if let (Some(a), Some(b)) = (c0, thread_cpu_seconds()) {
+            cpu.push(b - a);
+        }
     }
-    times.sort_by(f64::total_cmp);
+    wall.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
     let out = last.ok_or_else(|| rbf::Error::invalid("no repeats"))?;
-    Ok((times[times.len() / 2], times[0], out))
+    Ok(Timing {
+        wall_median: wall[wall.len() / 2],
+        wall_best: wall[0],
+        cpu_median: cpu.get(cpu.len() / 2).copied(),
+        out,
+    })
+}
+
+fn describe<T>(t: &Timing<T>, repeats: u32) -> String {
+    let cpu = t
+        .cpu_median
+        .map_or("n/a".to_string(), |c| format!("{c:.3} s"));
+    format!(
+        "wall median {:.3} s, best {:.3} s; CPU (one core) median {cpu}; {} runs",
+        t.wall_median, t.wall_best, repeats
+    )
 }
 
 pub fn run(a: FpBench) -> Result<()> {
     let sigma = a.sigma.unwrap_or(a.memory / 2);
-    let (median, best, p) = timed(a.repeats, || {
+    let t = timed(a.repeats, || {
         let r = Renewal::new(
             Transitions::new(a.memory, a.hashes, Hashing::Colliding),
             false,
         );
         predict_sigma(&r, sigma, 1, true)
     })?;
+    let p = &t.out;
     println!(
-        "f_sigma^1 M={} k={} sigma={} colliding non-retaining: {:.6e} (E[N_0] = {:.1}); median {:.3} s, best {:.3} s over {} runs; memory O(k) = {} doubles",
+        "f_sigma^1 M={} k={} sigma={} colliding non-retaining: {:.6e} (E[N_0] = {:.1}); {}; working memory {} doubles",
         a.memory,
         a.hashes,
         sigma,
         p.fp_sigma,
         p.expected_messages_per_cycle,
-        median,
-        best,
-        a.repeats,
-        2 * (a.hashes + 1)
+        describe(&t, a.repeats),
+        3 * a.hashes + 4
     );
-    let (median, best, c) = timed(a.repeats, || {
+    let t = timed(a.repeats, || {
         capacity(&CapacityQuery {
             memory: a.capacity_memory,
             target: a.target_fp,
@@ -75,8 +111,9 @@ pub fn run(a: FpBench) -> Result<()> {
             copy_over: true,
         })
     })?;
+    let c = &t.out;
     println!(
-        "capacity M={} target={} k=1..{} (one and two phases, f_a, f_w): best k {} sigma {} capacity {:.1}, f_w ratio {:.3}; median {:.3} s, best {:.3} s over {} runs",
+        "capacity M={} target={} k=1..{} (one and two phases, f_a, f_w): best k {} sigma {} capacity {:.1}, f_w ratio {:.3}; {}",
         a.capacity_memory,
         a.target_fp,
         a.max_hashes,
@@ -84,9 +121,7 @@ pub fn run(a: FpBench) -> Result<()> {
         c.sigma,
         c.capacity_sigma,
         c.ratio_fw,
-        median,
-        best,
-        a.repeats
+        describe(&t, a.repeats)
     );
     Ok(())
 }
