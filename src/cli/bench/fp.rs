@@ -1,14 +1,14 @@
 //! `rbf bench fp`: FP-model computation times (issue targets: f_sigma^1 for M = 2^23,
 //! k = 7, sigma = M/2 under 1 s; a capacity search over k = 1..16 at M = 2^20 under 5 s).
 
-use std::time::Instant;
-
 use clap::Args;
 
 use rbf::filter::Hashing;
 use rbf::model::fp::{capacity, predict_sigma, CapacityQuery, Renewal};
 use rbf::model::tau::Transitions;
 use rbf::Result;
+
+use super::{measure, Measurement};
 
 #[derive(Args, Debug)]
 pub struct FpBench {
@@ -31,66 +31,37 @@ pub struct FpBench {
     repeats: u32,
 }
 
-/// CPU time of this thread in seconds (Linux schedstat), so a run on a loaded machine
-/// still shows what one core spends; None where unavailable.
-fn thread_cpu_seconds() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
-    Some(ns / 1e9)
-}
-
-/// Median and best wall-clock seconds, median CPU seconds, and the last result.
-struct Timing<T> {
-    wall_median: f64,
-    wall_best: f64,
-    cpu_median: Option<f64>,
-    out: T,
-}
-
-fn timed<T>(repeats: u32, mut f: impl FnMut() -> Result<T>) -> Result<Timing<T>> {
-    let mut wall = Vec::new();
-    let mut cpu = Vec::new();
+/// Measures `f` with the shared [`measure`] and keeps its last result.
+fn timed<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<(Measurement, T)> {
     let mut last = None;
-    for _ in 0..repeats.max(1) {
-        let c0 = thread_cpu_seconds();
-        let t = Instant::now();
+    let m = measure(runs, || {
         last = Some(f()?);
-        wall.push(t.elapsed().as_secs_f64());
-        if let (Some(a), Some(b)) = (c0, thread_cpu_seconds()) {
-            cpu.push(b - a);
-        }
-    }
-    wall.sort_by(f64::total_cmp);
-    cpu.sort_by(f64::total_cmp);
-    let out = last.ok_or_else(|| rbf::Error::invalid("no repeats"))?;
-    Ok(Timing {
-        wall_median: wall[wall.len() / 2],
-        wall_best: wall[0],
-        cpu_median: cpu.get(cpu.len() / 2).copied(),
-        out,
-    })
+        Ok(())
+    })?;
+    let out = last.ok_or_else(|| rbf::Error::invalid("no runs"))?;
+    Ok((m, out))
 }
 
-fn describe<T>(t: &Timing<T>, repeats: u32) -> String {
-    let cpu = t
-        .cpu_median
-        .map_or("n/a".to_string(), |c| format!("{c:.3} s"));
+fn describe(m: &Measurement) -> String {
+    let cpu = match (m.cpu_median, m.cpu_best) {
+        (Some(a), Some(b)) => format!("CPU (one core) median {a:.3} s, best {b:.3} s"),
+        _ => "CPU time n/a".to_string(),
+    };
     format!(
-        "wall median {:.3} s, best {:.3} s; CPU (one core) median {cpu}; {} runs",
-        t.wall_median, t.wall_best, repeats
+        "wall median {:.3} s, best {:.3} s; {cpu}; {} runs",
+        m.wall_median, m.wall_best, m.runs
     )
 }
 
 pub fn run(a: FpBench) -> Result<()> {
     let sigma = a.sigma.unwrap_or(a.memory / 2);
-    let t = timed(a.repeats, || {
+    let (t, p) = timed(a.repeats, || {
         let r = Renewal::new(
             Transitions::new(a.memory, a.hashes, Hashing::Colliding),
             false,
         );
         predict_sigma(&r, sigma, 1, true)
     })?;
-    let p = &t.out;
     println!(
         "f_sigma^1 M={} k={} sigma={} colliding non-retaining: {:.6e} (E[N_0] = {:.1}); {}; working memory {} doubles",
         a.memory,
@@ -98,10 +69,10 @@ pub fn run(a: FpBench) -> Result<()> {
         sigma,
         p.fp_sigma,
         p.expected_messages_per_cycle,
-        describe(&t, a.repeats),
+        describe(&t),
         3 * a.hashes + 4
     );
-    let t = timed(a.repeats, || {
+    let (t, c) = timed(a.repeats, || {
         capacity(&CapacityQuery {
             memory: a.capacity_memory,
             target: a.target_fp,
@@ -111,7 +82,6 @@ pub fn run(a: FpBench) -> Result<()> {
             copy_over: true,
         })
     })?;
-    let c = &t.out;
     println!(
         "capacity M={} target={} k=1..{} (one and two phases, f_a, f_w): best k {} sigma {} capacity {:.1}, f_w ratio {:.3}; {}",
         a.capacity_memory,
@@ -121,7 +91,7 @@ pub fn run(a: FpBench) -> Result<()> {
         c.sigma,
         c.capacity_sigma,
         c.ratio_fw,
-        describe(&t, a.repeats)
+        describe(&t)
     );
     Ok(())
 }
