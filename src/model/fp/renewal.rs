@@ -48,12 +48,6 @@ impl Visit<'_> {
     pub fn rho(&self) -> f64 {
         self.row[0]
     }
-
-    /// Probability that this state's insertion ends above `sigma` (a recycle).
-    pub fn exit_mass(&self, sigma: u64) -> f64 {
-        let first = (sigma + 1).saturating_sub(self.state).max(1) as usize;
-        self.row.get(first..).map_or(0.0, |r| r.iter().sum())
-    }
 }
 
 /// The bit-count chain of one cycle: transitions plus where a recycle restarts it.
