@@ -28,7 +28,12 @@ fn render(p: &FpPrediction) -> String {
     let mut t = Table::new(["quantity", "value"]);
     if let Some(s) = &p.sigma {
         if p.filter.phases == 2 {
-            t.row(["f_sigma^2 (eq. 26)".to_string(), rate(s.fp_sigma)]);
+            let how = if p.filter.copy_over {
+                "f_sigma^2 (eq. 26)"
+            } else {
+                "f_sigma^2 (no copy-over, renewal-reward)"
+            };
+            t.row([how.to_string(), rate(s.fp_sigma)]);
             t.row(["active half f_sigma^1".to_string(), rate(s.fp_active)]);
             t.row(["frozen half mean rho".to_string(), rate(s.fp_frozen)]);
         } else {
