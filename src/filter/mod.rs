@@ -128,7 +128,7 @@ impl RecyclingFilter {
     }
 
     /// Classifies and records one arrival.
-    #[inline]
+    #[inline(always)]
     pub fn process(&mut self, key: u64) -> Outcome {
         let buf = &mut self.buf;
         let a = self.active;

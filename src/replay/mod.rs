@@ -209,7 +209,7 @@ impl Replay {
     }
 
     /// Replays one arrival.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, key: u64) {
         let cycle = self.filter.recycles();
         let mut slot = self.truth.lookup(key, cycle, self.window);
