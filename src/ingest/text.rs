@@ -112,7 +112,7 @@ impl<P: LineParser> TextSource<P> {
                 Some(Message::at(key, time))
             }
             Ok(None) => {
-                self.summary.skip("blank or comment line");
+                self.summary.skip("blank, comment or header line");
                 None
             }
             Err(reason) => {
