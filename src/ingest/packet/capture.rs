@@ -30,6 +30,9 @@ struct Interface {
     linktype: u32,
     /// Timestamp units per second.
     units_per_sec: u64,
+    /// Nanoseconds per unit when that is a whole number (every power of ten up to
+    /// 10^9): timestamps then cost a multiplication, not a 128-bit division.
+    ns_per_unit: Option<u64>,
     /// Seconds added to every timestamp (`if_tsoffset`).
     offset_s: i64,
 }
@@ -140,6 +143,7 @@ impl PcapSource {
 
     /// Reads blocks until one yields a packet outcome (or the input ends); returns it
     /// with the byte offset of its block.
+    #[inline(always)]
     fn next_outcome(&mut self) -> Option<(usize, Outcome)> {
         loop {
             if self.done {
@@ -204,6 +208,7 @@ impl PcapSource {
 
 /// Interprets one block. Section headers reset the interface list (pcapng §4.1:
 /// interface ids are per section).
+#[inline(always)]
 fn outcome(
     block: PcapBlockOwned<'_>,
     interfaces: &mut Vec<Interface>,
@@ -220,6 +225,7 @@ fn outcome(
             interfaces.push(Interface {
                 linktype: mask_linktype(h.network.0),
                 units_per_sec: units,
+                ns_per_unit: ns_per_unit(units),
                 offset_s: 0,
             });
             summary.note_resolution(units);
@@ -231,7 +237,7 @@ fn outcome(
                 return Outcome::Malformed("record before the file header".into());
             };
             let ns = u64::from(b.ts_sec) * 1_000_000_000
-                + u64::from(b.ts_usec) * (1_000_000_000 / i.units_per_sec);
+                + u64::from(b.ts_usec) * i.ns_per_unit.unwrap_or(1);
             if b.caplen > b.origlen {
                 summary.note("capture length larger than original length (kept what was captured)");
             }
@@ -249,6 +255,7 @@ fn outcome(
             interfaces.push(Interface {
                 linktype: mask_linktype(idb.linktype.0),
                 units_per_sec: units,
+                ns_per_unit: ns_per_unit(units),
                 offset_s: idb.ts_offset(),
             });
             summary.note_resolution(units);
@@ -264,8 +271,10 @@ fn outcome(
                 ));
             };
             let ts = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
-            let ns = (u128::from(ts) * 1_000_000_000 / u128::from(i.units_per_sec)) as i128
-                + i128::from(i.offset_s) * 1_000_000_000;
+            let ns = match i.ns_per_unit {
+                Some(m) => i128::from(ts) * i128::from(m),
+                None => (u128::from(ts) * 1_000_000_000 / u128::from(i.units_per_sec)) as i128,
+            } + i128::from(i.offset_s) * 1_000_000_000;
             let ns = ns.clamp(0, i128::from(u64::MAX - 1)) as u64;
             // The block's data is padded to 32 bits: the packet is its first caplen bytes.
             let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
@@ -293,6 +302,11 @@ fn outcome(
         },
         Err(s) => Outcome::Skipped(s),
     }
+}
+
+fn ns_per_unit(units_per_sec: u64) -> Option<u64> {
+    (units_per_sec > 0 && units_per_sec <= 1_000_000_000 && 1_000_000_000 % units_per_sec == 0)
+        .then(|| 1_000_000_000 / units_per_sec)
 }
 
 /// Timestamp units per second from `if_tsresol` (pcapng §4.2: the high bit selects a
