@@ -167,6 +167,14 @@ impl LineParser for CsvParser {
     fn name(&self) -> &'static str {
         "csv"
     }
+
+    fn skip_reason(&self, line_no: u64) -> &'static str {
+        if self.spec.header && line_no == 1 {
+            "header line"
+        } else {
+            "blank or comment line"
+        }
+    }
 }
 
 #[cfg(test)]

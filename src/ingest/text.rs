@@ -20,6 +20,11 @@ pub trait LineParser: Send {
 
     /// Format name for reports.
     fn name(&self) -> &'static str;
+
+    /// Why line `line_no` carried no record (after `parse` returned `Ok(None)`).
+    fn skip_reason(&self, _line_no: u64) -> &'static str {
+        "blank or comment line"
+    }
 }
 
 /// Malformed lines quoted in the summary (all are counted).
@@ -133,7 +138,8 @@ impl<P: LineParser> TextSource<P> {
                 Some(Message::at(key, time))
             }
             Ok(None) => {
-                self.summary.skip("blank, comment or header line");
+                let reason = self.parser.skip_reason(self.line_no);
+                self.summary.skip(reason);
                 None
             }
             Err(reason) => {

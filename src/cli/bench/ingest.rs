@@ -13,6 +13,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::{measure, Measurement};
+
 use clap::{Args, ValueEnum};
 
 use rbf::ingest::packet::capture::{CaptureOptions, PcapSource};
@@ -70,65 +72,15 @@ impl SplitMix64 {
     }
 }
 
-/// On-CPU time of this thread in seconds (`CLOCK_THREAD_CPUTIME_ID`), so that a figure
-/// means "one core" even when other processes share the machine; `None` where the
-/// clock is unavailable (the figures are then wall time).
-#[cfg(target_os = "linux")]
-fn thread_cpu_seconds() -> Option<f64> {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut ts = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec (two 64-bit fields on 64-bit Linux,
-    // which is what this cfg covers together with the pointer-width check below).
-    let rc = if cfg!(target_pointer_width = "64") {
-        unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) }
-    } else {
-        -1
-    };
-    (rc == 0).then_some(ts.sec as f64 + ts.nsec as f64 * 1e-9)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn thread_cpu_seconds() -> Option<f64> {
-    None
-}
-
-/// Runs `f` `repeats` times; returns (median, best) seconds of on-CPU time (wall time
-/// where that is unavailable) and the last result.
-fn measure<T>(repeats: u32, mut f: impl FnMut() -> Result<T>) -> Result<(f64, f64, T)> {
-    let mut times = Vec::new();
+/// Runs `f` `repeats` times through the shared [`measure`], keeping its last result.
+fn timed<T>(repeats: u32, mut f: impl FnMut() -> Result<T>) -> Result<(Measurement, T)> {
     let mut last = None;
-    for _ in 0..repeats.max(1) {
-        let (t, c) = (Instant::now(), thread_cpu_seconds());
-        let r = f()?;
-        let wall = t.elapsed().as_secs_f64();
-        let cpu = c.and_then(|c0| thread_cpu_seconds().map(|c1| c1 - c0));
-        times.push(cpu.unwrap_or(wall));
-        last = Some(r);
-    }
-    times.sort_by(f64::total_cmp);
+    let m = measure(repeats, || {
+        last = Some(f()?);
+        Ok(())
+    })?;
     let last = last.ok_or_else(|| Error::invalid("no repeat ran"))?;
-    Ok((times[times.len() / 2], times[0], last))
-}
-
-fn report(what: &str, units: f64, unit: &str, median: f64, best: f64) {
-    println!(
-        "{what}: {} median {median:.3} s, best {best:.3} s -> {:.1} {unit}/s (median), {:.1} {unit}/s (best)",
-        if thread_cpu_seconds().is_some() {
-            "on-CPU time"
-        } else {
-            "wall time"
-        },
-        units / median,
-        units / best
-    );
+    Ok((m, last))
 }
 
 pub fn run(a: IngestBench) -> Result<()> {
@@ -155,7 +107,7 @@ fn pcap(a: &IngestBench) -> Result<()> {
     // Each repeat reads the capture `passes` times so that a repeat lasts long enough
     // to time (the zeek capture takes milliseconds).
     let passes = a.pcap_passes.max(1);
-    let (median, best, (packets, distinct, summary)) = measure(a.repeats, || {
+    let (m, (packets, distinct, summary)) = timed(a.repeats, || {
         let mut seen = HashSet::new();
         let mut n = 0u64;
         let mut summary = None;
@@ -181,12 +133,9 @@ fn pcap(a: &IngestBench) -> Result<()> {
         summary.records,
         summary.skipped
     );
-    report(
-        &format!("pcap ({passes} passes per repeat)"),
-        (summary.records * u64::from(passes)) as f64 / 1e6,
-        "M packets",
-        median,
-        best,
+    println!(
+        "pcap ({passes} passes per repeat): {}",
+        m.throughput((summary.records * u64::from(passes)) as f64, "packets")
     );
     Ok(())
 }
@@ -204,7 +153,7 @@ fn jedi(a: &IngestBench) -> Result<()> {
         lines += 1;
     }
     let log: Arc<[u8]> = log.into();
-    let (median, best, (n, summary)) = measure(a.repeats, || {
+    let (m, (n, summary)) = timed(a.repeats, || {
         let reader = BufReader::with_capacity(1 << 20, Cursor::new(Arc::clone(&log)));
         let mut src = TextSource::new(
             PathBuf::from("synthetic.jedi"),
@@ -227,8 +176,8 @@ fn jedi(a: &IngestBench) -> Result<()> {
         log.len() as f64 / 1e6,
         summary.malformed
     );
-    report("jedi", log.len() as f64 / 1e6, "MB", median, best);
-    report("jedi", n as f64 / 1e6, "M lines", median, best);
+    println!("jedi: {}", m.throughput(log.len() as f64, "bytes"));
+    println!("jedi: {}", m.throughput(n as f64, "lines"));
     Ok(())
 }
 
@@ -260,7 +209,7 @@ fn rbfs(a: &IngestBench) -> Result<()> {
     let file: Arc<[u8]> = std::fs::read(&path)
         .map_err(|e| Error::io(&path, e))?
         .into();
-    let (median, best, n) = measure(a.repeats, || {
+    let (m, n) = timed(a.repeats, || {
         let mut r = RbfsReader::new(path.clone(), Box::new(Cursor::new(Arc::clone(&file))))?;
         let mut n = 0u64;
         let mut x = 0u64;
@@ -271,8 +220,8 @@ fn rbfs(a: &IngestBench) -> Result<()> {
         std::hint::black_box(x);
         Ok(n)
     })?;
-    report("rbfs (blocks)", n as f64 / 1e6, "M messages", median, best);
-    let (median, best, n) = measure(a.repeats, || {
+    println!("rbfs (blocks): {}", m.throughput(n as f64, "messages"));
+    let (m, n) = timed(a.repeats, || {
         let src = rbf::ingest::rbfs::RbfsSource::open(
             path.clone(),
             Box::new(Cursor::new(Arc::clone(&file))),
@@ -288,12 +237,9 @@ fn rbfs(a: &IngestBench) -> Result<()> {
         std::hint::black_box(x);
         Ok(n)
     })?;
-    report(
-        "rbfs (iterator via Box<dyn MessageSource>)",
-        n as f64 / 1e6,
-        "M messages",
-        median,
-        best,
+    println!(
+        "rbfs (iterator via Box<dyn MessageSource>): {}",
+        m.throughput(n as f64, "messages")
     );
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
