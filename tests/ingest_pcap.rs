@@ -529,3 +529,46 @@ fn flow_records_follow_the_timeouts() {
     let (again, _) = read(&path, &o);
     assert_eq!(tiny, again);
 }
+
+/// IPv6 packet with a fragment header (offset in 8-byte units, more-fragments flag).
+fn ipv6_fragment(offset: u16, more: bool, sport: u16, dport: u16) -> Vec<u8> {
+    let mut v = vec![0x60, 0, 0, 0, 0, 16, 44, 64];
+    v.extend_from_slice(&[1; 16]);
+    v.extend_from_slice(&[2; 16]);
+    v.extend_from_slice(&[17, 0]);
+    v.extend_from_slice(&((offset << 3) | u16::from(more)).to_be_bytes());
+    v.extend_from_slice(&7u32.to_be_bytes());
+    v.extend_from_slice(&sport.to_be_bytes());
+    v.extend_from_slice(&dport.to_be_bytes());
+    v.extend_from_slice(&[0, 8, 0, 0]);
+    v
+}
+
+#[test]
+fn ipv6_fragments_keep_ports_only_in_the_first() {
+    let dir = scratch("frag6");
+    let frames = vec![
+        (1, 0, ipv6_fragment(0, true, 53, 5353)),
+        (1, 1, ipv6_fragment(185, false, 53, 5353)),
+    ];
+    let p = write(&dir, "frag.pcap", &pcap(229, false, false, &frames));
+    let mut o = options(Format::Auto, FlowKeyKind::FiveTuple);
+    o.keep_keys = true;
+    let mut src = ingest::open(&p, &o).expect("opens");
+    let ms: Vec<_> = (&mut src).collect();
+    let d = src.dictionary().expect("kept");
+    assert_eq!(
+        d.display(ms[0].key),
+        "udp [101:101:101:101:101:101:101:101]:53 -> [202:202:202:202:202:202:202:202]:5353"
+    );
+    assert_eq!(
+        d.display(ms[1].key),
+        "udp [101:101:101:101:101:101:101:101]:0 -> [202:202:202:202:202:202:202:202]:0"
+    );
+    assert_eq!(
+        src.summary().notes.values().sum::<u64>(),
+        1,
+        "{:?}",
+        src.summary().notes
+    );
+}

@@ -13,7 +13,7 @@ pub mod flows;
 pub mod key;
 pub mod link;
 
-use etherparse::{LaxIpSlice, LenSource};
+use etherparse::{Ipv6ExtensionSlice, LaxIpSlice, LenSource};
 
 use link::{Link, LinkSkip, Vlans, ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 
@@ -145,7 +145,20 @@ pub fn decode(linktype: u32, frame: &[u8]) -> Result<PacketFields, Skip> {
             f.ipv6 = true;
             f.src = h.source();
             f.dst = h.destination();
-            0
+            // The first fragment (offset 0) carries the transport header. The offset is
+            // read from the raw header (RFC 8200 §4.5: the top 13 bits of bytes 2-3)
+            // because etherparse 0.19's `fragment_offset()` mixes in the M flag.
+            v6.extensions()
+                .clone()
+                .into_iter()
+                .find_map(|e| match e {
+                    Ipv6ExtensionSlice::Fragment(fr) => {
+                        let b = fr.slice();
+                        Some(u16::from_be_bytes([b[2], b[3]]) >> 3)
+                    }
+                    _ => None,
+                })
+                .unwrap_or(0)
         }
     };
     let p = ip.payload();
@@ -154,7 +167,7 @@ pub fn decode(linktype: u32, frame: &[u8]) -> Result<PacketFields, Skip> {
         f.partial = Some(Partial::IpTruncated);
     }
     if has_ports(f.protocol) {
-        if fragment_offset != 0 || (f.ipv6 && p.fragmented) {
+        if fragment_offset != 0 {
             f.partial = Some(Partial::Fragment);
         } else if p.payload.len() >= 4 {
             f.src_port = u16::from_be_bytes([p.payload[0], p.payload[1]]);
