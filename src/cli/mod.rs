@@ -8,6 +8,7 @@ mod ingest;
 mod model;
 mod replay;
 mod synth;
+mod trace_args;
 
 use clap::{Parser, Subcommand};
 

@@ -2,11 +2,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::ingest::{self, Format, IngestOptions};
+use rbf::ingest;
 use rbf::replay::{Replay, ReplayOptions};
 use rbf::Result;
 
 use super::filter_args::FilterArgs;
+use super::trace_args::TraceArgs;
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
@@ -17,9 +18,8 @@ pub struct ReplayArgs {
     /// Arrivals that update state but are not counted.
     #[arg(long, default_value_t = 0)]
     pub warmup: u64,
-    /// Trace format.
-    #[arg(long, value_enum, default_value_t = Format::Auto)]
-    pub format: Format,
+    #[command(flatten)]
+    pub trace_args: TraceArgs,
     /// Confidence level of the batch-means intervals.
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
@@ -43,13 +43,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             format!("must lie in (0, 1), found {}", a.confidence),
         ));
     }
-    let mut source = ingest::open(
-        &a.trace,
-        &IngestOptions {
-            format: a.format,
-            ..Default::default()
-        },
-    )?;
+    let mut source = ingest::open(&a.trace, &a.trace_args.options()?)?;
     let mut replay = Replay::new(
         &config,
         ReplayOptions {

@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
+use super::progress::ProgressReader;
 use crate::error::{Error, Result};
 
 pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
@@ -18,7 +19,25 @@ pub struct Input {
 /// Opens `path`, transparently decompressing zstd (detected by magic number, whatever
 /// the file is called).
 pub fn open(path: &Path) -> Result<Input> {
+    open_with_progress(path, false)
+}
+
+/// [`open`], with a progress line on stderr for large files when `progress` is set.
+pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file: Box<dyn Read + Send> = if progress {
+        let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let label = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        match ProgressReader::wrap(file, label, total) {
+            Ok(p) => Box::new(p),
+            Err(f) => Box::new(f),
+        }
+    } else {
+        Box::new(file)
+    };
     let mut raw = BufReader::with_capacity(1 << 20, file);
     let head = raw.fill_buf().map_err(|e| Error::io(path, e))?;
     if head.starts_with(&ZSTD_MAGIC) {

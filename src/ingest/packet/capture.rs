@@ -1,0 +1,405 @@
+//! The message source over a pcap or pcapng capture, read with pcap-parser's streaming
+//! readers (legacy pcap in both byte orders with micro- or nanosecond timestamps;
+//! pcapng with any number of sections and interfaces, each with its own link type,
+//! `if_tsresol` and `if_tsoffset`).
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use pcap_parser::pcapng::Block;
+use pcap_parser::traits::PcapReaderIterator;
+use pcap_parser::{PcapBlockOwned, PcapError};
+
+use super::flows::{FlowRecord, FlowTable, FlowTimeouts};
+use super::key::KeySpec;
+use super::link::mask_linktype;
+use super::{decode, PacketFields, Skip};
+use crate::error::{Error, Result};
+use crate::ingest::{FlowSummary, IngestSummary, MessageSource};
+use crate::message::{KeyDictionary, KeyHasher, Message, Timestamp};
+
+/// Initial read buffer; grown on demand for larger blocks, up to [`MAX_BUFFER`].
+const INITIAL_BUFFER: usize = 1 << 20;
+/// A block claiming to be larger than this is treated as corruption, not as a reason
+/// to allocate: real captures have blocks of at most a few hundred KiB.
+const MAX_BUFFER: usize = 64 << 20;
+
+/// One pcapng interface (or the single link of a legacy pcap file).
+#[derive(Clone, Copy, Debug)]
+struct Interface {
+    linktype: u32,
+    /// Timestamp units per second.
+    units_per_sec: u64,
+    /// Nanoseconds per unit when that is a whole number (every power of ten up to
+    /// 10^9): timestamps then cost a multiplication, not a 128-bit division.
+    ns_per_unit: Option<u64>,
+    /// Seconds added to every timestamp (`if_tsoffset`).
+    offset_s: i64,
+}
+
+/// How a capture's packets become messages.
+#[derive(Clone, Copy, Debug)]
+pub struct CaptureOptions {
+    pub key: KeySpec,
+    /// `Some`: one message per exported flow record; `None`: one per IP packet.
+    pub flows: Option<FlowTimeouts>,
+    pub hasher: KeyHasher,
+    pub keep_keys: bool,
+}
+
+/// A pcap/pcapng capture as a message stream.
+pub struct PcapSource {
+    path: PathBuf,
+    reader: Box<dyn PcapReaderIterator + Send>,
+    options: CaptureOptions,
+    dictionary: Option<KeyDictionary>,
+    flows: Option<FlowTable>,
+    pending: Vec<FlowRecord>,
+    pending_at: usize,
+    interfaces: Vec<Interface>,
+    buffer_size: usize,
+    last_time_ns: u64,
+    done: bool,
+    summary: IngestSummary,
+}
+
+/// What one block turned into, owned so that the reader can move on.
+enum Outcome {
+    Packet {
+        fields: PacketFields,
+        time_ns: Option<u64>,
+        wire_len: u64,
+    },
+    Skipped(Skip),
+    Malformed(String),
+    Nothing,
+}
+
+impl PcapSource {
+    pub fn new(
+        path: PathBuf,
+        input: Box<dyn Read + Send>,
+        options: CaptureOptions,
+    ) -> Result<Self> {
+        let reader =
+            pcap_parser::create_reader(INITIAL_BUFFER, input).map_err(|e| Error::Format {
+                path: path.clone(),
+                offset: 0,
+                message: match e {
+                    PcapError::Eof | PcapError::Incomplete(_) | PcapError::UnexpectedEof => {
+                        "truncated capture: the file header is incomplete".to_string()
+                    }
+                    PcapError::HeaderNotRecognized => {
+                        "not a pcap or pcapng capture, or its file header is truncated or corrupt"
+                            .to_string()
+                    }
+                    other => format!("cannot read the capture header: {other}"),
+                },
+            })?;
+        let mut summary = IngestSummary::new(&path, "pcap");
+        summary.key = Some(options.key.describe());
+        if let Some(t) = options.flows {
+            summary.flows = Some(FlowSummary {
+                inactive_timeout_s: t.inactive_ns as f64 / 1e9,
+                active_timeout_s: t.active_ns as f64 / 1e9,
+                ..Default::default()
+            });
+        }
+        Ok(PcapSource {
+            path,
+            reader,
+            dictionary: options.keep_keys.then(KeyDictionary::new),
+            flows: options.flows.map(FlowTable::new),
+            options,
+            pending: Vec::new(),
+            pending_at: 0,
+            interfaces: Vec::new(),
+            buffer_size: INITIAL_BUFFER,
+            last_time_ns: 0,
+            done: false,
+            summary,
+        })
+    }
+
+    fn damage(&mut self, what: &str) {
+        self.summary.damage = Some(format!(
+            "{}: byte offset {}: {what}; the {} packet(s) before it were read",
+            self.path.display(),
+            self.reader.consumed(),
+            self.summary.records
+        ));
+        self.end();
+    }
+
+    fn end(&mut self) {
+        self.done = true;
+        if let Some(t) = self.flows.as_mut() {
+            t.finish(&mut self.pending);
+            if let Some(f) = self.summary.flows.as_mut() {
+                f.max_live_flows = t.max_live_flows() as u64;
+            }
+        }
+    }
+
+    /// Reads blocks until one yields a packet outcome (or the input ends); returns it
+    /// with the byte offset of its block.
+    #[inline(always)]
+    fn next_outcome(&mut self) -> Option<(usize, Outcome)> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let offset = self.reader.consumed();
+            match self.reader.next() {
+                Ok((len, block)) => {
+                    let o = outcome(block, &mut self.interfaces, &mut self.summary);
+                    self.reader.consume(len);
+                    if !matches!(o, Outcome::Nothing) {
+                        return Some((offset, o));
+                    }
+                }
+                Err(PcapError::Eof) => self.end(),
+                Err(PcapError::Incomplete(_)) => {
+                    if let Err(e) = self.reader.refill() {
+                        let what = format!("read error: {e}");
+                        self.damage(&what);
+                    }
+                }
+                Err(PcapError::BufferTooSmall) => {
+                    let want = self.buffer_size.saturating_mul(2);
+                    if want > MAX_BUFFER || !self.reader.grow(want) {
+                        self.damage("corrupt capture: a record claims more than 64 MiB");
+                    } else {
+                        self.buffer_size = want;
+                        if let Err(e) = self.reader.refill() {
+                            let what = format!("read error: {e}");
+                            self.damage(&what);
+                        }
+                    }
+                }
+                Err(PcapError::UnexpectedEof) => self.damage(
+                    "truncated capture (or a corrupt length field): the record here is incomplete",
+                ),
+                Err(PcapError::ReadError) => {
+                    self.damage("read error (or corrupt compressed input)")
+                }
+                Err(e) => {
+                    let what = format!("corrupt capture: {e}");
+                    self.damage(&what)
+                }
+            }
+        }
+    }
+
+    fn emit_pending(&mut self) -> Option<Message> {
+        let r = self.pending.get(self.pending_at).copied()?;
+        self.pending_at += 1;
+        if self.pending_at == self.pending.len() {
+            self.pending.clear();
+            self.pending_at = 0;
+        }
+        self.summary.messages += 1;
+        if let Some(f) = self.summary.flows.as_mut() {
+            f.records += 1;
+        }
+        Some(Message::at(r.key, Timestamp::from_nanos(r.export_ns)))
+    }
+}
+
+/// Interprets one block. Section headers reset the interface list (pcapng §4.1:
+/// interface ids are per section).
+#[inline(always)]
+fn outcome(
+    block: PcapBlockOwned<'_>,
+    interfaces: &mut Vec<Interface>,
+    summary: &mut IngestSummary,
+) -> Outcome {
+    let (if_id, data, time_ns, wire_len) = match block {
+        PcapBlockOwned::LegacyHeader(h) => {
+            let units = if h.is_nanosecond_precision() {
+                1_000_000_000
+            } else {
+                1_000_000
+            };
+            interfaces.clear();
+            interfaces.push(Interface {
+                linktype: mask_linktype(h.network.0),
+                units_per_sec: units,
+                ns_per_unit: ns_per_unit(units),
+                offset_s: 0,
+            });
+            summary.note_resolution(units);
+            return Outcome::Nothing;
+        }
+        PcapBlockOwned::Legacy(b) => {
+            let Some(i) = interfaces.first() else {
+                summary.records += 1;
+                return Outcome::Malformed("record before the file header".into());
+            };
+            let ns = u64::from(b.ts_sec) * 1_000_000_000
+                + u64::from(b.ts_usec) * i.ns_per_unit.unwrap_or(1);
+            if b.caplen > b.origlen {
+                summary.note("capture length larger than original length (kept what was captured)");
+            }
+            (0usize, b.data, Some(ns), u64::from(b.origlen))
+        }
+        PcapBlockOwned::NG(Block::SectionHeader(_)) => {
+            interfaces.clear();
+            return Outcome::Nothing;
+        }
+        PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+            let units = ts_units(idb.if_tsresol).unwrap_or_else(|| {
+                summary.note("interface with an invalid if_tsresol: microseconds assumed");
+                1_000_000
+            });
+            interfaces.push(Interface {
+                linktype: mask_linktype(idb.linktype.0),
+                units_per_sec: units,
+                ns_per_unit: ns_per_unit(units),
+                offset_s: idb.ts_offset(),
+            });
+            summary.note_resolution(units);
+            return Outcome::Nothing;
+        }
+        PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+            let Some(i) = interfaces.get(epb.if_id as usize) else {
+                summary.records += 1;
+                return Outcome::Malformed(format!(
+                    "packet on interface {} but the section defines {}",
+                    epb.if_id,
+                    interfaces.len()
+                ));
+            };
+            let ts = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+            let ns = match i.ns_per_unit {
+                Some(m) => i128::from(ts) * i128::from(m),
+                None => (u128::from(ts) * 1_000_000_000 / u128::from(i.units_per_sec)) as i128,
+            } + i128::from(i.offset_s) * 1_000_000_000;
+            let ns = ns.clamp(0, i128::from(u64::MAX - 1)) as u64;
+            // The block's data is padded to 32 bits: the packet is its first caplen bytes.
+            let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
+            (epb.if_id as usize, data, Some(ns), u64::from(epb.origlen))
+        }
+        PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+            if interfaces.is_empty() {
+                summary.records += 1;
+                return Outcome::Malformed("simple packet block before any interface".into());
+            }
+            let data = &spb.data[..(spb.origlen as usize).min(spb.data.len())];
+            (0, data, None, u64::from(spb.origlen))
+        }
+        PcapBlockOwned::NG(other) => {
+            summary.note(block_name(&other));
+            return Outcome::Nothing;
+        }
+    };
+    summary.records += 1;
+    match decode(interfaces[if_id].linktype, data) {
+        Ok(fields) => Outcome::Packet {
+            fields,
+            time_ns,
+            wire_len,
+        },
+        Err(s) => Outcome::Skipped(s),
+    }
+}
+
+fn ns_per_unit(units_per_sec: u64) -> Option<u64> {
+    (units_per_sec > 0 && units_per_sec <= 1_000_000_000 && 1_000_000_000 % units_per_sec == 0)
+        .then(|| 1_000_000_000 / units_per_sec)
+}
+
+/// Timestamp units per second from `if_tsresol` (pcapng §4.2: the high bit selects a
+/// power of two, otherwise a power of ten). pcap-parser's own helper compares the
+/// whole byte against 63 and so rejects every valid power-of-two resolution.
+fn ts_units(tsresol: u8) -> Option<u64> {
+    let exp = u32::from(tsresol & 0x7F);
+    if tsresol & 0x80 == 0 {
+        10u64.checked_pow(exp)
+    } else {
+        1u64.checked_shl(exp).filter(|_| exp < 64)
+    }
+}
+
+fn block_name(b: &Block<'_>) -> &'static str {
+    match b {
+        Block::NameResolution(_) => "pcapng name resolution block (not needed)",
+        Block::InterfaceStatistics(_) => "pcapng interface statistics block (not needed)",
+        Block::DecryptionSecrets(_) => "pcapng decryption secrets block (not needed)",
+        Block::SystemdJournalExport(_) => "pcapng systemd journal block (not needed)",
+        Block::ProcessInformation(_) => "pcapng process information block (not needed)",
+        Block::Custom(_) => "pcapng custom block (not needed)",
+        _ => "pcapng block of unknown type (ignored as the specification requires)",
+    }
+}
+
+impl Iterator for PcapSource {
+    type Item = Message;
+
+    fn next(&mut self) -> Option<Message> {
+        loop {
+            if let Some(m) = self.emit_pending() {
+                return Some(m);
+            }
+            let Some((offset, outcome)) = self.next_outcome() else {
+                // The end flushed the flow table into `pending`.
+                return self.emit_pending();
+            };
+            match outcome {
+                Outcome::Packet {
+                    fields,
+                    time_ns,
+                    wire_len,
+                } => {
+                    if let Some(p) = fields.partial {
+                        self.summary.note(p.note());
+                    }
+                    let spec = self.options.key;
+                    let kb = spec.encode(&fields);
+                    let key = self.options.hasher.hash(kb.as_slice());
+                    if let Some(d) = self.dictionary.as_mut() {
+                        if d.name(key).is_none() {
+                            d.record(key, spec.render(&fields).as_bytes());
+                        }
+                    }
+                    let t = time_ns.unwrap_or(self.last_time_ns);
+                    self.last_time_ns = t;
+                    match self.flows.as_mut() {
+                        None => {
+                            self.summary.messages += 1;
+                            return Some(Message::at(key, Timestamp::from_nanos(t)));
+                        }
+                        Some(table) => table.packet(key, t, wire_len, &mut self.pending),
+                    }
+                }
+                Outcome::Skipped(s) => {
+                    if s.is_malformed() {
+                        let at = format!(
+                            "{}: byte offset {offset}: {}",
+                            self.path.display(),
+                            s.detail()
+                        );
+                        self.summary.malformed_at(&s.reason(), &at);
+                    } else {
+                        self.summary.skip(&s.reason());
+                    }
+                }
+                Outcome::Malformed(what) => {
+                    let at = format!("{}: byte offset {offset}: {what}", self.path.display());
+                    self.summary.malformed_at(&what, &at);
+                }
+                Outcome::Nothing => {}
+            }
+        }
+    }
+}
+
+impl MessageSource for PcapSource {
+    fn summary(&self) -> &IngestSummary {
+        &self.summary
+    }
+
+    fn dictionary(&self) -> Option<&KeyDictionary> {
+        self.dictionary.as_ref()
+    }
+}

@@ -1,0 +1,318 @@
+//! Flow keys: which header fields identify "the same message" (`--key`).
+//!
+//! A key is a canonical byte encoding of the selected fields, hashed with the
+//! [`KeyHasher`](crate::message::KeyHasher), so the same flow always has the same
+//! 64-bit key whatever the capture. The encoding starts with a tag byte naming the key
+//! kind and IP version so that, e.g., an IPv4 `dst` key never equals an IPv6 one.
+
+use std::fmt::Write as _;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use serde::{Deserialize, Serialize};
+
+use super::PacketFields;
+use crate::error::{Error, Result};
+
+/// The header fields that make up a message key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowKeyKind {
+    /// Protocol, source and destination address and port.
+    #[default]
+    FiveTuple,
+    /// The 5-tuple plus up to two VLAN ids (outer, inner).
+    FiveTupleVlan,
+    /// Source and destination address.
+    SrcDst,
+    /// Destination address.
+    Dst,
+    /// Destination network (`--prefix-v4`/`--prefix-v6` bits): the campus use case.
+    DstPrefix,
+    /// Source network.
+    SrcPrefix,
+}
+
+impl FlowKeyKind {
+    fn tag(self) -> u8 {
+        match self {
+            FlowKeyKind::FiveTuple => 1,
+            FlowKeyKind::FiveTupleVlan => 2,
+            FlowKeyKind::SrcDst => 3,
+            FlowKeyKind::Dst => 4,
+            FlowKeyKind::DstPrefix => 5,
+            FlowKeyKind::SrcPrefix => 6,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKeyKind::FiveTuple => "five-tuple",
+            FlowKeyKind::FiveTupleVlan => "five-tuple-vlan",
+            FlowKeyKind::SrcDst => "src-dst",
+            FlowKeyKind::Dst => "dst",
+            FlowKeyKind::DstPrefix => "dst-prefix",
+            FlowKeyKind::SrcPrefix => "src-prefix",
+        }
+    }
+}
+
+/// A key kind with its prefix lengths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeySpec {
+    pub kind: FlowKeyKind,
+    pub prefix_v4: u8,
+    pub prefix_v6: u8,
+}
+
+impl Default for KeySpec {
+    fn default() -> Self {
+        KeySpec {
+            kind: FlowKeyKind::FiveTuple,
+            prefix_v4: 24,
+            prefix_v6: 48,
+        }
+    }
+}
+
+/// Longest canonical key: tag, 2 × 16 address bytes, protocol, 2 ports, 2 VLAN ids, count.
+pub const MAX_KEY_LEN: usize = 1 + 32 + 1 + 4 + 4 + 1;
+
+/// Canonical key bytes in a fixed buffer (no allocation per packet).
+#[derive(Clone, Copy, Debug)]
+pub struct KeyBytes {
+    buf: [u8; MAX_KEY_LEN],
+    len: u8,
+}
+
+impl KeyBytes {
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len as usize]
+    }
+}
+
+struct Writer {
+    k: KeyBytes,
+}
+
+impl Writer {
+    #[inline]
+    fn put(&mut self, b: &[u8]) {
+        let at = self.k.len as usize;
+        self.k.buf[at..at + b.len()].copy_from_slice(b);
+        self.k.len += b.len() as u8;
+    }
+}
+
+fn masked(addr: &[u8; 16], bytes: usize, bits: u8) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    let bits = usize::from(bits).min(bytes * 8);
+    let full = bits / 8;
+    out[..full].copy_from_slice(&addr[..full]);
+    if bits % 8 != 0 {
+        out[full] = addr[full] & (0xFFu8 << (8 - bits % 8));
+    }
+    out
+}
+
+impl KeySpec {
+    pub fn new(kind: FlowKeyKind, prefix_v4: u8, prefix_v6: u8) -> Result<Self> {
+        if prefix_v4 > 32 {
+            return Err(Error::config(
+                "prefix-v4",
+                format!("must be 0..=32 bits, found {prefix_v4}"),
+            ));
+        }
+        if prefix_v6 > 128 {
+            return Err(Error::config(
+                "prefix-v6",
+                format!("must be 0..=128 bits, found {prefix_v6}"),
+            ));
+        }
+        Ok(KeySpec {
+            kind,
+            prefix_v4,
+            prefix_v6,
+        })
+    }
+
+    pub fn describe(&self) -> String {
+        match self.kind {
+            FlowKeyKind::DstPrefix | FlowKeyKind::SrcPrefix => format!(
+                "{} (/{} IPv4, /{} IPv6)",
+                self.kind.name(),
+                self.prefix_v4,
+                self.prefix_v6
+            ),
+            k => k.name().to_string(),
+        }
+    }
+
+    /// The canonical bytes of `f`'s key.
+    #[inline]
+    pub fn encode(&self, f: &PacketFields) -> KeyBytes {
+        let alen = if f.ipv6 { 16 } else { 4 };
+        let mut w = Writer {
+            k: KeyBytes {
+                buf: [0; MAX_KEY_LEN],
+                len: 0,
+            },
+        };
+        w.put(&[self.kind.tag() << 1 | u8::from(f.ipv6)]);
+        match self.kind {
+            FlowKeyKind::FiveTuple | FlowKeyKind::FiveTupleVlan => {
+                w.put(&f.src[..alen]);
+                w.put(&f.dst[..alen]);
+                w.put(&[f.protocol]);
+                w.put(&f.src_port.to_be_bytes());
+                w.put(&f.dst_port.to_be_bytes());
+                if self.kind == FlowKeyKind::FiveTupleVlan {
+                    let n = f.vlans.count.min(2);
+                    w.put(&[n]);
+                    for id in &f.vlans.ids[..n as usize] {
+                        w.put(&id.to_be_bytes());
+                    }
+                }
+            }
+            FlowKeyKind::SrcDst => {
+                w.put(&f.src[..alen]);
+                w.put(&f.dst[..alen]);
+            }
+            FlowKeyKind::Dst => w.put(&f.dst[..alen]),
+            FlowKeyKind::DstPrefix | FlowKeyKind::SrcPrefix => {
+                let addr = if self.kind == FlowKeyKind::DstPrefix {
+                    &f.dst
+                } else {
+                    &f.src
+                };
+                let bits = if f.ipv6 {
+                    self.prefix_v6
+                } else {
+                    self.prefix_v4
+                };
+                w.put(&masked(addr, alen, bits)[..alen]);
+                w.put(&[bits]);
+            }
+        }
+        w.k
+    }
+
+    /// A readable name of `f`'s key, for the key dictionary and reports.
+    pub fn render(&self, f: &PacketFields) -> String {
+        let addr = |a: &[u8; 16]| -> String {
+            if f.ipv6 {
+                Ipv6Addr::from(*a).to_string()
+            } else {
+                Ipv4Addr::new(a[0], a[1], a[2], a[3]).to_string()
+            }
+        };
+        let ep = |a: &[u8; 16], port: u16| {
+            if f.ipv6 {
+                format!("[{}]:{port}", addr(a))
+            } else {
+                format!("{}:{port}", addr(a))
+            }
+        };
+        let mut s = String::new();
+        match self.kind {
+            FlowKeyKind::FiveTuple | FlowKeyKind::FiveTupleVlan => {
+                let _ = write!(
+                    s,
+                    "{} {} -> {}",
+                    protocol_name(f.protocol),
+                    ep(&f.src, f.src_port),
+                    ep(&f.dst, f.dst_port)
+                );
+                if self.kind == FlowKeyKind::FiveTupleVlan {
+                    for id in &f.vlans.ids[..f.vlans.count.min(2) as usize] {
+                        let _ = write!(s, " vlan {id}");
+                    }
+                }
+            }
+            FlowKeyKind::SrcDst => {
+                let _ = write!(s, "{} -> {}", addr(&f.src), addr(&f.dst));
+            }
+            FlowKeyKind::Dst => s = addr(&f.dst),
+            FlowKeyKind::DstPrefix | FlowKeyKind::SrcPrefix => {
+                let (a, bits) = (
+                    if self.kind == FlowKeyKind::DstPrefix {
+                        &f.dst
+                    } else {
+                        &f.src
+                    },
+                    if f.ipv6 {
+                        self.prefix_v6
+                    } else {
+                        self.prefix_v4
+                    },
+                );
+                let m = masked(a, if f.ipv6 { 16 } else { 4 }, bits);
+                let _ = write!(s, "{}/{bits}", addr(&m));
+            }
+        }
+        s
+    }
+}
+
+fn protocol_name(p: u8) -> String {
+    match p {
+        1 => "icmp".into(),
+        6 => "tcp".into(),
+        17 => "udp".into(),
+        47 => "gre".into(),
+        58 => "icmpv6".into(),
+        132 => "sctp".into(),
+        p => format!("proto-{p}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v4(src: [u8; 4], dst: [u8; 4], sp: u16, dp: u16) -> PacketFields {
+        let mut f = PacketFields {
+            protocol: 6,
+            src_port: sp,
+            dst_port: dp,
+            ..Default::default()
+        };
+        f.src[..4].copy_from_slice(&src);
+        f.dst[..4].copy_from_slice(&dst);
+        f
+    }
+
+    #[test]
+    fn prefix_keys_group_a_subnet() {
+        let spec = KeySpec::new(FlowKeyKind::DstPrefix, 24, 48).expect("valid");
+        let a = v4([1, 1, 1, 1], [10, 0, 7, 1], 1, 2);
+        let b = v4([2, 2, 2, 2], [10, 0, 7, 200], 3, 4);
+        let c = v4([2, 2, 2, 2], [10, 0, 8, 200], 3, 4);
+        assert_eq!(spec.encode(&a).as_slice(), spec.encode(&b).as_slice());
+        assert_ne!(spec.encode(&a).as_slice(), spec.encode(&c).as_slice());
+        assert_eq!(spec.render(&b), "10.0.7.0/24");
+        let odd = KeySpec::new(FlowKeyKind::DstPrefix, 20, 48).expect("valid");
+        assert_eq!(odd.render(&c), "10.0.0.0/20");
+    }
+
+    #[test]
+    fn five_tuple_distinguishes_ports_and_direction() {
+        let spec = KeySpec::default();
+        let a = v4([1, 2, 3, 4], [5, 6, 7, 8], 1000, 80);
+        let back = v4([5, 6, 7, 8], [1, 2, 3, 4], 80, 1000);
+        assert_ne!(spec.encode(&a).as_slice(), spec.encode(&back).as_slice());
+        assert_eq!(spec.render(&a), "tcp 1.2.3.4:1000 -> 5.6.7.8:80");
+        let dst = KeySpec::new(FlowKeyKind::Dst, 24, 48).expect("valid");
+        let mut other_port = a;
+        other_port.dst_port = 443;
+        assert_eq!(
+            dst.encode(&a).as_slice(),
+            dst.encode(&other_port).as_slice()
+        );
+    }
+
+    #[test]
+    fn bad_prefixes_name_the_setting() {
+        let e = KeySpec::new(FlowKeyKind::DstPrefix, 33, 48).expect_err("invalid");
+        assert!(e.to_string().contains("prefix-v4"));
+    }
+}
