@@ -57,8 +57,14 @@ impl BitArray {
     /// Sets every position; returns how many bits went from 0 to 1.
     #[inline]
     pub fn insert(&mut self, positions: &[u64]) -> u32 {
+        self.insert_iter(positions.iter().copied())
+    }
+
+    /// [`BitArray::insert`] over positions computed on the fly.
+    #[inline(always)]
+    pub fn insert_iter(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
         let mut newly = 0u32;
-        for &p in positions {
+        for p in positions {
             debug_assert!(p < self.len);
             let w = (p >> 6) as usize;
             let mask = 1u64 << (p & 63);
@@ -82,6 +88,11 @@ impl BitArray {
         }
         self.touched.clear();
         self.set = 0;
+    }
+
+    /// Bytes held by the words and the clear list.
+    pub fn allocated_bytes(&self) -> usize {
+        self.words.capacity() * 8 + self.touched.capacity() * 4
     }
 
     /// Recount from scratch; for tests and debug assertions.

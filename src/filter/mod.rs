@@ -47,6 +47,8 @@ pub struct RecyclingFilter {
     inserts: u64,
     recycles: u64,
     k: usize,
+    /// Scratch space for positions, kept here so a call does not zero 512 bytes.
+    buf: PositionBuf,
 }
 
 impl RecyclingFilter {
@@ -75,6 +77,7 @@ impl RecyclingFilter {
             inserts: 0,
             recycles: 0,
             k: config.hashes as usize,
+            buf: [0; MAX_HASHES as usize],
         })
     }
 
@@ -125,22 +128,27 @@ impl RecyclingFilter {
     }
 
     /// Classifies and records one arrival.
-    #[inline]
+    #[inline(always)]
     pub fn process(&mut self, key: u64) -> Outcome {
-        let mut buf: PositionBuf = [0; MAX_HASHES as usize];
+        let buf = &mut self.buf;
         let a = self.active;
         let (found, new_bits, inserted) = if self.arrays.len() == 1 {
             // Insert and test in one pass: a message is found iff it sets no bit.
-            let p = self.hashers[0].positions(key, &mut buf);
-            let new_bits = self.arrays[0].insert(p);
-            (new_bits == 0, new_bits, true)
+            if self.hashers[0].hashing() == Hashing::Colliding {
+                let new_bits = self.arrays[0].insert_iter(self.hashers[0].colliding(key));
+                (new_bits == 0, new_bits, true)
+            } else {
+                let p = self.hashers[0].positions(key, buf);
+                let new_bits = self.arrays[0].insert(p);
+                (new_bits == 0, new_bits, true)
+            }
         } else {
             let f = 1 - a;
             let in_frozen = {
-                let pf = self.hashers[f].positions(key, &mut buf);
+                let pf = self.hashers[f].positions(key, buf);
                 self.arrays[f].contains_all(pf)
             };
-            let pa = self.hashers[a].positions(key, &mut buf);
+            let pa = self.hashers[a].positions(key, buf);
             if !in_frozen || self.copy_over {
                 let new_bits = self.arrays[a].insert(pa);
                 (in_frozen || new_bits == 0, new_bits, true)
@@ -189,12 +197,16 @@ impl RecyclingFilter {
         self.inserts = 0;
         self.recycles += 1;
         if self.retaining {
-            let mut buf: PositionBuf = [0; MAX_HASHES as usize];
-            let p = self.hashers[next].positions(key, &mut buf);
+            let p = self.hashers[next].positions(key, &mut self.buf);
             if self.arrays[next].insert(p) > 0 {
                 self.inserts = 1;
             }
         }
+    }
+
+    /// Bytes held by the bit arrays and their clear lists.
+    pub fn allocated_bytes(&self) -> usize {
+        self.arrays.iter().map(BitArray::allocated_bytes).sum()
     }
 
     pub fn k(&self) -> usize {

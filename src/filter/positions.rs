@@ -58,15 +58,27 @@ impl PositionHasher {
         self.range
     }
 
+    pub fn hashing(&self) -> Hashing {
+        self.hashing
+    }
+
+    /// The colliding positions of `key`, computed lazily (no buffer): position i is
+    /// `reduce(mix64(h + (i+1) GOLDEN))` with `h = mix64(key ^ seed)`.
+    #[inline(always)]
+    pub fn colliding(&self, key: u64) -> impl Iterator<Item = u64> + '_ {
+        let h = mix64(key ^ self.seed);
+        (1..=self.k as u64)
+            .map(move |i| reduce(mix64(h.wrapping_add(i.wrapping_mul(GOLDEN))), self.range))
+    }
+
     /// Writes the k positions of `key` into `out[..k]` and returns that slice.
     #[inline]
     pub fn positions<'a>(&self, key: u64, out: &'a mut PositionBuf) -> &'a [u64] {
         let h = mix64(key ^ self.seed);
         match self.hashing {
             Hashing::Colliding => {
-                for (i, slot) in out[..self.k].iter_mut().enumerate() {
-                    let z = mix64(h.wrapping_add((i as u64 + 1).wrapping_mul(GOLDEN)));
-                    *slot = reduce(z, self.range);
+                for (slot, p) in out[..self.k].iter_mut().zip(self.colliding(key)) {
+                    *slot = p;
                 }
             }
             Hashing::Distinct => {

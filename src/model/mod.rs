@@ -2,5 +2,7 @@
 //! configuration and, for false negatives, a workload.
 //!
 //! * [`tau`]: bit-count transitions of one insertion, shared by every model.
+//! * [`fp`]: the FP paper's average false-positive rates, E[N_0] and capacity.
 
+pub mod fp;
 pub mod tau;

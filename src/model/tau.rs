@@ -32,38 +32,36 @@ impl Transitions {
 
     /// Writes row i into `out[0..=k]`: `out[d]` = P(i set bits -> i + d set bits).
     /// Entries with i + d > m are 0.
+    ///
+    /// Hash h either lands on a set bit (i + d set so far, minus, for distinct hashing,
+    /// the h - 1 this message already chose: eq. 11) or on an unset one (eq. 4). The
+    /// loops carry no guards: a factor can only be <= 0 where the probability it
+    /// multiplies is exactly 0 (fewer new bits than distinct hashing allows, or more
+    /// set bits than m), so the products stay exact zeros.
     pub fn row(&self, i: u64, out: &mut [f64]) {
         let k = self.k as usize;
         assert!(out.len() > k && i <= self.m);
         out[..=k].fill(0.0);
         out[0] = 1.0;
         let m = self.m as f64;
+        let base = i as f64;
         for h in 1..=k {
-            // Hash h: bits chosen by this message's earlier hashes are excluded for
-            // distinct hashing (eq. 11), included for colliding hashing (eq. 4).
             let (chosen, pool) = match self.hashing {
                 Hashing::Colliding => (0.0, m),
                 Hashing::Distinct => ((h - 1) as f64, m - (h - 1) as f64),
             };
-            // Descending d so out[d - 1] is still the previous hash's value.
-            for d in (0..=h.min(k)).rev() {
-                let set = (i + d as u64) as f64; // bits set if d were new so far
-                let stay = if set - chosen > 0.0 {
-                    out[d] * (set - chosen) / pool
-                } else {
-                    0.0
-                };
-                let grow = if d > 0 {
-                    let unset = m - (set - 1.0);
-                    if unset > 0.0 {
-                        out[d - 1] * unset / pool
-                    } else {
-                        0.0
-                    }
-                } else {
-                    0.0
-                };
-                out[d] = stay + grow;
+            let inv = 1.0 / pool;
+            // d ascending, carrying the previous hash's out[d - 1] in `prev`; the
+            // factors move by one bit per d.
+            let mut prev = 0.0;
+            let mut stay = base - chosen;
+            let mut grow = m - base + 1.0;
+            for p in out[..=h].iter_mut() {
+                let cur = *p;
+                *p = (cur * stay.max(0.0) + prev * grow.max(0.0)) * inv;
+                prev = cur;
+                stay += 1.0;
+                grow -= 1.0;
             }
         }
     }
@@ -145,6 +143,71 @@ impl TauTable {
             .filter(|(d, _)| i + *d as u64 > sigma)
             .map(|(_, p)| p)
             .sum()
+    }
+}
+
+/// The paper's folded transition table for one of the four variants (FP paper eqs. 4-14):
+/// states 0..=sigma (plus, when retaining with sigma < k, the states above sigma that the
+/// retained insertion alone can reach), with each raw row's recycle mass (insertions
+/// that end above sigma) sent to state 0 (non-retaining, eqs. 5, 12) or spread over the
+/// empty filter's row (retaining: eq. 10 for colliding, eq. 14 for distinct hashes,
+/// whose empty-filter row is all at k, eq. 13).
+///
+/// Our trigger is "more than sigma bits set after a bit-setting insertion", so an
+/// insertion that sets no bit never recycles, even from a state above sigma.
+/// Memory is the underlying [`TauTable`]: O(sigma k).
+#[derive(Clone, Debug)]
+pub struct FoldedTable {
+    raw: TauTable,
+    sigma: u64,
+    retaining: bool,
+    top: u64,
+}
+
+impl FoldedTable {
+    pub fn new(transitions: Transitions, sigma: u64, retaining: bool) -> Self {
+        let top = if retaining {
+            sigma.max(u64::from(transitions.k)).min(transitions.m)
+        } else {
+            sigma.min(transitions.m)
+        };
+        FoldedTable {
+            raw: TauTable::new(transitions, top),
+            sigma,
+            retaining,
+            top,
+        }
+    }
+
+    /// Largest state of the chain.
+    pub fn top(&self) -> u64 {
+        self.top
+    }
+
+    /// Probability that one insertion at state i recycles the filter.
+    pub fn recycle(&self, i: u64) -> f64 {
+        let r = self.raw.row(i);
+        (1..r.len())
+            .filter(|d| i + *d as u64 > self.sigma)
+            .map(|d| r[d])
+            .sum()
+    }
+
+    /// Folded tau(i, j) for 0 <= i, j <= top.
+    pub fn get(&self, i: u64, j: u64) -> f64 {
+        let stay_or_grow = if j == i || (j > i && j <= self.sigma) {
+            self.raw.get(i, j)
+        } else {
+            0.0
+        };
+        let restart = if self.retaining {
+            self.raw.get(0, j)
+        } else if j == 0 {
+            1.0
+        } else {
+            0.0
+        };
+        stay_or_grow + self.recycle(i) * restart
     }
 }
 

@@ -163,11 +163,18 @@ impl Default for CycleStats {
 
 impl CycleStats {
     pub fn record(&mut self, c: &CycleSums) {
-        // Values beyond the histogram's range would be a u64 overflow; saturate.
-        self.arrivals.saturating_record(c.arrivals);
-        self.first.saturating_record(c.first);
-        self.bit_setting.saturating_record(c.bit_setting);
-        self.distinct.saturating_record(c.distinct);
+        for (h, v) in [
+            (&mut self.arrivals, c.arrivals),
+            (&mut self.first, c.first),
+            (&mut self.bit_setting, c.bit_setting),
+            (&mut self.distinct, c.distinct),
+        ] {
+            // `record` grows the auto-resizing histogram; it can only fail for values
+            // near u64::MAX, which are then clamped rather than lost.
+            if h.record(v).is_err() {
+                h.saturating_record(v);
+            }
+        }
         let mut one = *c;
         one.cycles = 1;
         self.batches.push(&one);
@@ -184,9 +191,13 @@ impl CycleStats {
         }
     }
 
-    /// Intervals at `level` from complete batches; None with fewer than 2 batches.
+    /// Intervals at `level` from the batches (the last, partial batch included: the
+    /// ratio estimator weighs batches by their size); None with fewer than 2 batches.
     pub fn confidence(&self, level: f64) -> Option<Confidence> {
-        let b = &self.batches.batches;
+        let mut b = self.batches.batches.clone();
+        if self.batches.current.cycles > 0 {
+            b.push(self.batches.current);
+        }
         let ci = |f: &dyn Fn(&CycleSums) -> (f64, f64)| {
             let pairs: Vec<(f64, f64)> = b.iter().map(f).collect();
             ratio_interval(&pairs, level)
@@ -204,5 +215,44 @@ impl CycleStats {
             first_per_cycle: ci(&|s| (s.first as f64, s.cycles as f64))?,
             arrivals_per_cycle: ci(&|s| (s.arrivals as f64, s.cycles as f64))?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distributions_and_batches_agree() {
+        let mut s = CycleStats::default();
+        for i in 0..1000u64 {
+            let c = CycleSums {
+                cycles: 1,
+                arrivals: 100_000 + i,
+                first: 50_000,
+                bit_setting: 40_000 + (i % 7),
+                distinct: 45_000,
+                false_positives: i % 3,
+                false_negatives: 10 + i % 5,
+                lucky: 0,
+            };
+            s.record(&c);
+        }
+        let p = s.per_cycle();
+        assert_eq!(p.complete_cycles, 1000);
+        assert!(
+            (p.arrivals.mean - 100_499.5).abs() < 100.0,
+            "{:?}",
+            p.arrivals
+        );
+        assert!(
+            p.arrivals.max >= 101_000 && p.arrivals.min <= 100_010,
+            "{:?}",
+            p.arrivals
+        );
+        let ci = s.confidence(0.99).unwrap();
+        assert!((ci.arrivals_per_cycle.estimate - 100_499.5).abs() < 1e-6);
+        assert!(ci.batches >= 31 && ci.batches < 64);
+        assert!(ci.fn_rate.contains(12.0 / 100_499.5));
     }
 }

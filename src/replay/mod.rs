@@ -98,6 +98,47 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
+/// Counts of the current cycle, kept as small arrays so the per-arrival work is a few
+/// increments; folded into [`Counts`] and the per-cycle statistics when the cycle ends.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    /// Indexed by `truth * 2 + found` (Truth: New 0, NonRepeat 1, Repeat 2).
+    class: [u64; 6],
+    bit_setting: u64,
+    distinct: u64,
+    repeats_of_misclassified: u64,
+}
+
+impl Tally {
+    fn add_to(&self, c: &mut Counts) {
+        let k = &self.class;
+        c.arrivals += k.iter().sum::<u64>();
+        c.new += k[0] + k[1];
+        c.false_positives += k[1];
+        c.non_repeat += k[2] + k[3];
+        c.false_negatives += k[2];
+        c.lucky += k[3];
+        c.repeat += k[4] + k[5];
+        c.repeat_classified_new += k[4];
+        c.bit_setting += self.bit_setting;
+        c.repeats_of_misclassified += self.repeats_of_misclassified;
+    }
+
+    fn sums(&self) -> CycleSums {
+        let k = &self.class;
+        CycleSums {
+            cycles: 1,
+            arrivals: k.iter().sum(),
+            first: k[0] + k[1] + k[2] + k[3],
+            bit_setting: self.bit_setting,
+            distinct: self.distinct,
+            false_positives: k[1],
+            false_negatives: k[2],
+            lucky: k[3],
+        }
+    }
+}
+
 /// A replay in progress.
 pub struct Replay {
     config: FilterConfig,
@@ -107,8 +148,9 @@ pub struct Replay {
     window: u64,
     retaining: bool,
     seen: u64,
+    /// Counts of completed (post-warm-up) cycles; the current cycle is in `tally`.
     counts: Counts,
-    cycle: CycleSums,
+    tally: Tally,
     /// The current cycle started after the warm-up, so it will be a complete cycle.
     cycle_complete: bool,
     first_recycle: Option<u64>,
@@ -127,7 +169,7 @@ impl Replay {
             retaining: config.retaining,
             seen: 0,
             counts: Counts::default(),
-            cycle: CycleSums::default(),
+            tally: Tally::default(),
             cycle_complete: options.warmup == 0,
             first_recycle: None,
             stats: CycleStats::default(),
@@ -167,7 +209,7 @@ impl Replay {
     }
 
     /// Replays one arrival.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, key: u64) {
         let cycle = self.filter.recycles();
         let mut slot = self.truth.lookup(key, cycle, self.window);
@@ -187,56 +229,33 @@ impl Replay {
         } else if first {
             slot.set_flag(o.found);
         }
-
-        let counting = self.seen >= self.options.warmup;
-        self.seen += 1;
-        if counting {
-            let c = &mut self.counts;
-            c.arrivals += 1;
-            match (truth, o.found) {
-                (Truth::New, found) => {
-                    c.new += 1;
-                    c.false_positives += u64::from(found);
-                }
-                (Truth::NonRepeat, found) => {
-                    c.non_repeat += 1;
-                    c.lucky += u64::from(found);
-                    c.false_negatives += u64::from(!found);
-                }
-                (Truth::Repeat, found) => {
-                    c.repeat += 1;
-                    c.repeats_of_misclassified += u64::from(was_flagged);
-                    c.repeat_classified_new += u64::from(!found);
-                }
-            }
-            let bit_setting = o.new_bits > 0;
-            c.bit_setting += u64::from(bit_setting);
-            let s = &mut self.cycle;
-            s.arrivals += 1;
-            s.first += u64::from(first);
-            s.bit_setting += u64::from(bit_setting);
-            s.distinct += u64::from(newly_recorded);
-            s.false_positives += u64::from(truth == Truth::New && o.found);
-            s.false_negatives += u64::from(truth == Truth::NonRepeat && !o.found);
-            s.lucky += u64::from(truth == Truth::NonRepeat && o.found);
+        if self.seen >= self.options.warmup {
+            let t = &mut self.tally;
+            t.class[truth as usize * 2 + usize::from(o.found)] += 1;
+            t.bit_setting += u64::from(o.new_bits > 0);
+            t.distinct += u64::from(newly_recorded);
+            t.repeats_of_misclassified += u64::from(!first && was_flagged);
         }
+        self.seen += 1;
         if o.recycled {
-            self.end_cycle(counting);
+            self.end_cycle();
         }
     }
 
     #[cold]
-    fn end_cycle(&mut self, counting: bool) {
+    fn end_cycle(&mut self) {
+        let counting = self.seen > self.options.warmup;
         if counting {
             self.first_recycle.get_or_insert(self.filter.recycles() - 1);
         }
         if self.cycle_complete {
-            self.stats.record(&self.cycle);
+            self.stats.record(&self.tally.sums());
         }
-        self.cycle = CycleSums::default();
+        self.tally.add_to(&mut self.counts);
+        self.tally = Tally::default();
         // A retained message is recorded in the new cycle from its start.
         if self.retaining && counting {
-            self.cycle.distinct = 1;
+            self.tally.distinct = 1;
         }
         self.cycle_complete = counting;
     }
@@ -250,17 +269,25 @@ impl Replay {
         &self.filter
     }
 
-    pub fn counts(&self) -> &Counts {
-        &self.counts
+    /// Counts so far (the current cycle included).
+    pub fn counts(&self) -> Counts {
+        let mut c = self.counts;
+        self.tally.add_to(&mut c);
+        c
     }
 
-    /// Bytes held by the ground truth table and the filter arrays.
-    pub fn allocated_bytes(&self) -> usize {
-        self.truth.allocated_bytes() + (self.config.memory / 8) as usize * 3 / 2
+    /// Bytes held by the ground-truth table.
+    pub fn truth_bytes(&self) -> usize {
+        self.truth.allocated_bytes()
+    }
+
+    /// Bytes held by the filter's bit arrays and their clear lists.
+    pub fn filter_bytes(&self) -> usize {
+        self.filter.allocated_bytes()
     }
 
     pub fn report(&self) -> ReplayReport {
-        let c = self.counts;
+        let c = self.counts();
         let first = c.new + c.non_repeat;
         let misclassified_first = c.false_positives + c.lucky;
         ReplayReport {

@@ -5,14 +5,15 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// What an arrival truly is, whatever the filter says (FN paper §3.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Truth {
     /// Never seen before.
-    New,
+    New = 0,
     /// Seen before, but not recorded in the current cycle (one phase) or in either half
     /// (two phases).
-    NonRepeat,
+    NonRepeat = 1,
     /// Recorded in the current window.
-    Repeat,
+    Repeat = 2,
 }
 
 /// Keys are already uniform 64-bit hashes, so one multiply suffices to spread them over

@@ -1,12 +1,121 @@
-//! `rbf model capacity`: not implemented yet (being written on another branch).
+//! `rbf model capacity`: expected messages per cycle for a target average FP rate,
+//! per model, and the best k (FP paper §V-B, §V-C).
 
-use rbf::{Error, Result};
+use rbf::filter::Hashing;
+use rbf::model::fp::{capacity, Capacity, CapacityQuery};
+use rbf::report::{rate, Table};
+use rbf::Result;
+
+use crate::cli::filter_args::HashingArg;
 
 #[derive(clap::Args, Debug)]
-pub struct CapacityArgs {}
+pub struct CapacityArgs {
+    /// M: total memory in bits (two-phase: two halves of M/2).
+    #[arg(long, short = 'm')]
+    pub memory: u64,
+    /// Target average (count-instance) false-positive rate, in (0, 1).
+    #[arg(long)]
+    pub target_fp: f64,
+    /// Search k over 1..=MAX_HASHES.
+    #[arg(long, default_value_t = 16)]
+    pub max_hashes: u32,
+    /// Bit positions of the sigma-bounded model.
+    #[arg(long, value_enum, default_value_t = HashingArg::Colliding)]
+    pub hashing: HashingArg,
+    /// Model a retaining filter (default: non-retaining, as in the paper's figures).
+    #[arg(long)]
+    pub retaining: bool,
+    /// Two-phase model without copy-over.
+    #[arg(long)]
+    pub no_copy_over: bool,
+    /// Print a JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_: CapacityArgs) -> Result<()> {
-    Err(Error::invalid(
-        "`rbf model capacity` is not implemented yet",
-    ))
+pub fn run(a: CapacityArgs) -> Result<()> {
+    let c = capacity(&CapacityQuery {
+        memory: a.memory,
+        target: a.target_fp,
+        k_max: a.max_hashes,
+        hashing: match a.hashing {
+            HashingArg::Colliding => Hashing::Colliding,
+            HashingArg::Distinct => Hashing::Distinct,
+        },
+        retaining: a.retaining,
+        copy_over: !a.no_copy_over,
+    })?;
+    if a.json {
+        return crate::cli::print_json(&c);
+    }
+    print!("{}", render(&c));
+    Ok(())
+}
+
+fn render(c: &Capacity) -> String {
+    let mut t = Table::new([
+        "k",
+        "sigma",
+        "f_sigma^1",
+        "capacity sigma",
+        "2-phase sigma",
+        "capacity 2-phase",
+        "capacity f_a",
+        "capacity f_w",
+    ]);
+    let cell = |x: Option<u64>| x.map_or("-".to_string(), |v| v.to_string());
+    for k in &c.per_k {
+        t.row([
+            k.k.to_string(),
+            cell(k.one_phase.map(|s| s.sigma)),
+            k.one_phase.map_or("-".to_string(), |s| rate(s.fp)),
+            k.one_phase
+                .map_or("-".to_string(), |s| format!("{:.1}", s.messages_per_cycle)),
+            cell(k.two_phase.map(|s| s.sigma)),
+            k.two_phase
+                .map_or("-".to_string(), |s| format!("{:.1}", s.messages_per_cycle)),
+            format!("{:.1}", k.capacity_fa),
+            k.capacity_fw.to_string(),
+        ]);
+    }
+    let mut s = Table::new(["model", "best k", "messages per cycle", "vs sigma-bounded"]);
+    s.row([
+        "sigma-bounded, one phase".to_string(),
+        c.best_k.to_string(),
+        format!("{:.1}", c.capacity_sigma),
+        "1".to_string(),
+    ]);
+    s.row([
+        "sigma-bounded, two phases".to_string(),
+        c.best_k_two_phase.to_string(),
+        format!("{:.1}", c.capacity_two_phase),
+        format!("{:.3}", ratio(c.capacity_two_phase, c.capacity_sigma)),
+    ]);
+    s.row([
+        "f_a (N-bounded, real user)".to_string(),
+        c.best_k_fa.to_string(),
+        format!("{:.1}", c.capacity_fa),
+        format!("{:.3}", c.ratio_fa),
+    ]);
+    s.row([
+        "f_w (worst case)".to_string(),
+        c.best_k_fw.to_string(),
+        format!("{:.1}", c.capacity_fw),
+        format!("{:.3}", c.ratio_fw),
+    ]);
+    format!(
+        "M = {} bits, target average FP = {}\n{}\n{}",
+        c.memory,
+        c.target_fp,
+        t.render(),
+        s.render()
+    )
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
 }

@@ -1,0 +1,298 @@
+//! Message capacity for a target average FP rate (FP paper §V-B) and the best k (§V-C).
+//!
+//! "Capacity" is the largest expected number of messages per cycle a filter of M bits
+//! can take while its model's average FP rate stays at or below the target, where a
+//! message is an arrival that is first in its cycle (with p_r = 0: every arrival), the
+//! false positives included:
+//!
+//! * sigma-bounded: E[N_0] (eqs. 20-23) at the largest sigma whose f_sigma^1 (or
+//!   f_sigma^2 for two phases of M/2 bits each, messages per cycle of one half) meets
+//!   the target. f_sigma is a prefix average of the increasing rho(i), so it grows with
+//!   sigma and the search stops at the first sigma above the target.
+//! * f_a: the paper's N bit-setting messages per cycle plus the expected false positives
+//!   between them, sum f_i/(1-f_i), for the largest N whose f_a (eq. 3) meets the target.
+//! * f_w: the largest n with eq. 1 at or below the target: the classic sizing, a filter
+//!   holding n messages before a lookup's FP chance exceeds the target.
+//!
+//! Each is maximised over k = 1..=k_max; `best_k` is the one-phase sigma-bounded winner.
+//! One pass over the bit-count chain per k serves every sigma (see [`super::renewal`]).
+
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+
+use serde::Serialize;
+
+use super::nbounded::{worst_case, NBoundedSums};
+use super::renewal::{Renewal, Visit};
+use super::sigma::{predict_sigma, two_phase_fp, CycleSums, FrozenSums};
+use crate::error::{Error, Result};
+use crate::filter::Hashing;
+use crate::model::tau::Transitions;
+
+/// What to size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CapacityQuery {
+    /// M: total bits (two phases: two halves of M/2).
+    pub memory: u64,
+    /// Target average (count-instance) FP rate, in (0, 1).
+    pub target: f64,
+    /// k is searched over 1..=k_max.
+    pub k_max: u32,
+    pub hashing: Hashing,
+    pub retaining: bool,
+    /// Two-phase copy-over (only changes the two-phase rate).
+    pub copy_over: bool,
+}
+
+/// The largest sigma meeting the target and what it yields.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SigmaCapacity {
+    pub sigma: u64,
+    pub fp: f64,
+    pub messages_per_cycle: f64,
+}
+
+/// Capacities for one k.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct KCapacity {
+    pub k: u32,
+    /// None when even sigma = 0 misses the target.
+    pub one_phase: Option<SigmaCapacity>,
+    pub two_phase: Option<SigmaCapacity>,
+    /// The paper's N (bit-setting messages per cycle) for f_a, and the capacity.
+    pub n_fa: u64,
+    pub capacity_fa: f64,
+    /// The largest n with eq. 1 <= target.
+    pub capacity_fw: u64,
+}
+
+/// The answer to a [`CapacityQuery`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Capacity {
+    pub memory: u64,
+    pub target_fp: f64,
+    pub capacity_sigma: f64,
+    pub best_k: u32,
+    pub sigma: u64,
+    pub capacity_two_phase: f64,
+    pub best_k_two_phase: u32,
+    pub capacity_fa: f64,
+    pub best_k_fa: u32,
+    pub capacity_fw: f64,
+    pub best_k_fw: u32,
+    /// capacity_fa / capacity_sigma and capacity_fw / capacity_sigma (the paper finds
+    /// about 0.7 for f_w).
+    pub ratio_fa: f64,
+    pub ratio_fw: f64,
+    pub per_k: Vec<KCapacity>,
+}
+
+/// Sizes a filter: capacities for every k and the best of each model.
+pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
+    if !(q.target > 0.0 && q.target < 1.0) {
+        return Err(Error::config(
+            "target-fp",
+            format!("must be strictly between 0 and 1, found {}", q.target),
+        ));
+    }
+    if q.memory < 4 {
+        return Err(Error::config(
+            "memory",
+            format!("must be at least 4 bits, found {}", q.memory),
+        ));
+    }
+    if q.k_max == 0 || q.k_max > crate::filter::MAX_HASHES {
+        return Err(Error::config(
+            "max-hashes",
+            format!(
+                "allowed range is 1..={}, found {}",
+                crate::filter::MAX_HASHES,
+                q.k_max
+            ),
+        ));
+    }
+    let mut per_k = Vec::new();
+    for k in 1..=q.k_max {
+        let one = if q.hashing == Hashing::Colliding || u64::from(k) < q.memory {
+            best_sigma(q, q.memory, k, 1)?
+        } else {
+            None
+        };
+        let half = q.memory / 2;
+        let two = if q.hashing == Hashing::Colliding || u64::from(k) < half {
+            best_sigma(q, half, k, 2)?
+        } else {
+            None
+        };
+        let (n_fa, capacity_fa) = fa_capacity(q.memory, k, q.target);
+        per_k.push(KCapacity {
+            k,
+            one_phase: one,
+            two_phase: two,
+            n_fa,
+            capacity_fa,
+            capacity_fw: fw_capacity(q.memory, k, q.target),
+        });
+    }
+    let best = |f: &dyn Fn(&KCapacity) -> f64| {
+        per_k
+            .iter()
+            .map(|c| (c.k, f(c)))
+            .fold((1, 0.0), |a, b| if b.1 > a.1 { b } else { a })
+    };
+    let msgs = |s: Option<SigmaCapacity>| s.map_or(0.0, |s| s.messages_per_cycle);
+    let (best_k, capacity_sigma) = best(&|c| msgs(c.one_phase));
+    let (best_k_two_phase, capacity_two_phase) = best(&|c| msgs(c.two_phase));
+    let (best_k_fa, capacity_fa) = best(&|c| c.capacity_fa);
+    let (best_k_fw, capacity_fw) = best(&|c| c.capacity_fw as f64);
+    let sigma = per_k
+        .iter()
+        .find(|c| c.k == best_k)
+        .and_then(|c| c.one_phase)
+        .map_or(0, |s| s.sigma);
+    let ratio = |x: f64| {
+        if capacity_sigma > 0.0 {
+            x / capacity_sigma
+        } else {
+            0.0
+        }
+    };
+    Ok(Capacity {
+        memory: q.memory,
+        target_fp: q.target,
+        capacity_sigma,
+        best_k,
+        sigma,
+        capacity_two_phase,
+        best_k_two_phase,
+        capacity_fa,
+        best_k_fa,
+        capacity_fw,
+        best_k_fw,
+        ratio_fa: ratio(capacity_fa),
+        ratio_fw: ratio(capacity_fw),
+        per_k,
+    })
+}
+
+/// The largest sigma < m (bits per array) whose f_sigma (one or two phases) meets the
+/// target, by one pass with no cutoff.
+fn best_sigma(q: &CapacityQuery, m: u64, k: u32, phases: u8) -> Result<Option<SigmaCapacity>> {
+    let t = Transitions::new(m, k, q.hashing);
+    let renewal = Renewal::new(t, q.retaining);
+    // Retaining with sigma below the retained insertion's reach: the cycle's start
+    // depends on sigma, so those few thresholds are solved one by one.
+    let sweep_from = if q.retaining { renewal.init_top() } else { 0 };
+    let mut best = None;
+    for sigma in 0..sweep_from.min(m) {
+        let p = predict_sigma(&renewal, sigma, phases, q.copy_over)?;
+        if p.fp_sigma <= q.target {
+            best = Some(SigmaCapacity {
+                sigma,
+                fp: p.fp_sigma,
+                messages_per_cycle: p.expected_messages_per_cycle,
+            });
+        }
+    }
+    let mut sweep = Sweep::new(t, phases, q.copy_over);
+    let mut found = None;
+    renewal.pass(None, |v| {
+        let sigma = v.state;
+        if sigma >= m {
+            return ControlFlow::Break(());
+        }
+        let (fp, messages) = sweep.add(v);
+        if sigma < sweep_from {
+            return ControlFlow::Continue(());
+        }
+        if fp > q.target || !fp.is_finite() {
+            return ControlFlow::Break(());
+        }
+        found = Some(SigmaCapacity {
+            sigma,
+            fp,
+            messages_per_cycle: messages,
+        });
+        ControlFlow::Continue(())
+    })?;
+    Ok(found.or(best))
+}
+
+/// Running one- or two-phase rate as sigma grows by one state at a time.
+struct Sweep {
+    t: Transitions,
+    phases: u8,
+    copy_over: bool,
+    active: CycleSums,
+    /// rho(sigma + 1..=sigma + k): what the frozen half can hold after this cycle.
+    rho_ahead: VecDeque<f64>,
+}
+
+impl Sweep {
+    fn new(t: Transitions, phases: u8, copy_over: bool) -> Self {
+        Sweep {
+            t,
+            phases,
+            copy_over,
+            active: CycleSums::default(),
+            rho_ahead: (0..u64::from(t.k)).map(|j| t.all_set(j)).collect(),
+        }
+    }
+
+    /// Adds state sigma = v.state; returns (f_sigma, messages per cycle) for it.
+    fn add(&mut self, v: &Visit) -> (f64, f64) {
+        self.active.add(v);
+        if self.phases == 1 {
+            return (self.active.fp(), self.active.arrivals);
+        }
+        // Before this state rho_ahead covered v.state..v.state+k-1; slide by one.
+        self.rho_ahead.pop_front();
+        self.rho_ahead
+            .push_back(self.t.all_set(v.state + u64::from(self.t.k)));
+        let mut frozen = FrozenSums::default();
+        for (w, r) in v.pending.iter().zip(&self.rho_ahead) {
+            frozen.add_exit(*w, *r);
+        }
+        let fp = two_phase_fp(&self.active, &frozen, self.copy_over);
+        let stretch = if self.copy_over {
+            1.0
+        } else {
+            frozen.stretch / frozen.recycles
+        };
+        (fp, self.active.arrivals * stretch)
+    }
+}
+
+/// The largest paper-N with f_a(N) <= target (held counts 0..N-1), and N plus the
+/// expected false positives among its arrivals.
+fn fa_capacity(m: u64, k: u32, target: f64) -> (u64, f64) {
+    let mut s = NBoundedSums::default();
+    let mut best = (0, 0.0);
+    for n in 0.. {
+        s.add(worst_case(m, k, n));
+        if s.actual() > target {
+            break;
+        }
+        best = (s.count, s.messages());
+    }
+    best
+}
+
+/// The largest n with eq. 1 at or below the target.
+fn fw_capacity(m: u64, k: u32, target: f64) -> u64 {
+    // Invert eq. 1, then settle the rounding with the formula itself.
+    let filled = target.powf(1.0 / f64::from(k));
+    let guess = (-filled).ln_1p() / (f64::from(k) * (-1.0 / m as f64).ln_1p());
+    let mut n = if guess.is_finite() && guess > 0.0 {
+        guess.floor() as u64
+    } else {
+        0
+    };
+    while worst_case(m, k, n + 1) <= target {
+        n += 1;
+    }
+    while n > 0 && worst_case(m, k, n) > target {
+        n -= 1;
+    }
+    n
+}
