@@ -60,3 +60,49 @@ pub struct ModelRow {
     pub holds: Option<bool>,
     pub note: String,
 }
+
+/// The largest sigma whose FP-paper average FP rate (f_sigma, count-instance) is at
+/// most `target`, for the filter's M, k, phases and hashing (bisection: the rate grows
+/// with sigma). Errors when even sigma = k misses the target.
+pub fn sigma_for_target(filter: &FilterConfig, target: f64) -> Result<(u64, f64)> {
+    if !(target > 0.0 && target < 1.0) {
+        return Err(crate::Error::config(
+            "target-fp",
+            format!("must lie strictly between 0 and 1, found {target}"),
+        ));
+    }
+    let rate = |sigma: u64| -> Result<f64> {
+        let mut c = filter.clone();
+        c.sigma = Some(sigma);
+        c.max_inserts = None;
+        let p = crate::model::fp::predict(&c)?;
+        p.sigma.map(|s| s.fp_sigma).ok_or_else(|| {
+            crate::Error::invalid("the FP model gave no sigma-bounded prediction".to_string())
+        })
+    };
+    let mut lo = u64::from(filter.hashes);
+    let lo_rate = rate(lo)?;
+    if lo_rate > target {
+        return Err(crate::Error::config(
+            "target-fp",
+            format!(
+                "{target} is below the FP rate {lo_rate:.3e} of the smallest sigma (= k = {lo}) for M = {}: use more memory or a larger target",
+                filter.memory
+            ),
+        ));
+    }
+    let mut hi = filter.half_memory().saturating_sub(1).max(lo);
+    if rate(hi)? <= target {
+        return Ok((hi, rate(hi)?));
+    }
+    // Invariant: rate(lo) <= target < rate(hi).
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if rate(mid)? <= target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok((lo, rate(lo)?))
+}
