@@ -14,10 +14,13 @@
 //! * [`synth`]: synthetic traces from the FN paper's arrival model ([`workload`]).
 //! * [`filter`]: one- and two-phase recycling Bloom filters.
 //! * [`replay`]: runs a stream through a filter with exact ground truth.
+//! * [`fit`]: estimates the workload model (Q, p_r, placement) from a stream.
 //! * [`report`]: tables for people; JSON comes from the result types' serde forms.
 
+pub mod compare;
 pub mod error;
 pub mod filter;
+pub mod fit;
 pub mod ingest;
 pub mod message;
 pub mod model;

@@ -1,10 +1,89 @@
-//! `rbf fit`: not implemented yet (being written on another branch).
+//! `rbf fit`: estimate the workload model (Q, p_r, placement) from a trace.
 
-use rbf::{Error, Result};
+use std::path::PathBuf;
 
-#[derive(clap::Args, Debug)]
-pub struct FitArgs {}
+use clap::Args;
 
-pub fn run(_: FitArgs) -> Result<()> {
-    Err(Error::invalid("`rbf fit` is not implemented yet"))
+use rbf::fit::{table, FitOptions, Fitter, DEFAULT_WINDOW};
+use rbf::ingest::{self, Format, IngestOptions};
+use rbf::Result;
+
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    /// Trace file (zstd-compressed files are read transparently).
+    pub trace: PathBuf,
+    /// Arrivals that only make keys "seen" before fitting starts.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    /// W: window length in arrivals (Q is ranked within windows; the placement horizon).
+    #[arg(long, default_value_t = DEFAULT_WINDOW)]
+    pub window: u64,
+    /// Trace format.
+    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    pub format: Format,
+    /// Workload file to write (JSON, readable by `rbf model fn --workload` and `rbf synth --workload`).
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Rank table (rank, q, zeta, mean_count) to write; .csv or .parquet.
+    #[arg(long, value_name = "FILE")]
+    pub table: Option<PathBuf>,
+    /// Bound on distinct (message, successor) pairs of the entropy diagnostic.
+    #[arg(long, default_value_t = rbf::fit::successor::DEFAULT_PAIR_CAP)]
+    pub pair_cap: usize,
+    /// Confidence level of the p_r interval.
+    #[arg(long, default_value_t = 0.99)]
+    pub confidence: f64,
+    /// Print the fit summary as JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Output<'a> {
+    #[serde(flatten)]
+    fit: &'a rbf::fit::FitSummary,
+    ingest: &'a rbf::ingest::IngestSummary,
+}
+
+pub fn run(a: FitArgs) -> Result<()> {
+    let options = FitOptions {
+        warmup: a.warmup,
+        window: a.window,
+        pair_cap: a.pair_cap,
+        confidence: a.confidence,
+        ..FitOptions::default()
+    };
+    if let Some(t) = &a.table {
+        table::TableFormat::from_path(t)?;
+    }
+    let mut fitter = Fitter::new(options)?;
+    let mut source = ingest::open(
+        &a.trace,
+        &IngestOptions {
+            format: a.format,
+            ..Default::default()
+        },
+    )?;
+    fitter.run(&mut source);
+    for w in source.summary().warnings() {
+        eprintln!("{w}");
+    }
+    let fit = fitter.finish()?;
+    if let Some(path) = &a.output {
+        fit.workload()?.save(path)?;
+        eprintln!("wrote workload to {}", path.display());
+    }
+    if let Some(path) = &a.table {
+        table::write_rank_table(&fit, path)?;
+        eprintln!("wrote rank table to {}", path.display());
+    }
+    if a.json {
+        super::print_json(&Output {
+            fit: &fit.summary,
+            ingest: source.summary(),
+        })
+    } else {
+        print!("{}", rbf::report::fit::fit_table(&fit, 20));
+        Ok(())
+    }
 }

@@ -1,6 +1,7 @@
 //! `rbf bench`: the measurements behind docs/PERFORMANCE.md, runnable on any machine.
 //! One file per benchmark family.
 
+mod fit;
 mod fneg;
 mod fp;
 mod ingest;
@@ -26,6 +27,8 @@ pub enum Bench {
     Fn(fneg::FnBench),
     /// Trace parsing throughput.
     Ingest(ingest::IngestBench),
+    /// Workload-fitting throughput.
+    Fit(fit::FitBench),
 }
 
 pub fn run(a: BenchArgs) -> Result<()> {
@@ -34,6 +37,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
         Bench::Fp(b) => fp::run(b),
         Bench::Fn(b) => fneg::run(b),
         Bench::Ingest(b) => ingest::run(b),
+        Bench::Fit(b) => fit::run(b),
     }
 }
 

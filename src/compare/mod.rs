@@ -1,0 +1,108 @@
+//! Compare: one pass over a trace feeds the same message stream to an exact replay
+//! (observed FP and FN with batch-means intervals) and to a workload [`Fitter`]; the
+//! fitted workload then goes to the models, and the numbers are put side by side.
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::filter::FilterConfig;
+use crate::fit::{Fit, FitOptions, Fitter};
+use crate::message::Message;
+use crate::replay::{Replay, ReplayOptions, ReplayReport};
+
+/// What one pass observed.
+pub struct Observation {
+    pub replay: ReplayReport,
+    pub fit: Fit,
+    /// Arrivals read, warm-up included.
+    pub seen: u64,
+}
+
+/// Replays and fits `stream` in one pass. The fitter's warm-up is the replay's, so
+/// both describe the same measured arrivals.
+pub fn observe<I: IntoIterator<Item = Message>>(
+    filter: &FilterConfig,
+    replay: ReplayOptions,
+    fit: FitOptions,
+    stream: I,
+) -> Result<Observation> {
+    let mut r = Replay::new(filter, replay)?;
+    let mut f = Fitter::new(FitOptions {
+        warmup: replay.warmup,
+        ..fit
+    })?;
+    for m in stream {
+        r.push(m.key);
+        f.push(m.key);
+    }
+    Ok(Observation {
+        replay: r.report(),
+        seen: f.seen(),
+        fit: f.finish()?,
+    })
+}
+
+/// A row of the comparison: a model's number and what it claims to be.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelRow {
+    pub name: String,
+    /// "fn" or "fp".
+    pub measure: &'static str,
+    pub value: f64,
+    /// "upper-bound", "lower-bound", "approximation" or "estimate".
+    pub claim: String,
+    /// The claim is proven for this filter and workload (under the model's assumptions).
+    pub guaranteed: bool,
+    /// value / observed rate of the same measure (None when nothing was observed).
+    pub ratio_to_observed: Option<f64>,
+    /// For bounds: whether the observed rate (its confidence interval) is on the right
+    /// side of the bound. None for approximations.
+    pub holds: Option<bool>,
+    pub note: String,
+}
+
+/// The largest sigma whose FP-paper average FP rate (f_sigma, count-instance) is at
+/// most `target`, for the filter's M, k, phases and hashing (bisection: the rate grows
+/// with sigma). Errors when even sigma = k misses the target.
+pub fn sigma_for_target(filter: &FilterConfig, target: f64) -> Result<(u64, f64)> {
+    if !(target > 0.0 && target < 1.0) {
+        return Err(crate::Error::config(
+            "target-fp",
+            format!("must lie strictly between 0 and 1, found {target}"),
+        ));
+    }
+    let rate = |sigma: u64| -> Result<f64> {
+        let mut c = filter.clone();
+        c.sigma = Some(sigma);
+        c.max_inserts = None;
+        let p = crate::model::fp::predict(&c)?;
+        p.sigma.map(|s| s.fp_sigma).ok_or_else(|| {
+            crate::Error::invalid("the FP model gave no sigma-bounded prediction".to_string())
+        })
+    };
+    let mut lo = u64::from(filter.hashes);
+    let lo_rate = rate(lo)?;
+    if lo_rate > target {
+        return Err(crate::Error::config(
+            "target-fp",
+            format!(
+                "{target} is below the FP rate {lo_rate:.3e} of the smallest sigma (= k = {lo}) for M = {}: use more memory or a larger target",
+                filter.memory
+            ),
+        ));
+    }
+    let mut hi = filter.half_memory().saturating_sub(1).max(lo);
+    if rate(hi)? <= target {
+        return Ok((hi, rate(hi)?));
+    }
+    // Invariant: rate(lo) <= target < rate(hi).
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if rate(mid)? <= target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok((lo, rate(lo)?))
+}

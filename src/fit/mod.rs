@@ -1,0 +1,433 @@
+//! Fit: estimate the FN paper's workload model (§3.1) from a message stream.
+//!
+//! The model has D previously seen messages ranked by popularity Q = {q_i}; each
+//! arrival is a repeat draw from Q with probability p_r, otherwise a new message placed
+//! at rank i with probability zeta_i (pushing lower ranks down, evicting rank D). A
+//! [`Fitter`] consumes the stream one message at a time (so `compare` feeds one pass to
+//! a replay and a fitter together) in memory proportional to the distinct keys.
+//!
+//! Estimators, all over the measured arrivals (after the warm-up; keys first seen in
+//! the warm-up count as previously seen afterwards):
+//!
+//! * **p_r** = arrivals whose key was seen before / arrivals. This is the model's
+//!   meaning exactly: a repeat draw is an arrival of a previously seen message, a new
+//!   message is a first sight. The interval is batch means over windows.
+//! * **Q** = rank statistics within windows ([`profile`]): per window of W arrivals,
+//!   repeat draws per key sorted largest first, summed by rank over windows.
+//! * **D (model)** = the number of ranks that received a draw in some window: ranks
+//!   never drawn within any window carry no observable mass. Reported beside the
+//!   number of distinct keys ever seen, which is *not* the model's D: messages leave Q
+//!   (evicted at rank D) while the trace goes on.
+//! * **zeta** = maximum-likelihood mixing weights of new messages' draw counts in the W
+//!   arrivals after their first sight ([`placement`]).
+//! * **one-hit wonders** = distinct keys seen exactly once in the whole trace (warm-up
+//!   included), over distinct keys.
+//! * the successor-entropy diagnostic of FN §7.2 ([`successor`]) and per-window p_r and
+//!   head of Q ([`WindowFit`]) to show non-stationarity.
+//!
+//! Ties and one-hit wonders: see [`profile`] (ties cannot change a sorted profile; a
+//! one-hit wonder has no repeat draw, so it enters Q nowhere) and [`placement`] (a new
+//! message never drawn again is attributed to the ranks that best explain zero draws).
+
+pub mod placement;
+pub mod profile;
+pub mod successor;
+pub mod table;
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::message::Message;
+use crate::replay::KeyMap;
+use crate::stats::{ratio_interval, Interval};
+use crate::workload::{Placement, Workload};
+use placement::HorizonCounts;
+use profile::RankProfile;
+use successor::{SuccessorCounts, SuccessorEntropy};
+
+/// Fitting settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FitOptions {
+    /// Arrivals that only make keys "seen" (and feed the entropy chain's key ids).
+    pub warmup: u64,
+    /// W: window length in arrivals, for Q and for the placement horizon.
+    pub window: u64,
+    /// Bound on distinct (message, successor) pairs of the entropy diagnostic.
+    pub pair_cap: usize,
+    /// Ranks reported per window in the non-stationarity table.
+    pub head: usize,
+    /// Confidence level of the p_r interval.
+    pub confidence: f64,
+}
+
+pub const DEFAULT_WINDOW: u64 = 1 << 16;
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            warmup: 0,
+            window: DEFAULT_WINDOW,
+            pair_cap: successor::DEFAULT_PAIR_CAP,
+            head: 5,
+            confidence: 0.99,
+        }
+    }
+}
+
+impl FitOptions {
+    pub fn validate(&self) -> Result<()> {
+        if self.window < 2 {
+            return Err(Error::config(
+                "window",
+                format!("must be at least 2 arrivals, found {}", self.window),
+            ));
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Err(Error::config(
+                "confidence",
+                format!("must lie in (0, 1), found {}", self.confidence),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// p_r and the head of Q in one window.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WindowFit {
+    pub index: u64,
+    /// Measured arrivals before the window.
+    pub start: u64,
+    pub arrivals: u64,
+    pub repeats: u64,
+    pub p_repeat: f64,
+    /// Keys drawn again at least once in the window.
+    pub drawn: u64,
+    /// The window's own Q-hat at ranks 0..head.
+    pub head: Vec<f64>,
+}
+
+/// Everything the fit measured, besides the Q and zeta vectors.
+#[derive(Clone, Debug, Serialize)]
+pub struct FitSummary {
+    pub estimator: &'static str,
+    pub warmup: u64,
+    /// Measured arrivals (after the warm-up).
+    pub arrivals: u64,
+    pub repeats: u64,
+    pub new: u64,
+    pub p_repeat: f64,
+    /// Batch means over windows (absent with fewer than two complete windows).
+    pub p_repeat_interval: Option<Interval>,
+    /// Distinct keys in the whole trace, warm-up included.
+    pub distinct_keys: u64,
+    pub one_hit_wonders: u64,
+    pub one_hit_share: f64,
+    /// The fitted D: ranks of Q-hat.
+    pub model_distinct: usize,
+    pub window: u64,
+    /// Windows behind Q-hat.
+    pub windows: u64,
+    /// The trace was shorter than one window, so Q-hat comes from one partial window.
+    pub partial_window: bool,
+    /// New messages whose horizon was complete (the placement sample).
+    pub placement_sample: u64,
+    /// New messages whose horizon ran past the end of the trace (not used).
+    pub placement_censored: u64,
+    /// Share of the placement sample never drawn again within its horizon.
+    pub placement_never_redrawn: f64,
+    /// Set when zeta could not be estimated and uniform was written instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_note: Option<String>,
+    pub successor_entropy: SuccessorEntropy,
+    pub per_window: Vec<WindowFit>,
+}
+
+/// A finished fit.
+#[derive(Clone, Debug)]
+pub struct Fit {
+    pub summary: FitSummary,
+    /// Q-hat, most popular first.
+    pub q: Vec<f64>,
+    /// zeta-hat over the same ranks.
+    pub zeta: Vec<f64>,
+    /// Mean draws per window at each rank (the Poisson means behind zeta-hat).
+    pub mean_counts: Vec<f64>,
+}
+
+impl Fit {
+    /// The fitted workload, with the summary (minus the per-window table) as provenance.
+    pub fn workload(&self) -> Result<Workload> {
+        let mut w = Workload::explicit(
+            self.q.clone(),
+            self.summary.p_repeat,
+            Placement::Explicit(self.zeta.clone()),
+        );
+        let mut prov = serde_json::to_value(&self.summary)
+            .map_err(|e| Error::invalid(format!("cannot serialise fit summary: {e}")))?;
+        if let Some(o) = prov.as_object_mut() {
+            o.remove("per_window");
+        }
+        w.provenance = Some(prov);
+        w.validate()?;
+        Ok(w)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct KeyState {
+    /// Arrivals of the key in the whole trace (saturating).
+    total: u32,
+    /// Compact id for the successor chain.
+    id: u32,
+    /// Window of `window_count` (u32::MAX: none yet).
+    window: u32,
+    window_count: u32,
+    /// Measured index of the key's first sight, u64::MAX if in the warm-up.
+    born: u64,
+    /// Repeat draws within the horizon after `born`.
+    horizon_count: u32,
+}
+
+/// A fit in progress.
+pub struct Fitter {
+    options: FitOptions,
+    keys: KeyMap<KeyState>,
+    seen: u64,
+    repeats: u64,
+    new: u64,
+    profile: RankProfile,
+    horizons: HorizonCounts,
+    /// New keys whose horizon is open, oldest first.
+    open: VecDeque<(u64, u64)>,
+    /// Keys drawn in the current window.
+    touched: Vec<u64>,
+    window: u32,
+    window_arrivals: u64,
+    window_repeats: u64,
+    windows: Vec<WindowFit>,
+    successors: SuccessorCounts,
+    partial: Option<Vec<u64>>,
+}
+
+impl Fitter {
+    pub fn new(options: FitOptions) -> Result<Self> {
+        options.validate()?;
+        Ok(Fitter {
+            options,
+            keys: KeyMap::default(),
+            seen: 0,
+            repeats: 0,
+            new: 0,
+            profile: RankProfile::default(),
+            horizons: HorizonCounts::default(),
+            open: VecDeque::new(),
+            touched: Vec::new(),
+            window: 0,
+            window_arrivals: 0,
+            window_repeats: 0,
+            windows: Vec::new(),
+            successors: SuccessorCounts::new(options.pair_cap),
+            partial: None,
+        })
+    }
+
+    pub fn run<I: IntoIterator<Item = Message>>(&mut self, stream: I) {
+        for m in stream {
+            self.push(m.key);
+        }
+    }
+
+    /// Arrivals consumed, warm-up included.
+    pub fn seen(&self) -> u64 {
+        self.seen
+    }
+
+    /// Consumes one arrival.
+    #[inline]
+    pub fn push(&mut self, key: u64) {
+        let index = self.seen;
+        self.seen += 1;
+        let measured = index.checked_sub(self.options.warmup);
+        let w = self.options.window;
+        if let Some(m) = measured {
+            let window = (m / w) as u32;
+            if window != self.window {
+                self.close_window();
+                self.window = window;
+            }
+            // Horizons (born, born + W] that ended before this arrival.
+            while let Some(&(born, k)) = self.open.front() {
+                if born + w >= m {
+                    break;
+                }
+                self.open.pop_front();
+                if let Some(s) = self.keys.get(&k) {
+                    self.horizons.record(u64::from(s.horizon_count));
+                }
+            }
+        }
+        let next_id = self.keys.len() as u32;
+        let mut fresh = false;
+        let state = self.keys.entry(key).or_insert_with(|| {
+            fresh = true;
+            KeyState {
+                total: 0,
+                id: next_id,
+                window: u32::MAX,
+                window_count: 0,
+                born: u64::MAX,
+                horizon_count: 0,
+            }
+        });
+        state.total = state.total.saturating_add(1);
+        let Some(m) = measured else {
+            return;
+        };
+        self.successors.push(state.id);
+        self.window_arrivals += 1;
+        if fresh {
+            self.new += 1;
+            state.born = m;
+            self.open.push_back((m, key));
+            return;
+        }
+        self.repeats += 1;
+        self.window_repeats += 1;
+        if state.window != self.window {
+            state.window = self.window;
+            state.window_count = 0;
+            self.touched.push(key);
+        }
+        state.window_count += 1;
+        if state.born != u64::MAX && m - state.born <= w {
+            state.horizon_count += 1;
+        }
+    }
+
+    /// Ends the current window: its sorted profile joins Q-hat if it is complete.
+    fn close_window(&mut self) {
+        let complete = self.window_arrivals == self.options.window;
+        let mut counts: Vec<u64> = self
+            .touched
+            .iter()
+            .filter_map(|k| self.keys.get(k))
+            .map(|s| u64::from(s.window_count))
+            .collect();
+        self.touched.clear();
+        if self.window_arrivals == 0 {
+            return;
+        }
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let r = self.window_repeats.max(1) as f64;
+        let head = counts
+            .iter()
+            .take(self.options.head)
+            .map(|&c| c as f64 / r)
+            .collect();
+        self.windows.push(WindowFit {
+            index: u64::from(self.window),
+            start: u64::from(self.window) * self.options.window,
+            arrivals: self.window_arrivals,
+            repeats: self.window_repeats,
+            p_repeat: self.window_repeats as f64 / self.window_arrivals as f64,
+            drawn: counts.len() as u64,
+            head,
+        });
+        // Q-hat uses complete windows; only the last window can be partial, and it is
+        // kept aside in case there is no complete window at all.
+        if complete {
+            self.profile.add_window(&mut counts);
+        } else {
+            self.partial = Some(counts);
+        }
+        self.window_arrivals = 0;
+        self.window_repeats = 0;
+    }
+}
+
+impl Fitter {
+    /// Ends the stream and estimates the workload.
+    pub fn finish(mut self) -> Result<Fit> {
+        self.close_window();
+        let mut partial_window = false;
+        if self.profile.windows() == 0 {
+            if let Some(mut counts) = self.partial.take() {
+                self.profile.add_window(&mut counts);
+                partial_window = true;
+            }
+        }
+        let arrivals = self.repeats + self.new;
+        if arrivals == 0 {
+            return Err(Error::invalid(format!(
+                "nothing to fit: the trace has {} arrivals, all within the warm-up of {}",
+                self.seen, self.options.warmup
+            )));
+        }
+        if self.profile.ranks() == 0 {
+            return Err(Error::invalid(format!(
+                "no key was seen twice among the {arrivals} measured arrivals: the repeat distribution Q cannot be estimated (p_r = 0)"
+            )));
+        }
+        let q = self.profile.repeat_distribution();
+        let mean_counts = self.profile.mean_counts();
+        let censored = self.open.len() as u64;
+        let (zeta, placement_note) = match self.horizons.placement(&mean_counts) {
+            Some(z) => (z, None),
+            None => {
+                let why = if self.new == 0 {
+                    "no new message after the warm-up (p_r = 1): placement never acts; uniform written"
+                } else {
+                    "every new message's horizon runs past the end of the trace: placement not estimated; uniform written (use a smaller --window or a longer trace)"
+                };
+                (vec![1.0 / q.len() as f64; q.len()], Some(why.to_string()))
+            }
+        };
+        let w = self.options.window as f64;
+        let batches: Vec<(f64, f64)> = self
+            .windows
+            .iter()
+            .filter(|x| x.arrivals as f64 == w)
+            .map(|x| (x.repeats as f64, x.arrivals as f64))
+            .collect();
+        let one_hit = self.keys.values().filter(|s| s.total == 1).count() as u64;
+        let distinct = self.keys.len() as u64;
+        let summary = FitSummary {
+            estimator: "rank statistics within windows (Q), Poisson-mixture MLE of new messages' draw counts (zeta)",
+            warmup: self.options.warmup,
+            arrivals,
+            repeats: self.repeats,
+            new: self.new,
+            p_repeat: self.repeats as f64 / arrivals as f64,
+            p_repeat_interval: ratio_interval(&batches, self.options.confidence),
+            distinct_keys: distinct,
+            one_hit_wonders: one_hit,
+            one_hit_share: one_hit as f64 / distinct.max(1) as f64,
+            model_distinct: q.len(),
+            window: self.options.window,
+            windows: self.profile.windows(),
+            partial_window,
+            placement_sample: self.horizons.messages(),
+            placement_censored: censored,
+            placement_never_redrawn: self.horizons.zero_share(),
+            placement_note,
+            successor_entropy: self.successors.entropy(self.keys.len()),
+            per_window: self.windows,
+        };
+        Ok(Fit {
+            summary,
+            q,
+            zeta,
+            mean_counts,
+        })
+    }
+}
+
+/// Fits a whole stream.
+pub fn fit<I: IntoIterator<Item = Message>>(options: FitOptions, stream: I) -> Result<Fit> {
+    let mut f = Fitter::new(options)?;
+    f.run(stream);
+    f.finish()
+}

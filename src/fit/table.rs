@@ -1,0 +1,70 @@
+//! The fitted Q and zeta as a polars DataFrame, written to CSV or Parquet.
+//!
+//! One row per rank: `rank`, `q` (Q-hat), `zeta` (zeta-hat) and `mean_count` (mean
+//! repeat draws per window at that rank, the Poisson means behind zeta-hat).
+
+use std::path::Path;
+
+use polars::prelude::*;
+
+use super::Fit;
+use crate::error::{Error, Result};
+
+/// Output formats of the rank table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableFormat {
+    Csv,
+    Parquet,
+}
+
+impl TableFormat {
+    /// From the file name: `.parquet` or `.csv`.
+    pub fn from_path(path: &Path) -> Result<TableFormat> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("parquet") => Ok(TableFormat::Parquet),
+            Some("csv") => Ok(TableFormat::Csv),
+            _ => Err(Error::config(
+                "table",
+                format!(
+                    "cannot tell the table format of {}: the name must end in .csv or .parquet",
+                    path.display()
+                ),
+            )),
+        }
+    }
+}
+
+fn polars_error(path: &Path, e: PolarsError) -> Error {
+    Error::invalid(format!(
+        "{}: cannot write the rank table: {e}",
+        path.display()
+    ))
+}
+
+/// The rank table of a fit.
+pub fn rank_frame(fit: &Fit) -> Result<DataFrame> {
+    let ranks: Vec<u64> = (0..fit.q.len() as u64).collect();
+    df!(
+        "rank" => ranks,
+        "q" => fit.q.as_slice(),
+        "zeta" => fit.zeta.as_slice(),
+        "mean_count" => fit.mean_counts.as_slice(),
+    )
+    .map_err(|e| Error::invalid(format!("cannot build the rank table: {e}")))
+}
+
+/// Writes the rank table to `path` (format from its extension).
+pub fn write_rank_table(fit: &Fit, path: &Path) -> Result<()> {
+    let format = TableFormat::from_path(path)?;
+    let mut df = rank_frame(fit)?;
+    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+    match format {
+        TableFormat::Csv => CsvWriter::new(file)
+            .finish(&mut df)
+            .map_err(|e| polars_error(path, e)),
+        TableFormat::Parquet => ParquetWriter::new(file)
+            .finish(&mut df)
+            .map(|_| ())
+            .map_err(|e| polars_error(path, e)),
+    }
+}
