@@ -4,15 +4,17 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::compare::{observe, sigma_for_target, ModelRow};
+use rbf::compare::{fn_rows, observe, sigma_for_target, ModelRow};
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
-use rbf::ingest::{self, Format, IngestOptions};
+use rbf::ingest;
+use rbf::model::fneg::{FnReport, Method};
 use rbf::replay::ReplayOptions;
 use rbf::report::Table;
 use rbf::stats::Interval;
 use rbf::{Error, Result};
 
 use super::filter_args::FilterArgs;
+use super::trace_args::TraceArgs;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -29,9 +31,17 @@ pub struct CompareArgs {
     /// Fit window W in arrivals.
     #[arg(long, default_value_t = DEFAULT_WINDOW)]
     pub window: u64,
-    /// Trace format.
-    #[arg(long, value_enum, default_value_t = Format::Auto)]
-    pub format: Format,
+    #[command(flatten)]
+    pub trace_args: TraceArgs,
+    /// FN methods to run on the fitted workload, comma-separated: all, renewal,
+    /// markov-lower, markov-swr, markov-uniform, markov-biuniform, drop-pins,
+    /// markov-disabling. Methods left out are listed as not run (`fn_methods_not_run`);
+    /// leave out the slow ones when the fitted D or sigma is large.
+    #[arg(long, default_value = "all")]
+    pub method: String,
+    /// FN models' truncation: states and arrivals with probability below EPS are dropped.
+    #[arg(long, default_value_t = 1e-10)]
+    pub eps: f64,
     /// Confidence level of the batch-means intervals.
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
@@ -52,9 +62,21 @@ struct Output<'a> {
     p_repeat: f64,
     distinct: u64,
     model_distinct: usize,
+    /// FN per arrival of each FN method on the fitted workload (null: not run).
+    fn_renewal_upper: Option<f64>,
+    fn_markov_lower: Option<f64>,
+    fn_markov_swr: Option<f64>,
+    fn_markov_uniform: Option<f64>,
+    fn_markov_biuniform: Option<f64>,
+    fn_drop_pins: Option<f64>,
+    fn_markov_disabling: Option<f64>,
+    /// FN methods not requested with --method, so not computed.
+    fn_methods_not_run: Vec<&'static str>,
+    /// Every model row: value, claim, whether the claim is proven for this filter and
+    /// workload, ratio to observed, whether the observed interval is on the bound's side.
     models: &'a [ModelRow],
-    /// Models not available in this build (and why).
-    missing_models: &'a [String],
+    /// The FN models' own report (per-method seconds, renewal details).
+    fn_model: &'a FnReport,
     replay: &'a rbf::replay::ReplayReport,
     fit: &'a rbf::fit::FitSummary,
     ingest: &'a rbf::ingest::IngestSummary,
@@ -94,13 +116,8 @@ pub fn run(a: CompareArgs) -> Result<()> {
             .map(|s| s.fp_sigma)
             .ok_or_else(|| Error::invalid("the FP model gave no sigma-bounded prediction"))?,
     };
-    let mut source = ingest::open(
-        &a.trace,
-        &IngestOptions {
-            format: a.format,
-            ..Default::default()
-        },
-    )?;
+    let methods = Method::parse_list(&a.method)?;
+    let mut source = ingest::open(&a.trace, &a.trace_args.options()?)?;
     let obs = observe(
         &config,
         ReplayOptions {
@@ -120,7 +137,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
     let r = &obs.replay;
     let ci = r.confidence.as_ref();
     let observed_ci = ci.map(|c| c.fp_rate_count_instance);
-    let models = vec![ModelRow {
+    let mut models = vec![ModelRow {
         name: "fp-sigma (FP paper, count-instance)".into(),
         measure: "fp",
         value: fp_model,
@@ -135,9 +152,23 @@ pub fn run(a: CompareArgs) -> Result<()> {
             None => "fewer than two batches of cycles: no interval".into(),
         },
     }];
-    let missing = vec![
-        "FN models (renewal upper bound, Markov bounds, drop-pins): rbf::model::fneg is not in this build yet".to_string(),
-    ];
+    let workload = obs.fit.workload().map_err(|e| {
+        Error::invalid(format!(
+            "{}: the fitted workload is not usable by the FN models: {e}",
+            a.trace.display()
+        ))
+    })?;
+    let fn_cmp = fn_rows(
+        &config,
+        &workload,
+        &methods,
+        a.eps,
+        r.fn_rate,
+        ci.map(|c| &c.fn_rate),
+    )?;
+    models.extend(fn_cmp.rows.iter().cloned());
+    let value = |m: Method| fn_cmp.report.get(m).map(|x| x.fn_rate);
+    let not_run: Vec<&'static str> = fn_cmp.not_run.iter().map(|m| m.name()).collect();
     let s = &obs.fit.summary;
     if a.json {
         return super::print_json(&Output {
@@ -151,8 +182,16 @@ pub fn run(a: CompareArgs) -> Result<()> {
             p_repeat: s.p_repeat,
             distinct: s.distinct_keys,
             model_distinct: s.model_distinct,
+            fn_renewal_upper: value(Method::Renewal),
+            fn_markov_lower: value(Method::MarkovLower),
+            fn_markov_swr: value(Method::MarkovSwr),
+            fn_markov_uniform: value(Method::MarkovUniform),
+            fn_markov_biuniform: value(Method::MarkovBiuniform),
+            fn_drop_pins: value(Method::DropPins),
+            fn_markov_disabling: value(Method::MarkovDisabling),
+            fn_methods_not_run: not_run,
             models: &models,
-            missing_models: &missing,
+            fn_model: &fn_cmp.report,
             replay: r,
             fit: s,
             ingest: source.summary(),
@@ -168,11 +207,20 @@ pub fn run(a: CompareArgs) -> Result<()> {
         s.model_distinct,
         100.0 * s.one_hit_share
     );
-    let mut t = Table::new(["measure", "value", "interval / claim", "ratio to observed"]);
+    let mut t = Table::new([
+        "measure",
+        "value",
+        "interval / claim",
+        "proven?",
+        "ratio to observed",
+        "observed on the bound's side?",
+    ]);
     t.row([
         "observed FP (FN paper: FP / arrivals)".to_string(),
         format!("{:.3e}", r.fp_rate),
         interval(ci.map(|c| &c.fp_rate)),
+        String::new(),
+        String::new(),
         String::new(),
     ]);
     t.row([
@@ -180,11 +228,15 @@ pub fn run(a: CompareArgs) -> Result<()> {
         format!("{:.3e}", r.fp_rate_count_instance),
         interval(observed_ci.as_ref()),
         String::new(),
+        String::new(),
+        String::new(),
     ]);
     t.row([
         "observed FN".to_string(),
         format!("{:.3e}", r.fn_rate),
         interval(ci.map(|c| &c.fn_rate)),
+        String::new(),
+        String::new(),
         String::new(),
     ]);
     for m in &models {
@@ -192,13 +244,24 @@ pub fn run(a: CompareArgs) -> Result<()> {
             m.name.clone(),
             format!("{:.3e}", m.value),
             format!("{} ({})", m.claim, m.note),
+            match (m.claim.as_str(), m.guaranteed) {
+                ("upper-bound" | "lower-bound", true) => "yes",
+                ("upper-bound" | "lower-bound", false) => "NO (not proven)",
+                _ => "n/a",
+            }
+            .to_string(),
             m.ratio_to_observed
                 .map_or("-".into(), |x| format!("{x:.3}")),
+            m.holds
+                .map_or("-".into(), |h| if h { "yes" } else { "NO" }.to_string()),
         ]);
     }
     print!("{}", t.render());
-    for m in &missing {
-        println!("not computed: {m}");
+    if !not_run.is_empty() {
+        println!(
+            "FN methods not run (not in --method): {}",
+            not_run.join(", ")
+        );
     }
     Ok(())
 }

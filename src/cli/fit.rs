@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use rbf::fit::{table, FitOptions, Fitter, DEFAULT_WINDOW};
-use rbf::ingest::{self, Format, IngestOptions};
+use rbf::ingest;
 use rbf::Result;
+
+use super::trace_args::TraceArgs;
 
 #[derive(Args, Debug)]
 pub struct FitArgs {
@@ -18,9 +20,8 @@ pub struct FitArgs {
     /// W: window length in arrivals (Q is ranked within windows; the placement horizon).
     #[arg(long, default_value_t = DEFAULT_WINDOW)]
     pub window: u64,
-    /// Trace format.
-    #[arg(long, value_enum, default_value_t = Format::Auto)]
-    pub format: Format,
+    #[command(flatten)]
+    pub trace_args: TraceArgs,
     /// Workload file to write (JSON, readable by `rbf model fn --workload` and `rbf synth --workload`).
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
@@ -57,13 +58,7 @@ pub fn run(a: FitArgs) -> Result<()> {
         table::TableFormat::from_path(t)?;
     }
     let mut fitter = Fitter::new(options)?;
-    let mut source = ingest::open(
-        &a.trace,
-        &IngestOptions {
-            format: a.format,
-            ..Default::default()
-        },
-    )?;
+    let mut source = ingest::open(&a.trace, &a.trace_args.options()?)?;
     fitter.run(&mut source);
     for w in source.summary().warnings() {
         eprintln!("{w}");

@@ -8,7 +8,10 @@ use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::Message;
+use crate::model::fneg::{Claim, FnModel, FnReport, Method, RenewalOptions};
 use crate::replay::{Replay, ReplayOptions, ReplayReport};
+use crate::stats::Interval;
+use crate::workload::Workload;
 
 /// What one pass observed.
 pub struct Observation {
@@ -59,6 +62,80 @@ pub struct ModelRow {
     /// side of the bound. None for approximations.
     pub holds: Option<bool>,
     pub note: String,
+}
+
+/// The FN models evaluated on a (fitted) workload, as rows next to the observed FN.
+pub struct FnComparison {
+    /// What `rbf::model::fneg` computed (per-method timings, renewal details).
+    pub report: FnReport,
+    /// One row per method that ran, in the order requested.
+    pub rows: Vec<ModelRow>,
+    /// Methods that were not requested (so not computed): never silently absent.
+    pub not_run: Vec<Method>,
+}
+
+/// The claim's name as it appears in a [`ModelRow`].
+pub fn claim_name(c: Claim) -> &'static str {
+    match c {
+        Claim::UpperBound => "upper-bound",
+        Claim::LowerBound => "lower-bound",
+        Claim::Approximation => "approximation",
+    }
+}
+
+/// Runs the FN paper's models (`methods`, truncation `eps`) for `filter` and `workload`
+/// and puts each beside the observed FN per arrival (`observed_fn`, with its interval
+/// when there is one). The claim and whether it is proven come from
+/// [`FnModel::guarantee`]; `holds` says whether the observed interval (or, without one,
+/// the point) lies on the bound's side, whether or not the bound is proven.
+pub fn fn_rows(
+    filter: &FilterConfig,
+    workload: &Workload,
+    methods: &[Method],
+    eps: f64,
+    observed_fn: f64,
+    observed_ci: Option<&Interval>,
+) -> Result<FnComparison> {
+    let model = FnModel::new(filter, workload, eps)?;
+    let report = model.evaluate(
+        methods,
+        RenewalOptions {
+            eps,
+            ..RenewalOptions::default()
+        },
+    );
+    let rows = report
+        .results
+        .iter()
+        .map(|r| {
+            let g = &r.guarantee;
+            let (low, high) = observed_ci.map_or((observed_fn, observed_fn), |i| (i.low, i.high));
+            let holds = match g.claim {
+                Claim::UpperBound => Some(r.fn_rate >= low),
+                Claim::LowerBound => Some(r.fn_rate <= high),
+                Claim::Approximation => None,
+            };
+            ModelRow {
+                name: format!("fn {}", r.method.name()),
+                measure: "fn",
+                value: r.fn_rate,
+                claim: claim_name(g.claim).to_string(),
+                guaranteed: g.guaranteed,
+                ratio_to_observed: (observed_fn > 0.0).then(|| r.fn_rate / observed_fn),
+                holds,
+                note: g.note.clone(),
+            }
+        })
+        .collect();
+    let not_run = Method::ALL
+        .into_iter()
+        .filter(|m| !methods.contains(m))
+        .collect();
+    Ok(FnComparison {
+        report,
+        rows,
+        not_run,
+    })
 }
 
 /// The largest sigma whose FP-paper average FP rate (f_sigma, count-instance) is at

@@ -91,21 +91,6 @@ fn parse_placement(s: &str) -> Result<Placement> {
     Placement::parse(s)
 }
 
-fn parse_methods(s: &str) -> Result<Vec<Method>> {
-    let mut out = Vec::new();
-    for name in s.split(',').map(str::trim) {
-        if name == "all" {
-            out.extend(Method::ALL);
-        } else {
-            out.push(Method::parse(name)?);
-        }
-    }
-    out.dedup();
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|m| seen.insert(*m));
-    Ok(out)
-}
-
 fn workload(a: &FnArgs) -> Result<Workload> {
     let mut w = match (&a.workload, a.zipf, a.distinct) {
         (Some(path), _, _) => Workload::load(path)?,
@@ -142,7 +127,7 @@ fn value(r: &FnReport, m: Method) -> Option<f64> {
 pub fn run(a: FnArgs) -> Result<()> {
     let filter = a.filter.config()?;
     let w = workload(&a)?;
-    let methods = parse_methods(&a.method)?;
+    let methods = Method::parse_list(&a.method)?;
     let model = FnModel::new(&filter, &w, a.eps)?;
     let report = model.evaluate(
         &methods,

@@ -79,6 +79,22 @@ impl Method {
         }
     }
 
+    /// Parses a comma-separated list of method names; `all` stands for every method.
+    /// Duplicates are dropped, the first occurrence keeps its place.
+    pub fn parse_list(s: &str) -> Result<Vec<Method>> {
+        let mut out = Vec::new();
+        for name in s.split(',').map(str::trim) {
+            if name == "all" {
+                out.extend(Method::ALL);
+            } else {
+                out.push(Method::parse(name)?);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|m| seen.insert(*m));
+        Ok(out)
+    }
+
     /// Parses a method name; `all` is handled by the caller.
     pub fn parse(name: &str) -> Result<Method> {
         Method::ALL
