@@ -16,9 +16,11 @@
 //! * [`replay`]: runs a stream through a filter with exact ground truth.
 //! * [`fit`]: estimates the workload model (Q, p_r, placement) from a stream.
 //! * [`report`]: tables for people; JSON comes from the result types' serde forms.
+//! * [`experiment`]: config-driven grids, observed next to predicted, tables and plots.
 
 pub mod compare;
 pub mod error;
+pub mod experiment;
 pub mod filter;
 pub mod fit;
 pub mod ingest;

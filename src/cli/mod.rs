@@ -5,8 +5,10 @@ mod compare;
 mod filter_args;
 mod fit;
 mod ingest;
+mod merge;
 mod model;
 mod replay;
+mod run;
 mod synth;
 mod trace_args;
 
@@ -39,6 +41,10 @@ pub enum Command {
     Fit(fit::FitArgs),
     /// Fit, replay and model a trace in one pass; bound next to observed.
     Compare(compare::CompareArgs),
+    /// Run an experiment config: a grid of filters over traces, observed next to models.
+    Run(run::RunArgs),
+    /// Combine the outputs of sharded runs (`rbf run --shard I/N`).
+    Merge(merge::MergeArgs),
     /// Run a built-in benchmark and print its measurements.
     Bench(bench::BenchArgs),
 }
@@ -51,6 +57,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Model(a) => model::run(a),
         Command::Fit(a) => fit::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Merge(a) => merge::run(a),
         Command::Bench(a) => bench::run(a),
     }
 }
@@ -61,4 +69,38 @@ pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
         .map_err(|e| rbf::Error::invalid(format!("cannot serialise output: {e}")))?;
     println!("{s}");
     Ok(())
+}
+
+/// Runs `f` on a thread pool of `threads` workers (all cores when None).
+pub fn with_threads<T: Send>(
+    threads: Option<usize>,
+    f: impl FnOnce() -> Result<T> + Send,
+) -> Result<T> {
+    match threads {
+        None => f(),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .map_err(|e| rbf::Error::invalid(format!("cannot start {n} threads: {e}")))?
+            .install(f),
+    }
+}
+
+/// Tells the user where an experiment's outputs are.
+pub fn print_written(w: &rbf::experiment::Written, seconds: f64) {
+    println!(
+        "\nfinished in {seconds:.1} s; outputs in {}",
+        w.dir.display()
+    );
+    println!(
+        "  table:  {} (also {})",
+        w.csv.display(),
+        w.parquet.display()
+    );
+    println!("  report: {}", w.report.display());
+    println!(
+        "  plots:  {} SVG files in {}",
+        w.plots.len(),
+        w.dir.join("plots").display()
+    );
 }

@@ -1,6 +1,7 @@
 //! `rbf bench`: the measurements behind docs/PERFORMANCE.md, runnable on any machine.
 //! One file per benchmark family.
 
+mod experiment;
 mod fit;
 mod fneg;
 mod fp;
@@ -29,6 +30,8 @@ pub enum Bench {
     Ingest(ingest::IngestBench),
     /// Workload-fitting throughput.
     Fit(fit::FitBench),
+    /// Wall time of an experiment config's whole run.
+    Experiment(experiment::ExperimentBench),
 }
 
 pub fn run(a: BenchArgs) -> Result<()> {
@@ -38,6 +41,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
         Bench::Fn(b) => fneg::run(b),
         Bench::Ingest(b) => ingest::run(b),
         Bench::Fit(b) => fit::run(b),
+        Bench::Experiment(b) => experiment::run(b),
     }
 }
 

@@ -1,0 +1,167 @@
+//! The grid: the cross product of the config's axes, in one fixed order, so that a
+//! point's index means the same thing in every run and every shard.
+
+use serde::{Deserialize, Serialize};
+
+use super::config::{ExperimentConfig, GridConfig};
+use crate::error::{Error, Result};
+use crate::filter::{FilterConfig, Hashing};
+
+/// How a point's recycle threshold is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SigmaRule {
+    Sigma(u64),
+    /// A fraction of the bits per array.
+    Fraction(f64),
+    /// The largest sigma whose FP-model average FP meets the target.
+    TargetFp(f64),
+    MaxInserts(u64),
+}
+
+/// One filter configuration on one source (all seeds).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub index: usize,
+    /// Index into the experiment's sources (traces first, then synthetic).
+    pub source: usize,
+    pub memory: u64,
+    pub hashes: u32,
+    pub rule: SigmaRule,
+    pub phases: u8,
+    pub hashing: Hashing,
+    pub retaining: bool,
+    pub copy_over: bool,
+    pub independent_halves: bool,
+}
+
+impl Point {
+    /// The filter with the rule applied where no model is needed (`TargetFp` is
+    /// resolved by the runner, which has the FP model at hand).
+    pub fn filter(&self, sigma: Option<u64>, seed: u64) -> FilterConfig {
+        let mut f = FilterConfig::sigma_bounded(self.memory, self.hashes, 0);
+        f.phases = self.phases;
+        f.hashing = self.hashing;
+        f.retaining = self.retaining;
+        f.copy_over = self.copy_over;
+        f.independent_halves = self.independent_halves;
+        f.seed = seed;
+        match self.rule {
+            SigmaRule::MaxInserts(n) => {
+                f.sigma = None;
+                f.max_inserts = Some(n);
+            }
+            SigmaRule::Sigma(s) => f.sigma = Some(s),
+            SigmaRule::Fraction(x) => {
+                f.sigma = Some((x * f.half_memory() as f64).round() as u64);
+            }
+            SigmaRule::TargetFp(_) => f.sigma = sigma,
+        }
+        f
+    }
+}
+
+fn rules(g: &GridConfig) -> Vec<SigmaRule> {
+    let mut r: Vec<SigmaRule> = g.sigma.iter().map(|&s| SigmaRule::Sigma(s)).collect();
+    r.extend(g.sigma_fraction.iter().map(|&x| SigmaRule::Fraction(x)));
+    r.extend(g.target_fp.iter().map(|&x| SigmaRule::TargetFp(x)));
+    r.extend(g.max_inserts.iter().map(|&n| SigmaRule::MaxInserts(n)));
+    r
+}
+
+/// Every point of the experiment, sources outermost, in config order. Copy-over and
+/// independent halves only vary for two-phase filters (a one-phase filter has no
+/// halves), so one-phase points are not repeated over them.
+pub fn expand(config: &ExperimentConfig) -> Vec<Point> {
+    let g = &config.grid;
+    // A models-only config has one pseudo-source (see `Source::all`).
+    let sources = (config.traces.len() + config.synthetic.len()).max(1);
+    let mut out = Vec::new();
+    for source in 0..sources {
+        for &memory in &g.memory {
+            for &hashes in &g.hashes {
+                for rule in rules(g) {
+                    for &phases in &g.phases {
+                        for &hashing in &g.hashing {
+                            for &retaining in &g.retaining {
+                                let halves: Vec<(bool, bool)> = if phases == 2 {
+                                    g.copy_over
+                                        .iter()
+                                        .flat_map(|&c| {
+                                            g.independent_halves.iter().map(move |&i| (c, i))
+                                        })
+                                        .collect()
+                                } else {
+                                    vec![(true, false)]
+                                };
+                                for (copy_over, independent_halves) in halves {
+                                    out.push(Point {
+                                        index: out.len(),
+                                        source,
+                                        memory,
+                                        hashes,
+                                        rule,
+                                        phases,
+                                        hashing,
+                                        retaining,
+                                        copy_over,
+                                        independent_halves,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A deterministic slice of the grid: shard `index` of `count` (0-based, as in a
+/// Kubernetes indexed Job; a Slurm array 1..=N passes `$((SLURM_ARRAY_TASK_ID-1))`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// Parses `I/N`.
+    pub fn parse(s: &str) -> Result<Shard> {
+        let bad = || {
+            Error::config(
+                "shard",
+                format!("expected I/N with 0 <= I < N (e.g. 0/4), found `{s}`"),
+            )
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Round-robin, so that each shard gets a mix of cheap and expensive points
+    /// (cost grows along the memory axis).
+    pub fn contains(&self, point: &Point) -> bool {
+        point.index % self.count == self.index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_parsing() {
+        assert_eq!(Shard::parse("1/4").ok(), Some(Shard { index: 1, count: 4 }));
+        assert!(Shard::parse("4/4").is_err());
+        assert!(Shard::parse("x").is_err());
+        assert!(Shard::parse("0/0").is_err());
+    }
+}

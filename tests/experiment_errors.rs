@@ -1,0 +1,85 @@
+//! Bad experiment files get errors that name the file, the key and what is allowed.
+
+use std::path::Path;
+
+use rbf::experiment::ExperimentConfig;
+
+const GOOD: &str = r#"
+name = "e"
+[[synthetic]]
+distinct = 100
+zipf = 1.0
+p_repeat = 0.9
+arrivals = 1000
+[grid]
+memory = [1000]
+hashes = [3]
+sigma = [300]
+"#;
+
+fn err(text: &str) -> String {
+    match ExperimentConfig::parse(text, Path::new("configs/bad.toml")) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_mentions(msg: &str, words: &[&str]) {
+    for w in words {
+        assert!(msg.contains(w), "`{w}` not in error: {msg}");
+    }
+}
+
+#[test]
+fn the_good_config_parses() {
+    ExperimentConfig::parse(GOOD, Path::new("configs/good.toml")).expect("parses");
+}
+
+#[test]
+fn unknown_keys_and_values_name_the_key_and_allowed_values() {
+    let e = err(&GOOD.replace("hashes = [3]", "hashes = [3]\nhashez = [3]"));
+    assert_mentions(
+        &e,
+        &["configs/bad.toml", "hashez", "memory", "sigma_fraction"],
+    );
+    let e = err(&GOOD.replace("name = \"e\"", "name = \"e\"\nmeasures = [\"observd\"]"));
+    assert_mentions(&e, &["observd", "observed", "renewal", "drop-pins"]);
+    let e = err(&GOOD.replace("[grid]", "[grid]\nhashing = [\"double\"]"));
+    assert_mentions(&e, &["double", "colliding", "distinct"]);
+    let e = err(&GOOD.replace("zipf = 1.0", "zipf = 1.0\nplacement = \"middle\""));
+    assert_mentions(&e, &["synthetic.placement", "uniform, top, bottom"]);
+}
+
+#[test]
+fn semantic_errors_name_the_key() {
+    let e = err(&GOOD.replace("sigma = [300]", "sigma = [300]\ntarget_fp = [0.01]"));
+    assert_mentions(&e, &["grid.sigma", "exactly one of", "target_fp"]);
+    let e = err(&GOOD.replace("[grid]", "[grid]\nphases = [3]"));
+    assert_mentions(&e, &["grid.phases", "1 and 2", "3"]);
+    let e = err(&GOOD.replace("memory = [1000]", "memory = []"));
+    assert_mentions(&e, &["grid.memory", "empty"]);
+    let e = err(&GOOD.replace("name = \"e\"", "name = \"e\"\nmeasures = [\"capacity\"]"));
+    assert_mentions(&e, &["capacity", "target_fp"]);
+    let e = err(&GOOD.replace("p_repeat = 0.9", "p_repeat = 1.5"));
+    assert_mentions(&e, &["synthetic.p_repeat", "[0, 1]"]);
+    let no_source = GOOD.replace(
+        "[[synthetic]]\ndistinct = 100\nzipf = 1.0\np_repeat = 0.9\narrivals = 1000\n",
+        "",
+    );
+    let e = err(&format!("measures = [\"observed\"]\n{no_source}"));
+    assert_mentions(&e, &["trace / synthetic"]);
+}
+
+#[test]
+fn missing_files_are_named() {
+    let e =
+        ExperimentConfig::load(Path::new("configs/does-not-exist.toml")).expect_err("missing file");
+    assert!(e.to_string().contains("does-not-exist.toml"), "{e}");
+    let text = GOOD.replace(
+        "[[synthetic]]\ndistinct = 100\nzipf = 1.0\np_repeat = 0.9\narrivals = 1000\n",
+        "[[trace]]\npath = \"nowhere.csv\"\n",
+    );
+    let c = ExperimentConfig::parse(&text, Path::new("configs/t.toml")).expect("parses");
+    let e = rbf::experiment::run(&c, Default::default()).expect_err("missing trace");
+    assert!(e.to_string().contains("nowhere.csv"), "{e}");
+}
