@@ -95,7 +95,15 @@ fn write_text(path: &Path, text: &str) -> Result<()> {
 
 /// Writes every output of `results` into `dir` (created if needed).
 pub fn write(results: &Results, dir: &Path) -> Result<Written> {
-    std::fs::create_dir_all(dir.join("plots")).map_err(|e| Error::io(dir, e))?;
+    let plot_dir = dir.join("plots");
+    std::fs::create_dir_all(&plot_dir).map_err(|e| Error::io(dir, e))?;
+    // Plots of an earlier run into the same directory would be mistaken for this one's.
+    for entry in std::fs::read_dir(&plot_dir).map_err(|e| Error::io(&plot_dir, e))? {
+        let p = entry.map_err(|e| Error::io(&plot_dir, e))?.path();
+        if p.extension().is_some_and(|e| e == "svg") {
+            std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
+        }
+    }
     let mut df = frame(&results.rows)?;
     let polars = |p: &Path, e: PolarsError| Error::invalid(format!("{}: {e}", p.display()));
     let csv = dir.join("results.csv");

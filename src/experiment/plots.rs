@@ -16,15 +16,17 @@ enum Axis {
     Memory,
     TargetFp,
     Sigma,
+    SigmaFraction,
     Hashes,
     MaxInserts,
 }
 
 impl Axis {
-    const ALL: [Axis; 5] = [
+    const ALL: [Axis; 6] = [
         Axis::Memory,
         Axis::TargetFp,
         Axis::Sigma,
+        Axis::SigmaFraction,
         Axis::Hashes,
         Axis::MaxInserts,
     ];
@@ -33,7 +35,13 @@ impl Axis {
         match self {
             Axis::Memory => Some(r.memory as f64),
             Axis::TargetFp => r.target_fp,
-            Axis::Sigma => r.sigma.map(|s| s as f64),
+            // Only a configured sigma is an axis; one derived from a target FP or a
+            // fraction follows the memory axis and would mix curves.
+            Axis::Sigma if r.target_fp.is_none() && r.sigma_fraction.is_none() => {
+                r.sigma.map(|s| s as f64)
+            }
+            Axis::Sigma => None,
+            Axis::SigmaFraction => r.sigma_fraction,
             Axis::Hashes => Some(f64::from(r.hashes)),
             Axis::MaxInserts => r.max_inserts.map(|n| n as f64),
         }
@@ -44,6 +52,7 @@ impl Axis {
             Axis::Memory => "memory M (bits)",
             Axis::TargetFp => "target FP (count-instance)",
             Axis::Sigma => "sigma (bits set per array before a recycle)",
+            Axis::SigmaFraction => "sigma / bits per array",
             Axis::Hashes => "k (hashes)",
             Axis::MaxInserts => "N (bit-setting insertions per cycle)",
         }
@@ -54,6 +63,7 @@ impl Axis {
             Axis::Memory => "memory",
             Axis::TargetFp => "target-fp",
             Axis::Sigma => "sigma",
+            Axis::SigmaFraction => "sigma-fraction",
             Axis::Hashes => "k",
             Axis::MaxInserts => "N",
         }
@@ -73,7 +83,7 @@ impl Axis {
             (Some(t), _, _) if self != Axis::TargetFp && self != Axis::Sigma => {
                 Some(format!("target FP={t}"))
             }
-            (_, Some(f), _) if self != Axis::Sigma => Some(format!("sigma={f}·M/phases")),
+            (_, Some(f), _) if self != Axis::SigmaFraction => Some(format!("sigma={f}·M/phases")),
             (_, _, Some(n)) if self != Axis::MaxInserts => Some(format!("N={n}")),
             (None, None, None) if self != Axis::Sigma => r.sigma.map(|s| format!("sigma={s}")),
             _ => None,
