@@ -7,6 +7,7 @@ mod fit;
 mod ingest;
 mod model;
 mod replay;
+mod size;
 mod synth;
 mod trace_args;
 
@@ -39,6 +40,8 @@ pub enum Command {
     Fit(fit::FitArgs),
     /// Fit, replay and model a trace in one pass; bound next to observed.
     Compare(compare::CompareArgs),
+    /// Find the smallest filter meeting FP and FN targets (models), confirmed by replay.
+    Size(size::SizeArgs),
     /// Run a built-in benchmark and print its measurements.
     Bench(bench::BenchArgs),
 }
@@ -51,6 +54,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Model(a) => model::run(a),
         Command::Fit(a) => fit::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Size(a) => size::run(a),
         Command::Bench(a) => bench::run(a),
     }
 }
