@@ -28,6 +28,7 @@ pub mod message;
 pub mod model;
 pub mod replay;
 pub mod report;
+pub mod size;
 pub mod stats;
 pub mod synth;
 pub mod workload;

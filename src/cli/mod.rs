@@ -9,6 +9,7 @@ mod merge;
 mod model;
 mod replay;
 mod run;
+mod size;
 mod synth;
 mod trace_args;
 
@@ -45,6 +46,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Combine the outputs of sharded runs (`rbf run --shard I/N`).
     Merge(merge::MergeArgs),
+    /// Find the smallest filter meeting FP and FN targets (models), confirmed by replay.
+    Size(size::SizeArgs),
     /// Run a built-in benchmark and print its measurements.
     Bench(bench::BenchArgs),
 }
@@ -59,6 +62,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => compare::run(a),
         Command::Run(a) => run::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Size(a) => size::run(a),
         Command::Bench(a) => bench::run(a),
     }
 }

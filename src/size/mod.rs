@@ -1,0 +1,304 @@
+//! Sizing a recycling Bloom filter from FP and FN targets: the two questions the FN
+//! paper asks in §7.1, answered with the models and confirmed by replay ([`confirm`]).
+//!
+//! 1. Best FN at a given memory ([`best_fn`]): over k and phases, the lowest renewal
+//!    upper bound whose sigma keeps the FP paper's average FP rate at the target.
+//! 2. Smallest memory for an FP and an FN target ([`smallest_memory`]): the least M at
+//!    which some (k, phases) has both.
+//!
+//! For a candidate (M, k, phases), sigma is the largest one whose count-instance FP
+//! rate f_sigma meets the FP target ([`crate::compare::sigma_for_target`]): a larger
+//! sigma means longer cycles, so fewer recycles and fewer false negatives, and the FP
+//! rate grows with sigma, so the largest admissible sigma is the best one for FN. The
+//! decision uses the renewal upper bound (FN paper §5) rather than an approximation so
+//! that "meets the FN target" is a guarantee where the bound is proven (one phase;
+//! two phases with independent halves, which is why two-phase candidates use them).
+
+pub mod confirm;
+
+use serde::Serialize;
+
+use crate::compare::sigma_for_target;
+use crate::error::{Error, Result};
+use crate::filter::{FilterConfig, Hashing};
+use crate::model::fneg::{FnModel, Method, RenewalOptions};
+use crate::workload::Workload;
+
+/// Where the memory search starts (bits).
+pub const MIN_MEMORY: u64 = 1 << 8;
+/// Where it gives up (bits): 128 MiB of filter is beyond what the question is about,
+/// and the renewal computation grows with sigma.
+pub const MAX_MEMORY: u64 = 1 << 30;
+/// Bisection stops when the gap between a failing and a meeting M is at most this
+/// fraction of the meeting M (and at least one bit).
+pub const RELATIVE_PRECISION: f64 = 0.01;
+/// Doublings of M without a 1 % improvement of the best FN bound after which the
+/// target is declared out of the models' reach.
+pub const PLATEAU: u32 = 3;
+
+/// What to search over.
+#[derive(Clone, Debug)]
+pub struct SizeOptions {
+    pub target_fp: f64,
+    /// Phase counts to try (1, 2 or both).
+    pub phases: Vec<u8>,
+    /// k is tried from 1 to this.
+    pub max_hashes: u32,
+    pub hashing: Hashing,
+    /// Truncation of the FN models.
+    pub eps: f64,
+}
+
+/// One evaluated (M, k, sigma, phases).
+#[derive(Clone, Debug, Serialize)]
+pub struct Candidate {
+    pub memory: u64,
+    pub hashes: u32,
+    pub sigma: u64,
+    pub phases: u8,
+    /// FP paper's average FP rate at this sigma (count-instance f_sigma).
+    pub fp_model: f64,
+    /// FN paper's renewal upper bound on FN per arrival.
+    pub fn_renewal_upper: f64,
+    /// Whether the renewal bound is proven for this filter and workload.
+    pub fn_bound_guaranteed: bool,
+    pub fn_bound_note: String,
+}
+
+impl Candidate {
+    /// The filter this candidate describes.
+    pub fn filter(&self, hashing: Hashing) -> FilterConfig {
+        filter(self.memory, self.hashes, self.phases, hashing, self.sigma)
+    }
+}
+
+fn filter(memory: u64, k: u32, phases: u8, hashing: Hashing, sigma: u64) -> FilterConfig {
+    let mut f = FilterConfig::sigma_bounded(memory, k, sigma);
+    f.phases = phases;
+    f.hashing = hashing;
+    // Eqs. 27-28 are proven for rotating hash positions (appendix G.1); the filter
+    // we recommend should be the one the bound covers.
+    f.independent_halves = phases == 2;
+    f
+}
+
+/// Outcome of a search.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sizing {
+    /// "smallest-memory" or "best-fn".
+    pub question: &'static str,
+    pub best: Candidate,
+    /// (M, k, phases) triples whose FN bound was computed.
+    pub candidates_evaluated: u64,
+    /// Smallest-memory: the largest M found to fail (None when the first M met both).
+    pub memory_fails: Option<u64>,
+    /// Memories tried, in order, with whether some (k, phases) met both targets.
+    pub search: Vec<(u64, bool)>,
+}
+
+/// Checks the targets and search settings, naming the flag at fault.
+pub fn check(options: &SizeOptions, target_fn: Option<f64>) -> Result<()> {
+    let t = options.target_fp;
+    if !(t > 0.0 && t < 1.0) {
+        return Err(Error::config(
+            "target-fp",
+            format!("must lie strictly between 0 and 1, found {t}"),
+        ));
+    }
+    if let Some(t) = target_fn {
+        if !(t > 0.0 && t < 1.0) {
+            return Err(Error::config(
+                "target-fn",
+                format!("must lie strictly between 0 and 1, found {t}"),
+            ));
+        }
+    }
+    if options.max_hashes == 0 || options.max_hashes > crate::filter::MAX_HASHES {
+        return Err(Error::config(
+            "max-hashes",
+            format!(
+                "must lie in 1..={}, found {}",
+                crate::filter::MAX_HASHES,
+                options.max_hashes
+            ),
+        ));
+    }
+    if options.phases.is_empty() || options.phases.iter().any(|p| !(1..=2).contains(p)) {
+        return Err(Error::config("phases", "must be 1, 2 or both"));
+    }
+    Ok(())
+}
+
+/// Evaluates one (M, k, phases): None when no sigma meets the FP target there.
+pub fn evaluate(
+    memory: u64,
+    hashes: u32,
+    phases: u8,
+    options: &SizeOptions,
+    workload: &Workload,
+) -> Result<Option<Candidate>> {
+    // sigma >= k needs k < M/phases bits, and sigma_for_target rejects a target that
+    // even sigma = k misses: both mean "no such filter", not a user error.
+    if u64::from(hashes) >= memory / u64::from(phases) {
+        return Ok(None);
+    }
+    let probe = filter(memory, hashes, phases, options.hashing, u64::from(hashes));
+    let Ok((sigma, fp_model)) = sigma_for_target(&probe, options.target_fp) else {
+        return Ok(None);
+    };
+    let f = filter(memory, hashes, phases, options.hashing, sigma);
+    let model = FnModel::new(&f, workload, options.eps)?;
+    let r = model.renewal(RenewalOptions {
+        eps: options.eps,
+        ..RenewalOptions::default()
+    });
+    let g = model.guarantee(Method::Renewal);
+    Ok(Some(Candidate {
+        memory,
+        hashes,
+        sigma,
+        phases,
+        fp_model,
+        fn_renewal_upper: r.fn_upper,
+        fn_bound_guaranteed: g.guaranteed,
+        fn_bound_note: g.note,
+    }))
+}
+
+/// The lowest renewal bound at `memory` over k = 1..=max_hashes and the phase counts,
+/// with the number of candidates evaluated. Ties keep the smaller k (cheaper lookups).
+pub fn best_at(
+    memory: u64,
+    options: &SizeOptions,
+    workload: &Workload,
+) -> Result<(Option<Candidate>, u64)> {
+    let mut best: Option<Candidate> = None;
+    let mut evaluated = 0;
+    for &phases in &options.phases {
+        for k in 1..=options.max_hashes {
+            let Some(c) = evaluate(memory, k, phases, options, workload)? else {
+                continue;
+            };
+            evaluated += 1;
+            let better = match &best {
+                Some(b) => c.fn_renewal_upper < b.fn_renewal_upper,
+                None => true,
+            };
+            if better {
+                best = Some(c);
+            }
+        }
+    }
+    Ok((best, evaluated))
+}
+
+/// Question (1) of §7.1: the best FN bound at `memory` for the FP target.
+pub fn best_fn(memory: u64, options: &SizeOptions, workload: &Workload) -> Result<Sizing> {
+    check(options, None)?;
+    workload.validate()?;
+    let (best, evaluated) = best_at(memory, options, workload)?;
+    let best = best.ok_or_else(|| {
+        Error::config(
+            "memory",
+            format!(
+                "no k in 1..={} and phases {:?} reach FP {} with {memory} bits: use more memory or a larger --target-fp",
+                options.max_hashes, options.phases, options.target_fp
+            ),
+        )
+    })?;
+    Ok(Sizing {
+        question: "best-fn",
+        best,
+        candidates_evaluated: evaluated,
+        memory_fails: None,
+        search: vec![(memory, true)],
+    })
+}
+
+/// Question (2) of §7.1: the smallest memory at which some (k, phases) meets both
+/// targets, to [`RELATIVE_PRECISION`].
+///
+/// The search doubles M from [`MIN_MEMORY`] until both targets are met, then bisects
+/// between the last failing and the first meeting M. That assumes "meets" is monotone
+/// in M, which the models do not guarantee (sigma moves in integer steps and the best
+/// k changes with M), so the returned M is one that was evaluated and meets both, and
+/// the M reported as failing was evaluated and fails; a smaller meeting M below it
+/// would need the best FN bound to dip and rise again, which we have not seen.
+pub fn smallest_memory(
+    target_fn: f64,
+    options: &SizeOptions,
+    workload: &Workload,
+) -> Result<Sizing> {
+    check(options, Some(target_fn))?;
+    workload.validate()?;
+    let mut evaluated = 0;
+    let mut search = Vec::new();
+    let mut probe = |m: u64, search: &mut Vec<(u64, bool)>| -> Result<Option<Candidate>> {
+        let (best, n) = best_at(m, options, workload)?;
+        evaluated += n;
+        let meets = best
+            .as_ref()
+            .is_some_and(|c| c.fn_renewal_upper <= target_fn);
+        search.push((m, meets));
+        Ok(best)
+    };
+    let meets = |c: &Option<Candidate>| c.as_ref().is_some_and(|c| c.fn_renewal_upper <= target_fn);
+    let mut lo = None;
+    let mut m = MIN_MEMORY;
+    // The renewal bound can level off above the target (e.g. p_r < 1, where it stops
+    // falling once cycles are long), and its cost grows with sigma, so doubling to the
+    // cap would take hours: stop when PLATEAU doublings in a row improve it by < 1 %.
+    let mut previous = f64::INFINITY;
+    let mut flat = 0;
+    let mut found = loop {
+        let best = probe(m, &mut search)?;
+        if meets(&best) {
+            if let Some(c) = best {
+                break c;
+            }
+        }
+        // Near 1 (tiny M) the bound is flat before it starts to fall: not a plateau.
+        if let Some(c) = best.as_ref().filter(|c| c.fn_renewal_upper < 0.5) {
+            flat = if c.fn_renewal_upper > 0.99 * previous {
+                flat + 1
+            } else {
+                0
+            };
+            previous = previous.min(c.fn_renewal_upper);
+        }
+        lo = Some(m);
+        if flat >= PLATEAU || m >= MAX_MEMORY {
+            let why = if flat >= PLATEAU {
+                format!("the best renewal bound levels off at {previous:.3e} ({PLATEAU} doublings of M up to {m} bits improved it by less than 1 %)")
+            } else {
+                format!("no filter up to {MAX_MEMORY} bits (the search cap, 2^30) meets them")
+            };
+            return Err(Error::config(
+                "target-fn",
+                format!(
+                    "FP {} and FN {target_fn} cannot be met by the models: {why}; relax --target-fn or --target-fp, allow more hashes (--max-hashes) or two phases (--phases both)",
+                    options.target_fp
+                ),
+            ));
+        }
+        m *= 2;
+    };
+    if let Some(mut fail) = lo {
+        // Invariant: `fail` fails, `found.memory` meets.
+        while found.memory - fail > ((found.memory as f64 * RELATIVE_PRECISION) as u64).max(1) {
+            let mid = fail + (found.memory - fail) / 2;
+            match probe(mid, &mut search)? {
+                Some(c) if c.fn_renewal_upper <= target_fn => found = c,
+                _ => fail = mid,
+            }
+        }
+        lo = Some(fail);
+    }
+    Ok(Sizing {
+        question: "smallest-memory",
+        best: found,
+        candidates_evaluated: evaluated,
+        memory_fails: lo,
+        search,
+    })
+}
