@@ -205,6 +205,11 @@ fn observe(
             }
         }
     };
+    if row.cycles.is_some_and(|c| c < 10.0) {
+        row.note(
+            "fewer than 10 recycles per replay: observed rates describe the transient after the warm-up, not the steady state the models describe",
+        );
+    }
     row.observed_fn_low = Some(low);
     row.observed_fn_high = Some(high);
     if point.phases == 2 && !point.copy_over {
