@@ -129,11 +129,14 @@ fn log_scale(xs: impl Iterator<Item = f64>) -> bool {
 type Column = fn(&Row) -> Option<f64>;
 
 /// The quantities plotted, each with its series: label, column, dashed.
-fn quantities() -> [(
+/// A plotted quantity: file stem, y label, and its series (label, column, dashed).
+type Quantity = (
     &'static str,
     &'static str,
     Vec<(&'static str, Column, bool)>,
-); 3] {
+);
+
+fn quantities() -> [Quantity; 3] {
     [
         (
             "fn",
