@@ -40,7 +40,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::message::Message;
-use crate::replay::KeyMap;
+use crate::replay::index::prefetch_ptr;
+use crate::replay::KeyIndex;
 use crate::stats::{ratio_interval, Interval};
 use crate::workload::{Placement, Workload};
 use placement::HorizonCounts;
@@ -176,34 +177,51 @@ impl Fit {
     }
 }
 
+/// Per-key state, indexed by the key's dense id (which is also its id in the successor
+/// chain).
 #[derive(Clone, Copy)]
 struct KeyState {
     /// Arrivals of the key in the whole trace (saturating).
     total: u32,
-    /// Compact id for the successor chain.
-    id: u32,
     /// Window of `window_count` (u32::MAX: none yet).
     window: u32,
     window_count: u32,
-    /// Measured index of the key's first sight, u64::MAX if in the warm-up.
-    born: u64,
     /// Repeat draws within the horizon after `born`.
     horizon_count: u32,
+    /// Measured index of the key's first sight, u64::MAX if in the warm-up.
+    born: u64,
 }
+
+impl KeyState {
+    const FRESH: KeyState = KeyState {
+        total: 0,
+        window: u32::MAX,
+        window_count: 0,
+        horizon_count: 0,
+        born: u64::MAX,
+    };
+}
+
+/// Arrivals per batch of [`Fitter::run`], and how far ahead the key-index slots and
+/// then the per-key states are prefetched.
+const BATCH: usize = 256;
+const SLOT_AHEAD: usize = 16;
+const STATE_AHEAD: usize = 8;
 
 /// A fit in progress.
 pub struct Fitter {
     options: FitOptions,
-    keys: KeyMap<KeyState>,
+    keys: KeyIndex,
+    states: Vec<KeyState>,
     seen: u64,
     repeats: u64,
     new: u64,
     profile: RankProfile,
     horizons: HorizonCounts,
-    /// New keys whose horizon is open, oldest first.
-    open: VecDeque<(u64, u64)>,
-    /// Keys drawn in the current window.
-    touched: Vec<u64>,
+    /// New keys (by id) whose horizon is open, oldest first.
+    open: VecDeque<(u64, u32)>,
+    /// Keys (by id) drawn in the current window.
+    touched: Vec<u32>,
     window: u32,
     window_arrivals: u64,
     window_repeats: u64,
@@ -217,7 +235,8 @@ impl Fitter {
         options.validate()?;
         Ok(Fitter {
             options,
-            keys: KeyMap::default(),
+            keys: KeyIndex::default(),
+            states: Vec::new(),
             seen: 0,
             repeats: 0,
             new: 0,
@@ -234,9 +253,48 @@ impl Fitter {
         })
     }
 
+    /// Consumes a stream, in batches so that memory accesses can be started ahead.
     pub fn run<I: IntoIterator<Item = Message>>(&mut self, stream: I) {
-        for m in stream {
-            self.push(m.key);
+        let mut it = stream.into_iter();
+        let mut batch = [0u64; BATCH];
+        loop {
+            let mut n = 0;
+            for (slot, m) in batch.iter_mut().zip(&mut it) {
+                *slot = m.key;
+                n += 1;
+            }
+            self.run_keys(&batch[..n]);
+            if n < BATCH {
+                return;
+            }
+        }
+    }
+
+    /// Consumes a slice of keys: first resolves every key to its id (prefetching index
+    /// slots ahead), then processes the arrivals in order (prefetching per-key states
+    /// and successor pairs ahead). Ids are handed out in arrival order either way, so
+    /// the result equals pushing the keys one by one.
+    pub fn run_keys(&mut self, keys: &[u64]) {
+        for chunk in keys.chunks(BATCH) {
+            let mut ids = [(0u32, false); BATCH];
+            for &k in chunk.iter().take(SLOT_AHEAD) {
+                self.keys.prefetch(k);
+            }
+            for (i, &k) in chunk.iter().enumerate() {
+                if let Some(&ahead) = chunk.get(i + SLOT_AHEAD) {
+                    self.keys.prefetch(ahead);
+                }
+                ids[i] = self.resolve(k);
+            }
+            let ids = &ids[..chunk.len()];
+            for (i, &(id, fresh)) in ids.iter().enumerate() {
+                if let Some(&(ahead, _)) = ids.get(i + STATE_AHEAD) {
+                    prefetch_ptr(self.states.as_ptr().wrapping_add(ahead as usize));
+                    let before = ids.get(i + STATE_AHEAD - 1).map_or(id, |x| x.0);
+                    self.successors.prefetch(before, ahead);
+                }
+                self.arrive(id, fresh);
+            }
         }
     }
 
@@ -248,6 +306,23 @@ impl Fitter {
     /// Consumes one arrival.
     #[inline]
     pub fn push(&mut self, key: u64) {
+        let (id, fresh) = self.resolve(key);
+        self.arrive(id, fresh);
+    }
+
+    /// The key's compact id (ids beyond u32 saturate the successor chain's ids, which
+    /// only the entropy diagnostic uses), creating its state on first sight.
+    #[inline(always)]
+    fn resolve(&mut self, key: u64) -> (u32, bool) {
+        let (id, fresh) = self.keys.get_or_insert(key);
+        if fresh {
+            self.states.push(KeyState::FRESH);
+        }
+        (id as u32, fresh)
+    }
+
+    #[inline(always)]
+    fn arrive(&mut self, id: u32, fresh: bool) {
         let index = self.seen;
         self.seen += 1;
         let measured = index.checked_sub(self.options.warmup);
@@ -264,34 +339,21 @@ impl Fitter {
                     break;
                 }
                 self.open.pop_front();
-                if let Some(s) = self.keys.get(&k) {
-                    self.horizons.record(u64::from(s.horizon_count));
-                }
+                let count = self.states[k as usize].horizon_count;
+                self.horizons.record(u64::from(count));
             }
         }
-        let next_id = self.keys.len() as u32;
-        let mut fresh = false;
-        let state = self.keys.entry(key).or_insert_with(|| {
-            fresh = true;
-            KeyState {
-                total: 0,
-                id: next_id,
-                window: u32::MAX,
-                window_count: 0,
-                born: u64::MAX,
-                horizon_count: 0,
-            }
-        });
+        let state = &mut self.states[id as usize];
         state.total = state.total.saturating_add(1);
         let Some(m) = measured else {
             return;
         };
-        self.successors.push(state.id);
+        self.successors.push(id);
         self.window_arrivals += 1;
         if fresh {
             self.new += 1;
             state.born = m;
-            self.open.push_back((m, key));
+            self.open.push_back((m, id));
             return;
         }
         self.repeats += 1;
@@ -299,7 +361,7 @@ impl Fitter {
         if state.window != self.window {
             state.window = self.window;
             state.window_count = 0;
-            self.touched.push(key);
+            self.touched.push(id);
         }
         state.window_count += 1;
         if state.born != u64::MAX && m - state.born <= w {
@@ -313,8 +375,7 @@ impl Fitter {
         let mut counts: Vec<u64> = self
             .touched
             .iter()
-            .filter_map(|k| self.keys.get(k))
-            .map(|s| u64::from(s.window_count))
+            .map(|&k| u64::from(self.states[k as usize].window_count))
             .collect();
         self.touched.clear();
         if self.window_arrivals == 0 {
@@ -392,8 +453,8 @@ impl Fitter {
             .filter(|x| x.arrivals as f64 == w)
             .map(|x| (x.repeats as f64, x.arrivals as f64))
             .collect();
-        let one_hit = self.keys.values().filter(|s| s.total == 1).count() as u64;
-        let distinct = self.keys.len() as u64;
+        let one_hit = self.states.iter().filter(|s| s.total == 1).count() as u64;
+        let distinct = self.states.len() as u64;
         let summary = FitSummary {
             estimator: "rank statistics within windows (Q), Poisson-mixture MLE of new messages' draw counts (zeta)",
             warmup: self.options.warmup,
@@ -413,7 +474,7 @@ impl Fitter {
             placement_censored: censored,
             placement_never_redrawn: self.horizons.zero_share(),
             placement_note,
-            successor_entropy: self.successors.entropy(self.keys.len()),
+            successor_entropy: self.successors.entropy(self.states.len()),
             per_window: self.windows,
         };
         Ok(Fit {

@@ -17,18 +17,26 @@
 
 use serde::Serialize;
 
-use crate::replay::KeyMap;
+use crate::replay::KeyIndex;
 
-/// Default bound on distinct (message, successor) pairs (about 16 bytes each).
+/// Default bound on distinct (message, successor) pairs (25-47 bytes each).
 pub const DEFAULT_PAIR_CAP: usize = 4_000_000;
 
 /// Successor counts, keyed by compact message ids.
 pub struct SuccessorCounts {
-    pairs: KeyMap<u32>,
+    /// Pair `a << 32 | b` -> index into `counts`.
+    pairs: KeyIndex,
+    /// `[a, count]` per pair, in the index's id order.
+    counts: Vec<[u32; 2]>,
     cap: usize,
     previous: Option<u32>,
     transitions: u64,
     full: bool,
+}
+
+#[inline(always)]
+fn pair(a: u32, b: u32) -> u64 {
+    (u64::from(a) << 32) | u64::from(b)
 }
 
 /// The diagnostic's value and its coverage.
@@ -51,11 +59,20 @@ pub struct SuccessorEntropy {
 impl SuccessorCounts {
     pub fn new(cap: usize) -> Self {
         SuccessorCounts {
-            pairs: KeyMap::default(),
+            pairs: KeyIndex::default(),
+            counts: Vec::new(),
             cap,
             previous: None,
             transitions: 0,
             full: false,
+        }
+    }
+
+    /// Starts loading the table slot of the transition `a -> b` (a hint).
+    #[inline(always)]
+    pub fn prefetch(&self, a: u32, b: u32) {
+        if !self.full {
+            self.pairs.prefetch(pair(a, b));
         }
     }
 
@@ -66,11 +83,16 @@ impl SuccessorCounts {
             return;
         }
         if let Some(a) = self.previous {
-            let pair = (u64::from(a) << 32) | u64::from(id);
-            if let Some(c) = self.pairs.get_mut(&pair) {
-                *c = c.saturating_add(1);
-            } else if self.pairs.len() < self.cap {
-                self.pairs.insert(pair, 1);
+            let p = pair(a, id);
+            if self.pairs.len() < self.cap {
+                let (i, fresh) = self.pairs.get_or_insert(p);
+                if fresh {
+                    self.counts.push([a, 1]);
+                } else {
+                    self.counts[i][1] = self.counts[i][1].saturating_add(1);
+                }
+            } else if let Some(i) = self.pairs.get(p) {
+                self.counts[i][1] = self.counts[i][1].saturating_add(1);
             } else {
                 self.full = true;
                 return;
@@ -85,8 +107,8 @@ impl SuccessorCounts {
         // Per message: n_a and sum_b c_ab ln c_ab, so that H_a = ln n_a - S_a / n_a.
         let mut n = vec![0u64; ids];
         let mut s = vec![0f64; ids];
-        for (&pair, &c) in &self.pairs {
-            let a = (pair >> 32) as usize;
+        for &[a, c] in &self.counts {
+            let a = a as usize;
             if a < ids {
                 n[a] += u64::from(c);
                 let c = f64::from(c);
@@ -113,7 +135,7 @@ impl SuccessorCounts {
             messages,
             single_transition: single,
             transitions: self.transitions,
-            distinct_pairs: self.pairs.len() as u64,
+            distinct_pairs: self.counts.len() as u64,
             pair_cap: self.cap as u64,
             truncated: self.full,
         }

@@ -3,10 +3,12 @@
 //! truly is, so every false positive and false negative is counted, not estimated.
 
 mod cycles;
+pub(crate) mod index;
 mod truth;
 
 pub use cycles::{Confidence, CycleSums, Distribution, PerCycle};
-pub use truth::{GroundTruth, KeyMap, KeyMix, Truth};
+pub use index::KeyIndex;
+pub use truth::{GroundTruth, Truth};
 
 use serde::Serialize;
 

@@ -1,0 +1,237 @@
+//! Open-addressing tables for per-key state that is looked up once per arrival.
+//!
+//! Both replay's ground truth and the fit touch a random entry of a table of up to
+//! millions of keys for every arrival: the lookups are memory-bound, and what makes them
+//! fast is starting the memory access several arrivals ahead (a prefetch), which
+//! std's `HashMap` does not offer. [`KeyIndex`] maps a 64-bit key to a dense id
+//! (0, 1, 2, ... in order of first sight), so callers keep their per-key state in a
+//! plain `Vec` indexed by id, which they can prefetch too.
+
+/// A zeroed slot vector of `n` slots, with a transparent-huge-page hint when large.
+///
+/// Lookups land on uniformly random slots, so with 4 KiB pages nearly every one of them
+/// also misses the TLB once the table outgrows what the TLB maps (a few MB): the page
+/// walk then costs as much as the cache miss that prefetching hides. 2 MiB pages cut
+/// the walks by 512x. The hint is only advice (kernels with THP off ignore it), and it
+/// is given before the zeroed pages are first touched so that the faults take huge pages.
+fn zeroed_slots(n: usize) -> Vec<[u64; 2]> {
+    let slots = vec![[0u64, 0]; n];
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = n * std::mem::size_of::<[u64; 2]>();
+        if bytes >= 2 * HUGE {
+            let start = slots.as_ptr() as usize;
+            let aligned = (start + HUGE - 1) & !(HUGE - 1);
+            let len = (start + bytes).saturating_sub(aligned) & !(HUGE - 1);
+            if len > 0 {
+                // SAFETY: the range lies inside the vector's allocation, and
+                // MADV_HUGEPAGE changes neither its contents nor its validity.
+                unsafe {
+                    libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    slots
+}
+
+/// Starts loading `p`'s cache line (a hint; no effect on results).
+#[inline(always)]
+pub(crate) fn prefetch_ptr<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint and never faults, even on invalid addresses.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+const MIN_BITS: u32 = 10;
+
+/// Key -> one u64 value, open addressing.
+///
+/// Slots are 16-byte `[key, value]` pairs probed linearly from a multiplicative hash, at
+/// most 3/4 full, so a lookup is usually one cache line. Key 0 marks an empty slot, and
+/// the real key 0 lives in a side field. Memory: 16 bytes per slot, 21-43 bytes per key
+/// between resizes; while doubling, old and new tables coexist for at most 64 bytes per
+/// key.
+pub(crate) struct SlotTable {
+    slots: Vec<[u64; 2]>,
+    shift: u32,
+    len: usize,
+    zero: Option<u64>,
+}
+
+impl Default for SlotTable {
+    fn default() -> Self {
+        SlotTable {
+            slots: zeroed_slots(1 << MIN_BITS),
+            shift: 64 - MIN_BITS,
+            len: 0,
+            zero: None,
+        }
+    }
+}
+
+impl SlotTable {
+    /// Distinct keys stored.
+    pub fn len(&self) -> usize {
+        self.len + usize::from(self.zero.is_some())
+    }
+
+    pub fn allocated_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<[u64; 2]>()
+    }
+
+    #[inline(always)]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// Asks the CPU to start loading the slot of `key` (a hint; no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        prefetch_ptr(self.slots.as_ptr().wrapping_add(self.home(key)));
+    }
+
+    /// The value of `key`, if stored.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<u64> {
+        if key == 0 {
+            return self.zero;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let [k, v] = self.slots[i];
+            if k == key {
+                return Some(v);
+            }
+            if k == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The value of `key`, created as 0 if absent; the flag says whether it was.
+    #[inline]
+    pub fn entry(&mut self, key: u64) -> (&mut u64, bool) {
+        if key == 0 {
+            let fresh = self.zero.is_none();
+            return (self.zero.get_or_insert(0), fresh);
+        }
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let k = self.slots[i][0];
+            if k == key {
+                return (&mut self.slots[i][1], false);
+            }
+            if k == 0 {
+                self.len += 1;
+                self.slots[i] = [key, 0];
+                return (&mut self.slots[i][1], true);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let bits = 64 - self.shift + 1;
+        let old = std::mem::replace(&mut self.slots, zeroed_slots(1 << bits));
+        self.shift = 64 - bits;
+        let mask = self.slots.len() - 1;
+        for [k, v] in old {
+            if k != 0 {
+                let mut i = self.home(k);
+                while self.slots[i][0] != 0 {
+                    i = (i + 1) & mask;
+                }
+                self.slots[i] = [k, v];
+            }
+        }
+    }
+}
+
+/// Key -> dense id (0, 1, 2, ... in order of first sight).
+#[derive(Default)]
+pub struct KeyIndex {
+    table: SlotTable,
+}
+
+impl KeyIndex {
+    /// Distinct keys (ids handed out).
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes allocated by the table.
+    pub fn allocated_bytes(&self) -> usize {
+        self.table.allocated_bytes()
+    }
+
+    /// Asks the CPU to start loading the slot of `key`.
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
+    }
+
+    /// The id of `key`, if it has one.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<usize> {
+        self.table.get(key).map(|id| id as usize)
+    }
+
+    /// The id of `key`, giving it the next id if it has none; the flag says whether
+    /// the key is new.
+    #[inline]
+    pub fn get_or_insert(&mut self, key: u64) -> (usize, bool) {
+        let next = self.table.len() as u64;
+        let (v, fresh) = self.table.entry(key);
+        if fresh {
+            *v = next;
+        }
+        (*v as usize, fresh)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_dense_in_first_sight_order_through_growth() {
+        let mut ix = KeyIndex::default();
+        // Key 0 included, and small sequential keys next to hashed ones.
+        let keys: Vec<u64> = (0..50_000u64)
+            .map(|i| {
+                if i % 2 == 0 {
+                    i / 2
+                } else {
+                    i.wrapping_mul(0x2545_F491_4F6C_DD1D)
+                }
+            })
+            .collect();
+        for (n, &k) in keys.iter().enumerate() {
+            assert_eq!(ix.get(k), None);
+            assert_eq!(ix.get_or_insert(k), (n, true));
+        }
+        assert_eq!(ix.len(), keys.len());
+        for (n, &k) in keys.iter().enumerate() {
+            assert_eq!(ix.get_or_insert(k), (n, false));
+            assert_eq!(ix.get(k), Some(n));
+        }
+        assert!(ix.allocated_bytes() / ix.len() <= 64);
+    }
+}
