@@ -59,6 +59,30 @@ impl Message {
 /// keys (and `.rbfs` files stay comparable across runs).
 pub const DEFAULT_KEY_SEED: u64 = 0x7262_665f_6b65_7973; // "rbf_keys"
 
+/// Keys per batch of [`for_each_key_batch`].
+pub const KEY_BATCH: usize = 256;
+
+/// Feeds a stream's keys to `f` in slices of up to [`KEY_BATCH`], the last one possibly
+/// shorter. Stages that look keys up in large tables (replay, fit) work on slices so
+/// that they can start the memory accesses of later keys before using earlier ones.
+pub fn for_each_key_batch<I: IntoIterator<Item = Message>>(stream: I, mut f: impl FnMut(&[u64])) {
+    let mut it = stream.into_iter();
+    let mut batch = [0u64; KEY_BATCH];
+    loop {
+        let mut n = 0;
+        for (slot, m) in batch.iter_mut().zip(&mut it) {
+            *slot = m.key;
+            n += 1;
+        }
+        if n > 0 {
+            f(&batch[..n]);
+        }
+        if n < KEY_BATCH {
+            return;
+        }
+    }
+}
+
 /// Seeded 64-bit hash of original key bytes (XXH3-64, a specified, stable algorithm:
 /// the same bytes and seed give the same key on every platform and version).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -39,7 +39,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::message::Message;
+use crate::message::{for_each_key_batch, Message, KEY_BATCH};
 use crate::replay::index::prefetch_ptr;
 use crate::replay::KeyIndex;
 use crate::stats::{ratio_interval, Interval};
@@ -204,7 +204,7 @@ impl KeyState {
 
 /// Arrivals per batch of [`Fitter::run`], and how far ahead the key-index slots and
 /// then the per-key states are prefetched.
-const BATCH: usize = 256;
+const BATCH: usize = KEY_BATCH;
 const SLOT_AHEAD: usize = 16;
 const STATE_AHEAD: usize = 8;
 
@@ -255,19 +255,7 @@ impl Fitter {
 
     /// Consumes a stream, in batches so that memory accesses can be started ahead.
     pub fn run<I: IntoIterator<Item = Message>>(&mut self, stream: I) {
-        let mut it = stream.into_iter();
-        let mut batch = [0u64; BATCH];
-        loop {
-            let mut n = 0;
-            for (slot, m) in batch.iter_mut().zip(&mut it) {
-                *slot = m.key;
-                n += 1;
-            }
-            self.run_keys(&batch[..n]);
-            if n < BATCH {
-                return;
-            }
-        }
+        for_each_key_batch(stream, |keys| self.run_keys(keys));
     }
 
     /// Consumes a slice of keys: first resolves every key to its id (prefetching index

@@ -14,10 +14,9 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::filter::{FilterConfig, RecyclingFilter};
-use crate::message::Message;
+use crate::message::{for_each_key_batch, Message};
 use cycles::CycleStats;
 
-const BATCH: usize = 256;
 const PREFETCH_DISTANCE: usize = 16;
 
 /// Replay settings besides the filter.
@@ -181,19 +180,7 @@ impl Replay {
     /// Replays every message of a stream, in batches so that ground-truth lookups can be
     /// prefetched ahead of use.
     pub fn run<I: IntoIterator<Item = Message>>(&mut self, stream: I) {
-        let mut it = stream.into_iter();
-        let mut batch = [0u64; BATCH];
-        loop {
-            let mut n = 0;
-            for (slot, m) in batch.iter_mut().zip(&mut it) {
-                *slot = m.key;
-                n += 1;
-            }
-            self.run_keys(&batch[..n]);
-            if n < BATCH {
-                return;
-            }
-        }
+        for_each_key_batch(stream, |keys| self.run_keys(keys));
     }
 
     /// Replays a slice of keys. Lookups of the key PREFETCH_DISTANCE arrivals ahead are
