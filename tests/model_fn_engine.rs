@@ -28,6 +28,13 @@ fn fast_renewal_matches_the_exact_recursion() {
         FilterConfig::sigma_bounded(10_000, 5, 3000),
         Workload::zipf(1000, 1.0, 0.9, Placement::Uniform),
     ));
+    // Large D with a small filter: the disabling recursion (eq. 24) runs split in two
+    // parts (two threads on two cores), the bit side through the vectorised
+    // decomposition.
+    cases.push((
+        FilterConfig::sigma_bounded(2000, 3, 700),
+        Workload::zipf(40_000, 1.0, 0.9, Placement::Uniform),
+    ));
     for (f, w) in cases {
         let model = FnModel::new(&f, &w, 1e-10).unwrap();
         let exact = model

@@ -306,8 +306,14 @@ impl Stepper {
 }
 
 struct Decomposed {
-    /// Per insertion count n: the sums of psi(., n).
-    per_n: Vec<Summary>,
+    /// Per insertion count n: the sums of psi(., n), one array per field so that the
+    /// per-arrival sums vectorise.
+    alive: Vec<f64>,
+    alive_cap: Vec<f64>,
+    sets_cap: Vec<f64>,
+    lucky: Vec<f64>,
+    /// Copy of the window of `pn` for the vectorised step.
+    scratch: Vec<f64>,
     /// P(N = n) on the window lo..=hi.
     pn: Vec<f64>,
     lo: usize,
@@ -364,6 +370,11 @@ impl Decomposed {
         let mut pn = vec![0.0; per_n.len()];
         pn[0] = 1.0;
         Decomposed {
+            alive: per_n.iter().map(|s| s.alive).collect(),
+            alive_cap: per_n.iter().map(|s| s.alive_cap).collect(),
+            sets_cap: per_n.iter().map(|s| s.sets_cap).collect(),
+            lucky: per_n.iter().map(|s| s.lucky).collect(),
+            scratch: vec![0.0; per_n.len()],
             pn,
             lo: 0,
             hi: 0,
@@ -371,25 +382,23 @@ impl Decomposed {
             dropped_n: 0.0,
             dropped_psi: dropped + tail,
             frozen_lucky,
-            per_n,
         }
     }
 
     fn summary(&self) -> Summary {
-        let mut s = Summary::default();
-        for (p, x) in self.pn[self.lo..=self.hi]
-            .iter()
-            .zip(&self.per_n[self.lo..=self.hi])
-        {
-            s.alive += p * x.alive;
-            s.alive_cap += p * x.alive_cap;
-            s.sets_cap += p * x.sets_cap;
-            s.lucky += p * x.lucky;
+        let r = self.lo..=self.hi;
+        let p = &self.pn[r.clone()];
+        let dot = |x: &[f64]| super::disabling::dot(p, &x[r.clone()]);
+        Summary {
+            alive: dot(&self.alive),
+            alive_cap: dot(&self.alive_cap),
+            sets_cap: dot(&self.sets_cap),
+            lucky: dot(&self.lucky),
         }
-        s
     }
 
-    /// One arrival: an insertion with probability eta.
+    /// One arrival: an insertion with probability eta, so P(N = n) becomes
+    /// (1 - eta) P(N = n) + eta P(N = n - 1) on the window (plus one cell above it).
     fn step(&mut self, eta: f64) {
         let last = self.pn.len() - 1;
         let top = (self.hi + 1).min(last);
@@ -398,14 +407,17 @@ impl Decomposed {
             self.dropped_n += eta * self.pn[last] * self.tiny;
         }
         let keep = 1.0 - eta;
-        for n in (self.lo..=top).rev() {
-            let stay = if n <= self.hi { keep * self.pn[n] } else { 0.0 };
-            let moved = if n > self.lo {
-                eta * self.pn[n - 1]
-            } else {
-                0.0
-            };
-            self.pn[n] = stay + moved;
+        let (lo, hi) = (self.lo, self.hi);
+        // From a copy of the window, so that the update is a plain vectorisable loop.
+        let old = &mut self.scratch[lo..=hi];
+        old.copy_from_slice(&self.pn[lo..=hi]);
+        let old = &self.scratch[lo..=hi];
+        if top > hi {
+            self.pn[top] = eta * old[hi - lo];
+        }
+        self.pn[lo] = keep * old[0];
+        for (p, w) in self.pn[lo + 1..=hi].iter_mut().zip(old.windows(2)) {
+            *p = keep * w[1] + eta * w[0];
         }
         self.hi = top;
         while self.hi > self.lo && self.pn[self.hi] < self.tiny {
@@ -426,7 +438,7 @@ mod tests {
     use super::*;
     use crate::filter::Hashing;
 
-    fn input(t: Transitions, sigma: u64, q: &[f64], zeta: &[f64]) -> RenewalInput<'_> {
+    fn input<'a>(t: Transitions, sigma: u64, q: &'a [f64], zeta: &'a [f64]) -> RenewalInput<'a> {
         RenewalInput {
             t,
             sigma,
