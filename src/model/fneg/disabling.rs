@@ -250,8 +250,12 @@ impl<'a> Disabling<'a> {
             nxt: vec![0.0; CHUNK + 1],
             cur_low: vec![0.0; CHUNK + 1],
             nxt_low: vec![0.0; CHUNK + 1],
+            // A second thread only when rayon would allow two (RAYON_NUM_THREADS=1
+            // turns it off) and the caller is not itself a rayon worker, such as the
+            // experiment runner's parallel points (the cores are taken already).
             threads: d >= SPLIT_MIN
-                && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2),
+                && rayon::current_thread_index().is_none()
+                && rayon::current_num_threads() >= 2,
             ahead: Vec::new(),
             ahead_pos: 0,
             head: 0,
