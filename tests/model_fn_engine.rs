@@ -28,14 +28,23 @@ fn fast_renewal_matches_the_exact_recursion() {
         FilterConfig::sigma_bounded(10_000, 5, 3000),
         Workload::zipf(1000, 1.0, 0.9, Placement::Uniform),
     ));
+    // Large D with a small filter: the disabling recursion (eq. 24) runs split in two
+    // parts (two threads on two cores), the bit side through the vectorised
+    // decomposition.
+    cases.push((
+        FilterConfig::sigma_bounded(2000, 3, 700),
+        Workload::zipf(40_000, 1.0, 0.9, Placement::Uniform),
+    ));
     for (f, w) in cases {
         let model = FnModel::new(&f, &w, 1e-10).unwrap();
-        let exact = model.renewal(RenewalOptions {
-            direct: true,
-            tiny: 0.0,
-            ..RenewalOptions::default()
-        });
-        let fast = model.renewal(RenewalOptions::default());
+        let exact = model
+            .renewal(RenewalOptions {
+                direct: true,
+                tiny: 0.0,
+                ..RenewalOptions::default()
+            })
+            .unwrap();
+        let fast = model.renewal(RenewalOptions::default()).unwrap();
         let diff = fast.fn_upper - exact.fn_ratio;
         assert!(
             diff.abs() < 1e-6 && diff > -1e-12,
@@ -67,8 +76,12 @@ fn n_bounded_with_one_hash_is_sigma_bounded() {
         let w = Workload::zipf(400, 1.0, p_r, Placement::Uniform);
         let a = FnModel::new(&s, &w, 1e-10).unwrap();
         let b = FnModel::new(&n, &w, 1e-10).unwrap();
-        let ra = a.evaluate(&rbf::model::fneg::Method::ALL, RenewalOptions::default());
-        let rb = b.evaluate(&rbf::model::fneg::Method::ALL, RenewalOptions::default());
+        let ra = a
+            .evaluate(&rbf::model::fneg::Method::ALL, RenewalOptions::default())
+            .unwrap();
+        let rb = b
+            .evaluate(&rbf::model::fneg::Method::ALL, RenewalOptions::default())
+            .unwrap();
         for (x, y) in ra.results.iter().zip(&rb.results) {
             assert!(
                 (x.fn_rate - y.fn_rate).abs() < 1e-9 && (x.fp_rate - y.fp_rate).abs() < 1e-9,

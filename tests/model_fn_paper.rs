@@ -26,10 +26,12 @@ fn fig2_point(sigma: u64, p_r: f64, seed: u64) -> Point {
     let f = FilterConfig::sigma_bounded(1000, 3, sigma);
     let w = Workload::zipf(1000, 2.0, p_r, Placement::Uniform);
     let model = FnModel::new(&f, &w, 1e-10).unwrap();
-    let rep = model.evaluate(
-        &[Method::Renewal, Method::MarkovLower, Method::DropPins],
-        RenewalOptions::default(),
-    );
+    let rep = model
+        .evaluate(
+            &[Method::Renewal, Method::MarkovLower, Method::DropPins],
+            RenewalOptions::default(),
+        )
+        .unwrap();
     let cycle = rep.renewal.unwrap().arrivals_per_cycle;
     let warmup = 1000 + (20.0 * cycle) as u64;
     let arrivals = ((300.0 * cycle) as u64).clamp(300_000, 4_000_000);
@@ -146,10 +148,12 @@ fn table1_drop_pins_accuracy_conditions() {
                 let f = FilterConfig::sigma_bounded(10_000, 5, sigma);
                 let w = Workload::zipf(1000, alpha, p_r, Placement::Uniform);
                 let model = FnModel::new(&f, &w, 1e-10).unwrap();
-                let rep = model.evaluate(
-                    &[Method::Renewal, Method::DropPins],
-                    RenewalOptions::default(),
-                );
+                let rep = model
+                    .evaluate(
+                        &[Method::Renewal, Method::DropPins],
+                        RenewalOptions::default(),
+                    )
+                    .unwrap();
                 let r = rep.get(Method::Renewal).unwrap().fn_rate;
                 let d = rep.get(Method::DropPins).unwrap().fn_rate;
                 let rel = (d - r).abs() / r;

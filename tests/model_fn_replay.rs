@@ -46,7 +46,9 @@ fn filter(m: u64, k: u32, sigma: u64, phases: u8) -> FilterConfig {
 /// arrivals).
 fn run(cell: &Cell, seed: u64) -> Outcome {
     let model = FnModel::new(&cell.filter, &cell.workload, 1e-10).unwrap();
-    let report = model.evaluate(&Method::ALL, RenewalOptions::default());
+    let report = model
+        .evaluate(&Method::ALL, RenewalOptions::default())
+        .unwrap();
     let cycle = report.renewal.unwrap().arrivals_per_cycle;
     let d = cell.workload.distinct() as u64;
     let warmup = d + (20.0 * cycle) as u64;

@@ -103,7 +103,7 @@ pub fn fn_rows(
             eps,
             ..RenewalOptions::default()
         },
-    );
+    )?;
     let rows = report
         .results
         .iter()

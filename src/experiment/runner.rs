@@ -252,7 +252,7 @@ fn fn_models(
             eps: config.eps,
             ..RenewalOptions::default()
         },
-    );
+    )?;
     for r in &report.results {
         let slot = match r.method {
             Method::Renewal => &mut row.fn_renewal_upper,

@@ -148,10 +148,14 @@ pub fn evaluate(
     };
     let f = filter(memory, hashes, phases, options.hashing, sigma);
     let model = FnModel::new(&f, workload, options.eps)?;
-    let r = model.renewal(RenewalOptions {
+    // The renewal bound refuses sigma + k >= the bits per array (its Theorem 7 process
+    // never ends): no bound, so no candidate, like the cases above.
+    let Ok(r) = model.renewal(RenewalOptions {
         eps: options.eps,
         ..RenewalOptions::default()
-    });
+    }) else {
+        return Ok(None);
+    };
     let g = model.guarantee(Method::Renewal);
     Ok(Some(Candidate {
         memory,

@@ -71,6 +71,7 @@ fn point(
 ) -> Result<(f64, f64, f64, f64, f64, f64, u64)> {
     let model = FnModel::new(&FilterConfig::sigma_bounded(m, k, sigma), w, 1e-10)?;
     let (rb, rm, r) = time(repeats, || model.renewal(RenewalOptions::default()));
+    let r = r?;
     let (pb, pm, p) = time(repeats, || {
         let profile = model.profile();
         model

@@ -135,7 +135,7 @@ pub fn run(a: FnArgs) -> Result<()> {
             eps: a.eps,
             ..RenewalOptions::default()
         },
-    );
+    )?;
     if a.json {
         let fp = report.fp_rate();
         let out = Output {

@@ -32,9 +32,14 @@ pub struct Disabling<'a> {
     stay: Vec<f64>,
     shift: Vec<f64>,
     g: Vec<f64>,
-    /// Chunk buffers of the blocked update (rank c0 - 1 at index 0).
+    /// Chunk buffers of the blocked update (rank c0 - 1 at index 0), and those of the
+    /// lower part when the ranks are split.
     cur: Vec<f64>,
     nxt: Vec<f64>,
+    cur_low: Vec<f64>,
+    nxt_low: Vec<f64>,
+    /// Run the two parts on two threads (same results either way).
+    threads: bool,
     /// U after each of the arrivals computed ahead, and how many were consumed.
     ahead: Vec<f64>,
     ahead_pos: usize,
@@ -46,12 +51,19 @@ pub struct Disabling<'a> {
 const BLOCK: usize = 32;
 /// Ranks per chunk: five arrays of 2048 doubles stay in a core's L2 cache.
 const CHUNK: usize = 2048;
+/// Live ranks from which the update is split in two parts (two threads when there are
+/// two cores); below that a block costs too little to share.
+const SPLIT_MIN: usize = 8 * CHUNK;
+/// Blocks advanced per call when split: the lower part starts one block late, so the
+/// pipeline idles one block in SUB_BLOCKS + 1.
+const SUB_BLOCKS: usize = 8;
 
 const UNDERFLOW: f64 = 1e-300;
 
 /// sum_i x_i y_i with eight partial sums (vectorisable without reassociating floats
-/// behind the compiler's back).
-fn dot(x: &[f64], y: &[f64]) -> f64 {
+/// behind the compiler's back). Inlined so that the AVX2 kernel gets an AVX2 copy.
+#[inline(always)]
+pub(super) fn dot(x: &[f64], y: &[f64]) -> f64 {
     let mut acc = [0.0f64; 8];
     let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
     let tail: f64 = xc
@@ -66,6 +78,142 @@ fn dot(x: &[f64], y: &[f64]) -> f64 {
         }
     }
     acc.iter().sum::<f64>() + tail
+}
+
+/// The per-rank coefficients of one chunk: g_i <- a_i g_i + b_i g_{i-1}, weights q_i.
+#[derive(Clone, Copy)]
+struct Coefficients<'c> {
+    a: &'c [f64],
+    b: &'c [f64],
+    q: &'c [f64],
+}
+
+/// Advances one chunk of ranks by [`BLOCK`] arrivals (see [`Disabling::advance_block`]).
+/// `cur` holds the chunk's g with the rank above the chunk at index 0 and is left with
+/// the values after the block; `boundary[t]` is that rank's value at step t, `below[t]`
+/// receives the chunk's last rank at step t, and `ahead[t]` gets the chunk's share of U
+/// after step t + 1.
+#[inline(always)]
+fn chunk_block_body(
+    c: Coefficients,
+    (cur, nxt): (&mut [f64], &mut [f64]),
+    boundary: &[f64; BLOCK],
+    below: &mut [f64; BLOCK],
+    ahead: &mut [f64],
+) {
+    let w = c.a.len();
+    let (mut cur, mut nxt) = (cur, nxt);
+    for t in 0..BLOCK {
+        cur[0] = boundary[t];
+        below[t] = cur[w];
+        {
+            let (n1, gc, gp) = (&mut nxt[1..=w], &cur[1..=w], &cur[..w]);
+            for i in 0..w {
+                n1[i] = c.a[i] * gc[i] + c.b[i] * gp[i];
+            }
+        }
+        ahead[t] += dot(c.q, &nxt[1..=w]);
+        std::mem::swap(&mut cur, &mut nxt);
+    }
+    // BLOCK is even, so after the swaps the latest values are back in the caller's
+    // `cur`.
+    const _: () = assert!(BLOCK % 2 == 0);
+}
+
+fn chunk_block(
+    c: Coefficients,
+    bufs: (&mut [f64], &mut [f64]),
+    boundary: &[f64; BLOCK],
+    below: &mut [f64; BLOCK],
+    ahead: &mut [f64],
+) {
+    chunk_block_body(c, bufs, boundary, below, ahead);
+}
+
+/// The same code compiled for AVX2: four doubles per instruction instead of two. Rust
+/// never contracts a * b + c into a fused multiply-add, and the operations and their
+/// order per rank are those of [`chunk_block`], so the results are bit for bit the same.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn chunk_block_avx2(
+    c: Coefficients,
+    bufs: (&mut [f64], &mut [f64]),
+    boundary: &[f64; BLOCK],
+    below: &mut [f64; BLOCK],
+    ahead: &mut [f64],
+) {
+    chunk_block_body(c, bufs, boundary, below, ahead);
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn chunk_block_avx2(
+    c: Coefficients,
+    bufs: (&mut [f64], &mut [f64]),
+    boundary: &[f64; BLOCK],
+    below: &mut [f64; BLOCK],
+    ahead: &mut [f64],
+) {
+    chunk_block_body(c, bufs, boundary, below, ahead);
+}
+
+/// Whether the AVX2 copies of the kernels can run on this CPU.
+pub(super) fn wide_kernel_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// A run of consecutive ranks advanced together, with its chunk buffers.
+struct Part<'p> {
+    stay: &'p [f64],
+    shift: &'p [f64],
+    q: &'p [f64],
+    g: &'p mut [f64],
+    cur: &'p mut [f64],
+    nxt: &'p mut [f64],
+}
+
+impl Part<'_> {
+    /// Advances the part by [`BLOCK`] arrivals chunk by chunk (see
+    /// [`Disabling::advance_block`]); `edge[t]` is the value of the rank above the part
+    /// at step t. Adds the part's share of U after each step to `acc` and returns its
+    /// last rank's values at the BLOCK steps (the edge of the part below).
+    fn advance(&mut self, wide: bool, edge: &[f64; BLOCK], acc: &mut [f64]) -> [f64; BLOCK] {
+        let d = self.g.len();
+        let mut boundary = *edge;
+        let mut c0 = 0;
+        while c0 < d {
+            let c1 = (c0 + CHUNK).min(d);
+            let w = c1 - c0;
+            let coef = Coefficients {
+                a: &self.stay[c0..c1],
+                b: &self.shift[c0..c1],
+                q: &self.q[c0..c1],
+            };
+            self.cur[1..=w].copy_from_slice(&self.g[c0..c1]);
+            let mut below = [0.0f64; BLOCK];
+            let bufs = (&mut self.cur[..=w], &mut self.nxt[..=w]);
+            if wide {
+                // SAFETY: `wide` is true only when the CPU supports AVX2 (checked at
+                // run time by `wide_kernel_available`).
+                unsafe { chunk_block_avx2(coef, bufs, &boundary, &mut below, acc) };
+            } else {
+                chunk_block(coef, bufs, &boundary, &mut below, acc);
+            }
+            self.g[c0..c1].copy_from_slice(&self.cur[1..=w]);
+            boundary = below;
+            c0 = c1;
+        }
+        boundary
+    }
 }
 
 impl<'a> Disabling<'a> {
@@ -100,6 +248,14 @@ impl<'a> Disabling<'a> {
             g: vec![1.0; d],
             cur: vec![0.0; CHUNK + 1],
             nxt: vec![0.0; CHUNK + 1],
+            cur_low: vec![0.0; CHUNK + 1],
+            nxt_low: vec![0.0; CHUNK + 1],
+            // A second thread only when rayon would allow two (RAYON_NUM_THREADS=1
+            // turns it off) and the caller is not itself a rayon worker, such as the
+            // experiment runner's parallel points (the cores are taken already).
+            threads: d >= SPLIT_MIN
+                && rayon::current_thread_index().is_none()
+                && rayon::current_num_threads() >= 2,
             ahead: Vec::new(),
             ahead_pos: 0,
             head: 0,
@@ -123,7 +279,8 @@ impl<'a> Disabling<'a> {
         self.ahead_pos += 1;
     }
 
-    /// Advances g by [`BLOCK`] arrivals and stores U after each of them.
+    /// Advances g by [`BLOCK`] arrivals (or [`SUB_BLOCKS`] x BLOCK when the ranks are
+    /// split in two parts, see below) and stores U after each of them.
     ///
     /// Temporal blocking: g_i(t + 1) = stay_i g_i(t) + shift_i g_{i-1}(t) only looks one
     /// rank up, so ranks are processed in cache-sized chunks, each advanced all BLOCK
@@ -131,35 +288,85 @@ impl<'a> Disabling<'a> {
     /// BLOCK times, kept in `boundary`. The arithmetic per rank and step is the same as
     /// one full pass per arrival (only the order of the U partial sums differs), but the
     /// arrays are streamed from memory once per block instead of once per arrival.
+    ///
+    /// Two parts: with at least [`SPLIT_MIN`] live ranks, the ranks are cut in two
+    /// halves and the upper half runs one BLOCK ahead of the lower one, which only needs
+    /// the upper half's last rank at each step. With two cores the halves run on two
+    /// threads (a pipeline). The U partial sums of each half are kept apart and added
+    /// the same way whether or not a second thread ran, so the result does not depend on
+    /// the machine.
     fn advance_block(&mut self) {
-        self.ahead.clear();
-        self.ahead.resize(BLOCK, 0.0);
-        self.ahead_pos = 0;
         let d = self.g.len();
-        let mut boundary = [0.0f64; BLOCK];
-        let mut c0 = self.head;
-        while c0 < d {
-            let c1 = (c0 + CHUNK).min(d);
-            let w = c1 - c0;
-            let (a, b, q) = (&self.stay[c0..c1], &self.shift[c0..c1], &self.q[c0..c1]);
-            let (cur, nxt) = (&mut self.cur, &mut self.nxt);
-            cur[1..=w].copy_from_slice(&self.g[c0..c1]);
-            let mut below = [0.0f64; BLOCK];
-            for t in 0..BLOCK {
-                cur[0] = boundary[t];
-                below[t] = cur[w];
-                {
-                    let (n1, gc, gp) = (&mut nxt[1..=w], &cur[1..=w], &cur[..w]);
-                    for i in 0..w {
-                        n1[i] = a[i] * gc[i] + b[i] * gp[i];
+        let live = d - self.head;
+        let sub = if live >= SPLIT_MIN { SUB_BLOCKS } else { 1 };
+        self.ahead.clear();
+        self.ahead.resize(sub * BLOCK, 0.0);
+        self.ahead_pos = 0;
+        let wide = wide_kernel_available();
+        let head = self.head;
+        if sub == 1 {
+            let mut part = Part {
+                stay: &self.stay[head..],
+                shift: &self.shift[head..],
+                q: &self.q[head..],
+                g: &mut self.g[head..],
+                cur: &mut self.cur,
+                nxt: &mut self.nxt,
+            };
+            part.advance(wide, &[0.0; BLOCK], &mut self.ahead);
+        } else {
+            // Cut at a chunk boundary near the middle of the live ranks.
+            let mid = (head + (live / 2).div_ceil(CHUNK) * CHUNK).min(d);
+            let (g_top, g_bottom) = self.g.split_at_mut(mid);
+            let mut top = Part {
+                stay: &self.stay[head..mid],
+                shift: &self.shift[head..mid],
+                q: &self.q[head..mid],
+                g: &mut g_top[head..],
+                cur: &mut self.cur,
+                nxt: &mut self.nxt,
+            };
+            let mut bottom = Part {
+                stay: &self.stay[mid..],
+                shift: &self.shift[mid..],
+                q: &self.q[mid..],
+                g: g_bottom,
+                cur: &mut self.cur_low,
+                nxt: &mut self.nxt_low,
+            };
+            let mut sum_top = vec![0.0; sub * BLOCK];
+            let mut sum_bottom = vec![0.0; sub * BLOCK];
+            if self.threads {
+                std::thread::scope(|s| {
+                    let (tx, rx) = std::sync::mpsc::channel::<[f64; BLOCK]>();
+                    let sums = &mut sum_bottom;
+                    s.spawn(move || {
+                        for acc in sums.chunks_exact_mut(BLOCK) {
+                            // The sender only stops early if the upper half panicked,
+                            // which the scope then reports.
+                            let Ok(edge) = rx.recv() else { return };
+                            bottom.advance(wide, &edge, acc);
+                        }
+                    });
+                    for acc in sum_top.chunks_exact_mut(BLOCK) {
+                        let edge = top.advance(wide, &[0.0; BLOCK], acc);
+                        if tx.send(edge).is_err() {
+                            break;
+                        }
                     }
+                });
+            } else {
+                for (a, b) in sum_top
+                    .chunks_exact_mut(BLOCK)
+                    .zip(sum_bottom.chunks_exact_mut(BLOCK))
+                {
+                    let edge = top.advance(wide, &[0.0; BLOCK], a);
+                    bottom.advance(wide, &edge, b);
                 }
-                self.ahead[t] += dot(q, &nxt[1..=w]);
-                std::mem::swap(cur, nxt);
             }
-            self.g[c0..c1].copy_from_slice(&self.cur[1..=w]);
-            boundary = below;
-            c0 = c1;
+            for ((u, a), b) in self.ahead.iter_mut().zip(&sum_top).zip(&sum_bottom) {
+                *u = a + b;
+            }
         }
         self.advance_head();
     }
@@ -236,6 +443,41 @@ mod tests {
             .sum::<f64>()
             + q[9] * (0.7 * (1.0 - q[9])).powi(25);
         assert!((d.enabled_mass() - want).abs() < 1e-13);
+    }
+
+    #[test]
+    fn split_update_matches_eq_24_with_and_without_threads() {
+        // Enough ranks for the two-part update; 300 arrivals span two calls of it.
+        let d = 3 * SPLIT_MIN / 2;
+        let q = crate::workload::zipf(d, 1.0);
+        let zeta = vec![1.0 / d as f64; d];
+        let p_r = 0.9;
+        let mut threaded = Disabling::new(&q, &zeta, p_r);
+        threaded.threads = true;
+        let mut serial = Disabling::new(&q, &zeta, p_r);
+        serial.threads = false;
+        let mut g = vec![1.0f64; d];
+        for step in 0..300 {
+            let mut next = vec![0.0; d];
+            for i in 0..d {
+                let up = if i > 0 { g[i - 1] } else { 0.0 };
+                next[i] = serial.stay[i] * g[i] + serial.shift[i] * up;
+            }
+            g = next;
+            threaded.arrival();
+            serial.arrival();
+            let want: f64 = q.iter().zip(&g).map(|(x, gi)| x * gi).sum();
+            assert_eq!(
+                threaded.enabled_mass(),
+                serial.enabled_mass(),
+                "step {step}"
+            );
+            assert!(
+                (serial.enabled_mass() - want).abs() < 1e-12,
+                "step {step}: {} vs {want}",
+                serial.enabled_mass()
+            );
+        }
     }
 
     #[test]

@@ -218,8 +218,8 @@ impl FnModel {
         })
     }
 
-    /// The renewal bound (§5).
-    pub fn renewal(&self, options: RenewalOptions) -> RenewalResult {
+    /// The renewal bound (§5). Errors when sigma + k reaches the bits per array.
+    pub fn renewal(&self, options: RenewalOptions) -> Result<RenewalResult> {
         renewal::renewal(
             &renewal::RenewalInput {
                 t: self.t,
@@ -342,7 +342,7 @@ impl FnModel {
     }
 
     /// Runs the requested methods. The profile is computed once for all Markov methods.
-    pub fn evaluate(&self, methods: &[Method], options: RenewalOptions) -> FnReport {
+    pub fn evaluate(&self, methods: &[Method], options: RenewalOptions) -> Result<FnReport> {
         let mut results = Vec::new();
         let mut renewal = None;
         let mut profile: Option<Profile> = None;
@@ -357,7 +357,7 @@ impl FnModel {
             let (fn_rate, fp_rate) = match chain {
                 Some(r) => (r.fn_rate, r.fp_rate),
                 None => {
-                    let r = self.renewal(options);
+                    let r = self.renewal(options)?;
                     renewal = Some(r);
                     (r.fn_upper, r.fp_rate)
                 }
@@ -370,11 +370,11 @@ impl FnModel {
                 seconds: t.elapsed().as_secs_f64(),
             });
         }
-        FnReport {
+        Ok(FnReport {
             results,
             renewal,
             markov_states: profile.as_ref().map(|p| p.len()),
-        }
+        })
     }
 }
 

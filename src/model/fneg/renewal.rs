@@ -45,7 +45,14 @@
 use super::bitdist::{BitDist, Summary};
 use super::disabling::Disabling;
 use super::nbounded::JointDist;
+use crate::error::{Error, Result};
 use crate::model::tau::Transitions;
+
+/// Most insertions [`per_insertion`] follows (2^26 summaries of 32 bytes: 2 GiB). A
+/// sigma-bounded filter with sigma + k below M bits leaves the sigma + k process after
+/// about (M / k) ln(M / (M - sigma - k)) insertions, far fewer for any filter the models
+/// can otherwise handle.
+const MAX_INSERTIONS: usize = 1 << 26;
 
 /// Settings of the renewal computation.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -107,9 +114,22 @@ pub struct RenewalInput<'a> {
 }
 
 /// Computes the renewal bound (one or two phases).
-pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
+///
+/// Errors when the sigma + k process of Theorem 7 can never end (sigma + k >= M bits per
+/// array: mass at M bits stays "alive" forever) or would need more than
+/// [`MAX_INSERTIONS`] insertions to end.
+pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResult> {
     let k = u64::from(input.t.k);
     let p_r = input.p_r;
+    if input.max_inserts.is_none() && input.sigma.saturating_add(k) >= input.t.m {
+        return Err(Error::config(
+            "sigma",
+            format!(
+                "the renewal bound follows the bit count up to sigma + k (Theorem 7), which must stay below the {} bits per array; found sigma = {} and k = {k}",
+                input.t.m, input.sigma
+            ),
+        ));
+    }
     let bits = BitDist::new(
         input.t,
         input.sigma,
@@ -119,11 +139,11 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
     );
     let mut bits = if let Some(n) = input.max_inserts {
         let mut joint = JointDist::new(input.t, n, input.retaining);
-        let per_n = per_insertion(opt.tiny, || {
+        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, || {
             let s = joint.summary();
             joint.step();
             s
-        });
+        })?;
         Stepper::Decomposed(Decomposed::from_per_n(
             per_n,
             0.0,
@@ -134,11 +154,11 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
         Stepper::Direct(bits)
     } else {
         let mut bits = bits;
-        let per_n = per_insertion(opt.tiny, || {
+        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, || {
             let s = bits.summary();
             bits.step(1.0);
             s
-        });
+        })?;
         let frozen = frozen_lucky(&input.t, input.sigma, bits.crossed());
         Stepper::Decomposed(Decomposed::from_per_n(
             per_n,
@@ -226,7 +246,7 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
     };
     let ratio = numerator / a_sum;
     let window_term = (dropped * (2 * m + 1) as f64 + extra) / a_sum;
-    RenewalResult {
+    Ok(RenewalResult {
         fn_upper: (ratio + window_term).min(1.0),
         fn_ratio: ratio,
         window_term,
@@ -234,7 +254,7 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> RenewalResult {
         arrivals_per_cycle: a_sum,
         arrivals_followed: m,
         truncated_mass: truncated,
-    }
+    })
 }
 
 /// The per-arrival bit-count process of a cycle, followed either literally (eq. 19) or
@@ -286,8 +306,14 @@ impl Stepper {
 }
 
 struct Decomposed {
-    /// Per insertion count n: the sums of psi(., n).
-    per_n: Vec<Summary>,
+    /// Per insertion count n: the sums of psi(., n), one array per field so that the
+    /// per-arrival sums vectorise.
+    alive: Vec<f64>,
+    alive_cap: Vec<f64>,
+    sets_cap: Vec<f64>,
+    lucky: Vec<f64>,
+    /// Copy of the window of `pn` for the vectorised step.
+    scratch: Vec<f64>,
     /// P(N = n) on the window lo..=hi.
     pn: Vec<f64>,
     lo: usize,
@@ -314,13 +340,25 @@ fn frozen_lucky(t: &Transitions, sigma: u64, crossed: &[f64]) -> f64 {
 
 /// Per-insertion sums until the mass still within the sigma + k (or N + 1) process
 /// falls below `tiny`. `next` yields the current sums and advances one insertion.
-fn per_insertion(tiny: f64, mut next: impl FnMut() -> Summary) -> Vec<Summary> {
+/// Errors instead of allocating without bound when that takes more than `limit`
+/// insertions.
+fn per_insertion(
+    tiny: f64,
+    limit: usize,
+    mut next: impl FnMut() -> Summary,
+) -> Result<Vec<Summary>> {
     let mut per_n = Vec::new();
     loop {
         let s = next();
         per_n.push(s);
-        if s.alive_cap < tiny.max(1e-300) || per_n.len() > 1 << 31 {
-            return per_n;
+        if s.alive_cap < tiny.max(1e-300) {
+            return Ok(per_n);
+        }
+        if per_n.len() >= limit {
+            return Err(Error::invalid(format!(
+                "the renewal bound's bit process is still running after {limit} insertions (mass {:.3e} left); sigma is too close to the bits per array",
+                s.alive_cap
+            )));
         }
     }
 }
@@ -332,6 +370,11 @@ impl Decomposed {
         let mut pn = vec![0.0; per_n.len()];
         pn[0] = 1.0;
         Decomposed {
+            alive: per_n.iter().map(|s| s.alive).collect(),
+            alive_cap: per_n.iter().map(|s| s.alive_cap).collect(),
+            sets_cap: per_n.iter().map(|s| s.sets_cap).collect(),
+            lucky: per_n.iter().map(|s| s.lucky).collect(),
+            scratch: vec![0.0; per_n.len()],
             pn,
             lo: 0,
             hi: 0,
@@ -339,25 +382,23 @@ impl Decomposed {
             dropped_n: 0.0,
             dropped_psi: dropped + tail,
             frozen_lucky,
-            per_n,
         }
     }
 
     fn summary(&self) -> Summary {
-        let mut s = Summary::default();
-        for (p, x) in self.pn[self.lo..=self.hi]
-            .iter()
-            .zip(&self.per_n[self.lo..=self.hi])
-        {
-            s.alive += p * x.alive;
-            s.alive_cap += p * x.alive_cap;
-            s.sets_cap += p * x.sets_cap;
-            s.lucky += p * x.lucky;
+        let r = self.lo..=self.hi;
+        let p = &self.pn[r.clone()];
+        let dot = |x: &[f64]| super::disabling::dot(p, &x[r.clone()]);
+        Summary {
+            alive: dot(&self.alive),
+            alive_cap: dot(&self.alive_cap),
+            sets_cap: dot(&self.sets_cap),
+            lucky: dot(&self.lucky),
         }
-        s
     }
 
-    /// One arrival: an insertion with probability eta.
+    /// One arrival: an insertion with probability eta, so P(N = n) becomes
+    /// (1 - eta) P(N = n) + eta P(N = n - 1) on the window (plus one cell above it).
     fn step(&mut self, eta: f64) {
         let last = self.pn.len() - 1;
         let top = (self.hi + 1).min(last);
@@ -366,14 +407,17 @@ impl Decomposed {
             self.dropped_n += eta * self.pn[last] * self.tiny;
         }
         let keep = 1.0 - eta;
-        for n in (self.lo..=top).rev() {
-            let stay = if n <= self.hi { keep * self.pn[n] } else { 0.0 };
-            let moved = if n > self.lo {
-                eta * self.pn[n - 1]
-            } else {
-                0.0
-            };
-            self.pn[n] = stay + moved;
+        let (lo, hi) = (self.lo, self.hi);
+        // From a copy of the window, so that the update is a plain vectorisable loop.
+        let old = &mut self.scratch[lo..=hi];
+        old.copy_from_slice(&self.pn[lo..=hi]);
+        let old = &self.scratch[lo..=hi];
+        if top > hi {
+            self.pn[top] = eta * old[hi - lo];
+        }
+        self.pn[lo] = keep * old[0];
+        for (p, w) in self.pn[lo + 1..=hi].iter_mut().zip(old.windows(2)) {
+            *p = keep * w[1] + eta * w[0];
         }
         self.hi = top;
         while self.hi > self.lo && self.pn[self.hi] < self.tiny {
@@ -386,5 +430,57 @@ impl Decomposed {
             self.pn[self.lo] = 0.0;
             self.lo += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::Hashing;
+
+    fn input<'a>(t: Transitions, sigma: u64, q: &'a [f64], zeta: &'a [f64]) -> RenewalInput<'a> {
+        RenewalInput {
+            t,
+            sigma,
+            max_inserts: None,
+            retaining: true,
+            phases: 1,
+            q,
+            zeta,
+            p_r: 1.0,
+        }
+    }
+
+    #[test]
+    fn a_process_that_never_ends_is_an_error_not_an_allocation() {
+        // sigma + k >= M: the sigma + k process keeps its mass at M bits forever, so
+        // the per-insertion sums would grow until memory ran out.
+        let (q, zeta) = (vec![1.0], vec![1.0]);
+        for sigma in [997u64, 998, 999] {
+            let t = Transitions::new(1000, 3, Hashing::Colliding);
+            let r = renewal(&input(t, sigma, &q, &zeta), RenewalOptions::default());
+            match r {
+                Err(Error::Config { key, .. }) => assert_eq!(key, "sigma"),
+                other => panic!("sigma = {sigma}: expected a sigma error, got {other:?}"),
+            }
+        }
+        // One bit lower the process ends, and D = 1 with p_r = 1 never recycles.
+        let t = Transitions::new(1000, 3, Hashing::Colliding);
+        let r = renewal(&input(t, 996, &q, &zeta), RenewalOptions::default());
+        assert!(r.is_ok_and(|r| r.fn_upper.is_finite()));
+    }
+
+    #[test]
+    fn per_insertion_stops_at_its_limit() {
+        let stuck = Summary {
+            alive: 1.0,
+            alive_cap: 1.0,
+            sets_cap: 0.0,
+            lucky: 1.0,
+        };
+        assert!(matches!(
+            per_insertion(1e-30, 1000, || stuck),
+            Err(Error::Invalid(_))
+        ));
     }
 }
