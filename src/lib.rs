@@ -26,6 +26,7 @@ pub mod fit;
 pub mod ingest;
 pub mod message;
 pub mod model;
+mod prefetch;
 pub mod replay;
 pub mod report;
 pub mod size;

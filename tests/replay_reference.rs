@@ -152,7 +152,8 @@ fn random_config(rng: &mut Rng) -> FilterConfig {
     } else {
         Hashing::Distinct
     };
-    let hashes = 1 + rng.below(5.min(half)) as u32;
+    // Up to 9 hashes: replay has a loop per k = 1..=8 and a generic one.
+    let hashes = 1 + rng.below(9.min(half)) as u32;
     let mut c = FilterConfig::sigma_bounded(memory, hashes, 0);
     if rng.chance(0.7) {
         c.sigma = Some(rng.below(half));

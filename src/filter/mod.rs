@@ -130,35 +130,63 @@ impl RecyclingFilter {
     /// Classifies and records one arrival.
     #[inline(always)]
     pub fn process(&mut self, key: u64) -> Outcome {
+        if self.arrays.len() == 1 {
+            // Insert and test in one pass: a message is found iff it sets no bit.
+            let new_bits = if self.hashers[0].hashing() == Hashing::Colliding {
+                self.arrays[0].insert_iter(self.hashers[0].colliding(key))
+            } else {
+                let p = self.hashers[0].positions(key, &mut self.buf);
+                self.arrays[0].insert(p)
+            };
+            return self.settle(key, new_bits == 0, new_bits, true);
+        }
         let buf = &mut self.buf;
         let a = self.active;
-        let (found, new_bits, inserted) = if self.arrays.len() == 1 {
-            // Insert and test in one pass: a message is found iff it sets no bit.
-            if self.hashers[0].hashing() == Hashing::Colliding {
-                let new_bits = self.arrays[0].insert_iter(self.hashers[0].colliding(key));
-                (new_bits == 0, new_bits, true)
-            } else {
-                let p = self.hashers[0].positions(key, buf);
-                let new_bits = self.arrays[0].insert(p);
-                (new_bits == 0, new_bits, true)
-            }
-        } else {
-            let f = 1 - a;
-            let in_frozen = {
-                let pf = self.hashers[f].positions(key, buf);
-                self.arrays[f].contains_all(pf)
-            };
-            let pa = self.hashers[a].positions(key, buf);
-            if !in_frozen || self.copy_over {
-                let new_bits = self.arrays[a].insert(pa);
-                (in_frozen || new_bits == 0, new_bits, true)
-            } else {
-                // Found in the frozen half and no copy-over: the active half is left
-                // alone; the message counts as recorded there only if it already is.
-                let in_active = self.arrays[a].contains_all(pa);
-                (true, 0, in_active)
-            }
+        let f = 1 - a;
+        let in_frozen = {
+            let pf = self.hashers[f].positions(key, buf);
+            self.arrays[f].contains_all(pf)
         };
+        let pa = self.hashers[a].positions(key, buf);
+        let (found, new_bits, inserted) = if !in_frozen || self.copy_over {
+            let new_bits = self.arrays[a].insert(pa);
+            (in_frozen || new_bits == 0, new_bits, true)
+        } else {
+            // Found in the frozen half and no copy-over: the active half is left
+            // alone; the message counts as recorded there only if it already is.
+            let in_active = self.arrays[a].contains_all(pa);
+            (true, 0, in_active)
+        };
+        self.settle(key, found, new_bits, inserted)
+    }
+
+    /// [`RecyclingFilter::process`] for a one-phase filter whose caller computed the
+    /// key's positions ahead of time ([`RecyclingFilter::hasher`]), so that it could
+    /// prefetch their words ([`RecyclingFilter::prefetch`]).
+    #[inline(always)]
+    pub fn process_positions(&mut self, key: u64, positions: &[u64]) -> Outcome {
+        debug_assert_eq!(self.arrays.len(), 1);
+        let new_bits = self.arrays[0].insert(positions);
+        self.settle(key, new_bits == 0, new_bits, true)
+    }
+
+    /// The position generator of physical array `array`.
+    pub fn hasher(&self, array: usize) -> &PositionHasher {
+        &self.hashers[array]
+    }
+
+    /// Asks the CPU to start loading the words of `positions` in array 0 (a hint; no
+    /// effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self, positions: &[u64]) {
+        for &p in positions {
+            self.arrays[0].prefetch(p);
+        }
+    }
+
+    /// Counts a bit-setting insertion and recycles when the trigger fires.
+    #[inline(always)]
+    fn settle(&mut self, key: u64, found: bool, new_bits: u32, inserted: bool) -> Outcome {
         let mut recycled = false;
         if new_bits > 0 {
             self.inserts += 1;
@@ -186,6 +214,7 @@ impl RecyclingFilter {
     /// Clears the array that becomes active and, when retaining, records the message
     /// that triggered the recycle as the new cycle's first message. The retained
     /// insertion is not checked against the trigger (only possible when sigma < k).
+    #[cold]
     fn recycle(&mut self, key: u64) {
         let next = if self.arrays.len() == 2 {
             1 - self.active

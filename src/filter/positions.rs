@@ -67,12 +67,35 @@ impl PositionHasher {
     #[inline(always)]
     pub fn colliding(&self, key: u64) -> impl Iterator<Item = u64> + '_ {
         let h = mix64(key ^ self.seed);
-        (1..=self.k as u64)
-            .map(move |i| reduce(mix64(h.wrapping_add(i.wrapping_mul(GOLDEN))), self.range))
+        (1..=self.k as u64).map(move |i| self.colliding_at(h, i))
+    }
+
+    #[inline(always)]
+    fn colliding_at(&self, h: u64, draw: u64) -> u64 {
+        reduce(mix64(h.wrapping_add(draw.wrapping_mul(GOLDEN))), self.range)
+    }
+
+    /// [`PositionHasher::positions`] with k known at compile time (`K == k`), so the
+    /// colliding loop unrolls; K = 0 means any k.
+    #[inline(always)]
+    pub fn positions_k<'a, const K: usize>(
+        &self,
+        key: u64,
+        out: &'a mut PositionBuf,
+    ) -> &'a [u64] {
+        if K == 0 || self.hashing == Hashing::Distinct {
+            return self.positions(key, out);
+        }
+        debug_assert_eq!(K, self.k);
+        let h = mix64(key ^ self.seed);
+        for (i, slot) in out[..K].iter_mut().enumerate() {
+            *slot = self.colliding_at(h, i as u64 + 1);
+        }
+        &out[..K]
     }
 
     /// Writes the k positions of `key` into `out[..k]` and returns that slice.
-    #[inline]
+    #[inline(always)]
     pub fn positions<'a>(&self, key: u64, out: &'a mut PositionBuf) -> &'a [u64] {
         let h = mix64(key ^ self.seed);
         match self.hashing {
@@ -88,7 +111,7 @@ impl PositionHasher {
                 let mut i = 0;
                 while i < self.k {
                     draw += 1;
-                    let p = reduce(mix64(h.wrapping_add(draw.wrapping_mul(GOLDEN))), self.range);
+                    let p = self.colliding_at(h, draw);
                     if !out[..i].contains(&p) {
                         out[i] = p;
                         i += 1;

@@ -40,7 +40,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::message::{for_each_key_batch, Message, KEY_BATCH};
-use crate::replay::index::prefetch_ptr;
+use crate::prefetch::prefetch_ptr;
 use crate::replay::KeyIndex;
 use crate::stats::{ratio_interval, Interval};
 use crate::workload::{Placement, Workload};

@@ -7,6 +7,8 @@
 //! (0, 1, 2, ... in order of first sight), so callers keep their per-key state in a
 //! plain `Vec` indexed by id, which they can prefetch too.
 
+use crate::prefetch::prefetch_ptr;
+
 /// A zeroed slot vector of `n` slots, with a transparent-huge-page hint when large.
 ///
 /// Lookups land on uniformly random slots, so with 4 KiB pages nearly every one of them
@@ -34,18 +36,6 @@ fn zeroed_slots(n: usize) -> Vec<[u64; 2]> {
         }
     }
     slots
-}
-
-/// Starts loading `p`'s cache line (a hint; no effect on results).
-#[inline(always)]
-pub(crate) fn prefetch_ptr<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetch is a hint and never faults, even on invalid addresses.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 const MIN_BITS: u32 = 10;

@@ -13,11 +13,13 @@ pub use truth::{GroundTruth, Truth};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::filter::{FilterConfig, RecyclingFilter};
+use crate::filter::{FilterConfig, Outcome, RecyclingFilter, MAX_HASHES};
 use crate::message::{for_each_key_batch, Message};
 use cycles::CycleStats;
 
 const PREFETCH_DISTANCE: usize = 16;
+/// Arrivals ahead whose bit positions are computed and prefetched (one-phase filters).
+const POSITIONS_AHEAD: usize = 8;
 
 /// Replay settings besides the filter.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -186,6 +188,9 @@ impl Replay {
     /// Replays a slice of keys. Lookups of the key PREFETCH_DISTANCE arrivals ahead are
     /// started before each arrival is processed, hiding memory latency.
     pub fn run_keys(&mut self, keys: &[u64]) {
+        if self.filter.phases() == 1 {
+            return self.run_keys_one_phase(keys);
+        }
         for &k in keys.iter().take(PREFETCH_DISTANCE) {
             self.truth.prefetch(k);
         }
@@ -197,13 +202,63 @@ impl Replay {
         }
     }
 
+    /// [`Replay::run_keys`] for one-phase filters, which also computes each key's bit
+    /// positions [`POSITIONS_AHEAD`] arrivals early into a ring and prefetches their
+    /// words: a 2^20-bit filter lives in L2, not L1. Common k get their own copy of the
+    /// loop, with the position loops unrolled.
+    fn run_keys_one_phase(&mut self, keys: &[u64]) {
+        match self.filter.k() {
+            1 => self.run_keys_one_phase_k::<1>(keys),
+            2 => self.run_keys_one_phase_k::<2>(keys),
+            3 => self.run_keys_one_phase_k::<3>(keys),
+            4 => self.run_keys_one_phase_k::<4>(keys),
+            5 => self.run_keys_one_phase_k::<5>(keys),
+            6 => self.run_keys_one_phase_k::<6>(keys),
+            7 => self.run_keys_one_phase_k::<7>(keys),
+            8 => self.run_keys_one_phase_k::<8>(keys),
+            _ => self.run_keys_one_phase_k::<0>(keys),
+        }
+    }
+
+    /// The loop of [`Replay::run_keys_one_phase`] for k = K (K = 0: any k).
+    #[inline(always)]
+    fn run_keys_one_phase_k<const K: usize>(&mut self, keys: &[u64]) {
+        let hasher = *self.filter.hasher(0);
+        let k = if K == 0 { hasher.k() } else { K };
+        debug_assert_eq!(k, hasher.k());
+        let mut ring = [[0u64; MAX_HASHES as usize]; POSITIONS_AHEAD];
+        for (&key, buf) in keys.iter().zip(ring.iter_mut()) {
+            self.filter.prefetch(hasher.positions_k::<K>(key, buf));
+        }
+        for &key in keys.iter().take(PREFETCH_DISTANCE) {
+            self.truth.prefetch(key);
+        }
+        for (i, &key) in keys.iter().enumerate() {
+            if let Some(&ahead) = keys.get(i + PREFETCH_DISTANCE) {
+                self.truth.prefetch(ahead);
+            }
+            let buf = &mut ring[i % POSITIONS_AHEAD];
+            let positions = &buf[..k];
+            self.push_with(key, |f| f.process_positions(key, positions));
+            if let Some(&ahead) = keys.get(i + POSITIONS_AHEAD) {
+                self.filter.prefetch(hasher.positions_k::<K>(ahead, buf));
+            }
+        }
+    }
+
     /// Replays one arrival.
     #[inline(always)]
     pub fn push(&mut self, key: u64) {
+        self.push_with(key, |f| f.process(key));
+    }
+
+    /// Replays one arrival whose filter step is `process`.
+    #[inline(always)]
+    fn push_with(&mut self, key: u64, process: impl FnOnce(&mut RecyclingFilter) -> Outcome) {
         let cycle = self.filter.recycles();
         let mut slot = self.truth.lookup(key, cycle, self.window);
         let truth = slot.truth;
-        let o = self.filter.process(key);
+        let o = process(&mut self.filter);
         let first = truth != Truth::Repeat;
         let was_flagged = slot.flagged();
         // Became recorded in this cycle (for the per-cycle distinct count).
