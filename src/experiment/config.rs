@@ -85,9 +85,9 @@ fn default_confidence() -> f64 {
     0.99
 }
 
-/// A number computed at each grid point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// A number computed at each grid point. In TOML a measure is its name: `observed`,
+/// `fp-model`, `capacity`, or an FN method's name ([`Method::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Measure {
     /// Exact replay: observed FP and FN.
     Observed,
@@ -96,28 +96,64 @@ pub enum Measure {
     /// Message capacity at the point's target FP: sigma-bounded model vs worst-case
     /// sizing (FP paper §V-B, Fig. 6-7). Needs `target_fp` in the grid.
     Capacity,
-    /// FN paper renewal upper bound (§5).
-    Renewal,
-    MarkovLower,
-    MarkovSwr,
-    MarkovUniform,
-    MarkovBiuniform,
-    DropPins,
-    MarkovDisabling,
+    /// An FN method (the FN paper's renewal bound and Markov-chain estimates).
+    Fn(Method),
 }
 
 impl Measure {
+    /// Every measure, the FN methods last in [`Method::ALL`] order.
+    pub fn all() -> impl Iterator<Item = Measure> {
+        [Measure::Observed, Measure::FpModel, Measure::Capacity]
+            .into_iter()
+            .chain(Method::ALL.map(Measure::Fn))
+    }
+
+    /// The name used in config files and outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Observed => "observed",
+            Measure::FpModel => "fp-model",
+            Measure::Capacity => "capacity",
+            Measure::Fn(m) => m.name(),
+        }
+    }
+
+    /// The measure called `name`, if any.
+    pub fn parse(name: &str) -> Option<Measure> {
+        Measure::all().find(|m| m.name() == name)
+    }
+
+    /// Every measure's name, comma-separated (for error messages).
+    fn allowed() -> String {
+        Measure::all()
+            .map(Measure::name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// The FN method behind this measure, if it is one.
     pub fn fn_method(self) -> Option<Method> {
-        Some(match self {
-            Measure::Renewal => Method::Renewal,
-            Measure::MarkovLower => Method::MarkovLower,
-            Measure::MarkovSwr => Method::MarkovSwr,
-            Measure::MarkovUniform => Method::MarkovUniform,
-            Measure::MarkovBiuniform => Method::MarkovBiuniform,
-            Measure::DropPins => Method::DropPins,
-            Measure::MarkovDisabling => Method::MarkovDisabling,
-            _ => return None,
+        match self {
+            Measure::Fn(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for Measure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Measure {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Measure::parse(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "measures: unknown measure `{name}`; allowed: {}",
+                Measure::allowed()
+            ))
         })
     }
 }
@@ -270,7 +306,7 @@ impl ExperimentConfig {
         if self.measures.is_empty() {
             return Err(Error::config(
                 "measures",
-                "give at least one of: observed, fp-model, capacity, renewal, markov-lower, markov-swr, markov-uniform, markov-biuniform, drop-pins, markov-disabling",
+                format!("give at least one of: {}", Measure::allowed()),
             ));
         }
         if !(self.eps > 0.0 && self.eps < 1.0) {

@@ -46,12 +46,7 @@ fn measure_names(config: &ExperimentConfig) -> Vec<String> {
     config
         .measures
         .iter()
-        .map(|m| {
-            serde_json::to_value(m)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default()
-        })
+        .map(|m| m.name().to_string())
         .collect()
 }
 

@@ -148,15 +148,26 @@ unsafe fn chunk_block_avx2(
     chunk_block_body(c, bufs, boundary, below, ahead);
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn chunk_block_avx2(
+/// Runs [`chunk_block`], in its AVX2 copy when `wide` is true (on x86_64 only; `wide`
+/// must come from [`wide_kernel_available`]).
+fn chunk_block_dispatch(
+    wide: bool,
     c: Coefficients,
     bufs: (&mut [f64], &mut [f64]),
     boundary: &[f64; BLOCK],
     below: &mut [f64; BLOCK],
     ahead: &mut [f64],
 ) {
-    chunk_block_body(c, bufs, boundary, below, ahead);
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: `wide` is true only when the CPU supports AVX2 (checked at run time
+        // by `wide_kernel_available`).
+        unsafe { chunk_block_avx2(c, bufs, boundary, below, ahead) };
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = wide;
+    chunk_block(c, bufs, boundary, below, ahead);
 }
 
 /// Whether the AVX2 copies of the kernels can run on this CPU.
@@ -201,13 +212,7 @@ impl Part<'_> {
             self.cur[1..=w].copy_from_slice(&self.g[c0..c1]);
             let mut below = [0.0f64; BLOCK];
             let bufs = (&mut self.cur[..=w], &mut self.nxt[..=w]);
-            if wide {
-                // SAFETY: `wide` is true only when the CPU supports AVX2 (checked at
-                // run time by `wide_kernel_available`).
-                unsafe { chunk_block_avx2(coef, bufs, &boundary, &mut below, acc) };
-            } else {
-                chunk_block(coef, bufs, &boundary, &mut below, acc);
-            }
+            chunk_block_dispatch(wide, coef, bufs, &boundary, &mut below, acc);
             self.g[c0..c1].copy_from_slice(&self.cur[1..=w]);
             boundary = below;
             c0 = c1;

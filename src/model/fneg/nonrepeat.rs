@@ -195,12 +195,7 @@ impl<'a> PowerSums<'a> {
                 .zip(self.keep.chunks(POWER_CHUNK))
                 .zip(self.q.chunks(POWER_CHUNK))
             {
-                if wide {
-                    // SAFETY: the CPU supports AVX2 (checked at run time just above).
-                    unsafe { power_block_avx2(w, keep, q, &mut self.ahead) };
-                } else {
-                    power_block(w, keep, q, &mut self.ahead);
-                }
+                power_block_dispatch(wide, w, keep, q, &mut self.ahead);
             }
         }
         let f = self.ahead[self.pos];
@@ -236,9 +231,19 @@ unsafe fn power_block_avx2(w: &mut [f64], keep: &[f64], q: &[f64], acc: &mut [f6
     power_block_body(w, keep, q, acc);
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn power_block_avx2(w: &mut [f64], keep: &[f64], q: &[f64], acc: &mut [f64]) {
-    power_block_body(w, keep, q, acc);
+/// Runs [`power_block`], in its AVX2 copy when `wide` is true (on x86_64 only; `wide`
+/// must come from `wide_kernel_available`).
+fn power_block_dispatch(wide: bool, w: &mut [f64], keep: &[f64], q: &[f64], acc: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: `wide` is true only when the CPU supports AVX2 (checked at run time
+        // by `wide_kernel_available`).
+        unsafe { power_block_avx2(w, keep, q, acc) };
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = wide;
+    power_block(w, keep, q, acc);
 }
 
 #[cfg(test)]
