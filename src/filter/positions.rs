@@ -78,11 +78,7 @@ impl PositionHasher {
     /// [`PositionHasher::positions`] with k known at compile time (`K == k`), so the
     /// colliding loop unrolls; K = 0 means any k.
     #[inline(always)]
-    pub fn positions_k<'a, const K: usize>(
-        &self,
-        key: u64,
-        out: &'a mut PositionBuf,
-    ) -> &'a [u64] {
+    pub fn positions_k<'a, const K: usize>(&self, key: u64, out: &'a mut PositionBuf) -> &'a [u64] {
         if K == 0 || self.hashing == Hashing::Distinct {
             return self.positions(key, out);
         }
