@@ -49,11 +49,13 @@ pub struct Disabling<'a> {
 
 /// Arrivals advanced per pass over the ranks.
 const BLOCK: usize = 32;
-/// Ranks per chunk: five arrays of 2048 doubles stay in a core's L2 cache.
-const CHUNK: usize = 2048;
+/// Ranks per chunk: the five arrays of a chunk (a, b, q and two g buffers, 20 KB) stay
+/// in a core's 32 KB L1 cache for the BLOCK steps. With 2048 ranks (80 KB, L2) the
+/// kernel was 20-25 % slower (`rbf bench fn --suite scale`, 2^16 and 2^17).
+const CHUNK: usize = 512;
 /// Live ranks from which the update is split in two parts (two threads when there are
 /// two cores); below that a block costs too little to share.
-const SPLIT_MIN: usize = 8 * CHUNK;
+const SPLIT_MIN: usize = 16_384;
 /// Blocks advanced per call when split: the lower part starts one block late, so the
 /// pipeline idles one block in SUB_BLOCKS + 1.
 const SUB_BLOCKS: usize = 8;
