@@ -13,7 +13,7 @@ pub use truth::{GroundTruth, Truth};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::filter::{FilterConfig, Outcome, RecyclingFilter, MAX_HASHES};
+use crate::filter::{FilterConfig, Outcome, PositionBuf, RecyclingFilter, MAX_HASHES};
 use crate::message::{for_each_key_batch, Message};
 use cycles::CycleStats;
 
@@ -158,7 +158,12 @@ pub struct Replay {
     cycle_complete: bool,
     first_recycle: Option<u64>,
     stats: CycleStats,
+    /// The one-phase loop's ring of precomputed positions, kept between calls so that
+    /// a batch does not start by zeroing 4 KB.
+    ring: Option<Box<PositionRing>>,
 }
+
+type PositionRing = [PositionBuf; POSITIONS_AHEAD];
 
 impl Replay {
     pub fn new(config: &FilterConfig, options: ReplayOptions) -> Result<Self> {
@@ -176,6 +181,7 @@ impl Replay {
             cycle_complete: options.warmup == 0,
             first_recycle: None,
             stats: CycleStats::default(),
+            ring: None,
         })
     }
 
@@ -226,7 +232,10 @@ impl Replay {
         let hasher = *self.filter.hasher(0);
         let k = if K == 0 { hasher.k() } else { K };
         debug_assert_eq!(k, hasher.k());
-        let mut ring = [[0u64; MAX_HASHES as usize]; POSITIONS_AHEAD];
+        let mut ring = self
+            .ring
+            .take()
+            .unwrap_or_else(|| Box::new([[0; MAX_HASHES as usize]; POSITIONS_AHEAD]));
         for (&key, buf) in keys.iter().zip(ring.iter_mut()) {
             self.filter.prefetch(hasher.positions_k::<K>(key, buf));
         }
@@ -244,6 +253,7 @@ impl Replay {
                 self.filter.prefetch(hasher.positions_k::<K>(ahead, buf));
             }
         }
+        self.ring = Some(ring);
     }
 
     /// Replays one arrival.
