@@ -16,51 +16,116 @@
 
 use crate::model::tau::Transitions;
 
-/// Raw tau rows for a sliding range of start states, computed on demand.
-struct RowCache {
+/// Raw tau for a sliding range of start states l, computed on demand and stored by
+/// column: `cols[d][l - base]` = tau(l, l + d), so that a step is k + 1 unit-stride
+/// multiply-adds over the window (vectorised) rather than a scatter of k + 1 values per
+/// cell; `free[l - base]` = 1 - tau(l, l), what the summaries weigh.
+struct Columns {
     t: Transitions,
-    stride: usize,
     base: usize,
-    rows: Vec<f64>,
+    cols: Vec<Vec<f64>>,
+    free: Vec<f64>,
+    row: Vec<f64>,
 }
 
-impl RowCache {
+impl Columns {
     fn new(t: Transitions) -> Self {
-        RowCache {
+        let k = t.k as usize;
+        Columns {
             t,
-            stride: t.k as usize + 1,
             base: 0,
-            rows: Vec::new(),
+            cols: vec![Vec::new(); k + 1],
+            free: Vec::new(),
+            row: vec![0.0; k + 1],
         }
     }
 
-    /// Makes rows `lo..=hi` available.
+    /// Makes start states `lo..=hi` available.
     fn ensure(&mut self, lo: usize, hi: usize) {
-        // Forget rows far below the window (the window only moves up).
-        let have = self.rows.len() / self.stride;
+        // Forget states far below the window (the window only moves up).
+        let have = self.free.len();
         if lo > self.base + 4096 && lo - self.base > have / 2 {
             let drop = (lo - self.base).min(have);
-            self.rows.drain(..drop * self.stride);
+            for c in &mut self.cols {
+                c.drain(..drop);
+            }
+            self.free.drain(..drop);
             self.base += drop;
         }
-        let mut top = self.base + self.rows.len() / self.stride; // first missing row
-        if self.rows.is_empty() {
+        if self.free.is_empty() {
             self.base = lo;
-            top = lo;
         }
+        let mut top = self.base + self.free.len(); // first missing state
         while top <= hi {
-            let s = self.rows.len();
-            self.rows.resize(s + self.stride, 0.0);
-            self.t.row(top as u64, &mut self.rows[s..]);
+            self.t.row(top as u64, &mut self.row);
+            for (c, &x) in self.cols.iter_mut().zip(&self.row) {
+                c.push(x);
+            }
+            self.free.push(1.0 - self.row[0]);
             top += 1;
         }
     }
 
+    /// tau(l, l + d) for l = from, from + 1, ...
     #[inline]
-    fn row(&self, i: usize) -> &[f64] {
-        let s = (i - self.base) * self.stride;
-        &self.rows[s..s + self.stride]
+    fn col(&self, d: usize, from: usize) -> &[f64] {
+        &self.cols[d][from - self.base..]
     }
+
+    #[inline]
+    fn free(&self, from: usize) -> &[f64] {
+        &self.free[from - self.base..]
+    }
+}
+
+/// The transfers of one step: `next[l - lo] += tau(l - d, l) scaled[l - d - lo]` for
+/// every d and every source l - d of the window whose target l stays <= top.
+#[inline(always)]
+fn pull_body(next: &mut [f64], scaled: &[f64], rows: &Columns, lo: usize, top: usize) {
+    let width = scaled.len();
+    for d in 0..rows.cols.len().min(top - lo + 1) {
+        let n = width.min(top - lo + 1 - d);
+        let col = &rows.col(d, lo)[..n];
+        for ((t, c), e) in next[d..d + n].iter_mut().zip(col).zip(&scaled[..n]) {
+            *t += c * e;
+        }
+    }
+}
+
+/// Runs `f` compiled for AVX2 when `wide` is true (`wide` must come from
+/// `wide_kernel_available`): the `#[inline(always)]` kernels `f` calls are inlined into
+/// the AVX2 copy and vectorised four doubles wide. Same operations in the same order
+/// either way, so the same bits.
+#[inline(always)]
+fn maybe_wide<R>(wide: bool, f: impl FnOnce() -> R) -> R {
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: `wide` is true only when the CPU supports AVX2.
+        return unsafe { avx2(f) };
+    }
+    let _ = wide;
+    f()
+}
+
+/// sum_i x_i with eight partial sums (vectorisable), like [`super::disabling::dot`].
+#[inline(always)]
+fn sum(x: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let c = x.chunks_exact(8);
+    let tail: f64 = c.remainder().iter().sum();
+    for a in c {
+        for l in 0..8 {
+            acc[l] += a[l];
+        }
+    }
+    acc.iter().sum::<f64>() + tail
 }
 
 /// A bit-count distribution cut at `cap`, with a sliding window over its support.
@@ -71,7 +136,12 @@ pub struct BitDist {
     lo: usize,
     hi: usize,
     p: Vec<f64>,
-    rows: RowCache,
+    rows: Columns,
+    /// The next window of a step, and eta p over the current one.
+    next: Vec<f64>,
+    scaled: Vec<f64>,
+    /// Whether the AVX2 copy of the step can run.
+    wide: bool,
     tiny: f64,
     dropped: f64,
     /// Mass that crossed from <= sigma to sigma + 1 + d bits, accumulated over all steps.
@@ -99,7 +169,7 @@ impl BitDist {
         let cap = cap.min(t.m) as usize;
         let sigma = (sigma as usize).min(cap);
         let k = t.k as usize;
-        let mut rows = RowCache::new(t);
+        let mut rows = Columns::new(t);
         rows.ensure(0, 0);
         let mut p = vec![0.0; cap + 1];
         p[0] = 1.0;
@@ -111,6 +181,9 @@ impl BitDist {
             hi: 0,
             p,
             rows,
+            next: Vec::new(),
+            scaled: Vec::new(),
+            wide: super::disabling::wide_kernel_available(),
             tiny,
             dropped: 0.0,
             crossed: vec![0.0; k],
@@ -144,29 +217,34 @@ impl BitDist {
 
     /// One arrival that is an unrecorded (bit-setting candidate) message with
     /// probability `eta` and a recorded one otherwise (FN eq. 19; eq. 1 with eta = 1).
+    ///
+    /// Computed by pulling: next(l) = (1 - eta) p(l) + sum_d tau(l - d, l) eta p(l - d),
+    /// one unit-stride pass per d over the window. Mass that would pass `cap` is not
+    /// pulled anywhere: it leaves, as the cut requires.
     pub fn step(&mut self, eta: f64) {
-        let k = self.k;
-        let top = (self.hi + k).min(self.cap);
-        self.rows.ensure(self.lo, self.hi);
+        let (k, lo, hi) = (self.k, self.lo, self.hi);
+        let top = (hi + k).min(self.cap);
+        self.rows.ensure(lo, hi);
         let keep = 1.0 - eta;
-        for src in (self.lo..=self.hi).rev() {
-            let v = self.p[src];
-            if v == 0.0 {
-                continue;
-            }
-            let r = self.rows.row(src);
-            let ev = eta * v;
-            self.p[src] = keep * v + ev * r[0];
-            let reach = k.min(self.cap - src);
-            for d in 1..=reach {
-                self.p[src + d] += ev * r[d];
-            }
-            if src <= self.sigma {
-                for d in (self.sigma + 1 - src).max(1)..=reach {
-                    self.crossed[src + d - self.sigma - 1] += ev * r[d];
+        let src = &self.p[lo..=hi];
+        self.scaled.clear();
+        self.scaled.extend(src.iter().map(|v| eta * v));
+        self.next.clear();
+        self.next.extend(src.iter().map(|v| keep * v));
+        self.next.resize(top - lo + 1, 0.0);
+        let (next, scaled, rows) = (&mut self.next, &self.scaled, &self.rows);
+        maybe_wide(self.wide, || pull_body(next, scaled, rows, lo, top));
+        // Mass from <= sigma to above it, by where it lands (only sources within k of
+        // sigma can cross).
+        if lo <= self.sigma {
+            for from in lo.max((self.sigma + 1).saturating_sub(k))..=hi.min(self.sigma) {
+                let e = self.scaled[from - lo];
+                for d in (self.sigma + 1 - from).max(1)..=k.min(self.cap - from) {
+                    self.crossed[from + d - self.sigma - 1] += e * self.rows.col(d, from)[0];
                 }
             }
         }
+        self.p[lo..=top].copy_from_slice(&self.next);
         self.hi = top;
         while self.hi > self.lo && self.p[self.hi] < self.tiny {
             self.dropped += self.p[self.hi];
@@ -187,21 +265,27 @@ impl BitDist {
 
     /// Sums over the current distribution.
     pub fn summary(&mut self) -> Summary {
-        let sigma = self.sigma;
-        self.rows.ensure(self.lo, self.hi);
-        let mut s = Summary::default();
-        for l in self.lo..=self.hi {
-            let v = self.p[l];
-            let stay = self.rows.row(l)[0];
-            s.alive_cap += v;
-            s.sets_cap += v * (1.0 - stay);
-            if l <= sigma {
-                s.alive += v;
-                s.lucky += v * stay;
-            }
-        }
-        s
+        let (lo, hi) = (self.lo, self.hi);
+        self.rows.ensure(lo, hi);
+        let (p, rows, sigma) = (&self.p[lo..=hi], &self.rows, self.sigma);
+        maybe_wide(self.wide, || sums(p, rows, lo, sigma))
     }
+}
+
+/// The sums of [`BitDist::summary`] over the window `p` starting at bit count `lo`.
+#[inline(always)]
+fn sums(p: &[f64], rows: &Columns, lo: usize, sigma: usize) -> Summary {
+    let mut s = Summary {
+        alive_cap: sum(p),
+        sets_cap: super::disabling::dot(p, &rows.free(lo)[..p.len()]),
+        ..Summary::default()
+    };
+    if lo <= sigma {
+        let p = &p[..=(sigma - lo).min(p.len() - 1)];
+        s.alive = sum(p);
+        s.lucky = super::disabling::dot(p, &rows.col(0, lo)[..p.len()]);
+    }
+    s
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! * [`profile`]: psi, phi, rho, gamma per number of distinct messages (eqs. 1-4);
 //! * [`nbounded`]: the same for an N-bounded filter (§4.1.2);
 //! * [`nonrepeat`]: per-state non-repeat estimates (eqs. 5-11);
+//! * [`powersums`]: sum_j (q_j) (1 - q_j)^l at any l in time independent of D (eqs. 6, 10);
 //! * [`disabling`]: messages drawn or new in the current cycle (eq. 24, appendix G.2);
 //! * [`markov`]: steady state and rates of the chain, one and two phases (eqs. 12-15);
 //! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28).
@@ -22,6 +23,7 @@ pub mod disabling;
 pub mod markov;
 pub mod nbounded;
 pub mod nonrepeat;
+pub mod powersums;
 pub mod profile;
 pub mod renewal;
 

@@ -11,6 +11,8 @@
 //! * [`drop_pins`]: with-replacement draws at the average count l*(i) that yields i
 //!   distinct messages (eqs. 10-11).
 
+use super::powersums::PowerSums;
+
 /// Tail sums: `lower(q, i)` = sum_{j >= i} q_j (eq. 5).
 pub fn lower(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
     let mut tail = vec![0.0; q.len() + 1];
@@ -20,16 +22,10 @@ pub fn lower(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
     states.map(|i| tail[i.min(q.len())]).collect()
 }
 
-/// sum_j q_j (1 - q_j)^i (eq. 6).
+/// sum_j q_j (1 - q_j)^i (eq. 6), by [`PowerSums`] (no O(D) pass per state).
 pub fn with_replacement(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
-    let (first, last) = (*states.start(), *states.end());
-    let mut w: Vec<f64> = q.iter().map(|&x| (1.0 - x).powi(first as i32)).collect();
-    let mut out = Vec::with_capacity(last + 1 - first);
-    for _ in first..=last {
-        out.push(q.iter().zip(&w).map(|(a, b)| a * b).sum());
-        w.iter_mut().zip(q).for_each(|(a, x)| *a *= 1.0 - x);
-    }
-    out
+    let mut sums = PowerSums::new(q);
+    states.map(|i| sums.at(i as u64).1).collect()
 }
 
 /// 1 - i/D (eq. 7), 0 once all D messages are recorded.
@@ -127,123 +123,70 @@ pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64
 /// whose expected distinct count E[X](l) = sum_j [1 - (1 - q_j)^l] (eq. 10 as corrected
 /// in MODEL-NOTES.md) is closest to i, and f^a[i] = sum_j q_j (1 - q_j)^{l*(i)}.
 ///
-/// E[X](l+1) - E[X](l) = sum_j q_j (1 - q_j)^l = f^a at l, so one pass over l yields
-/// both; the pass walks l upwards once for all states, O(D) per value of l.
+/// With f(l) = E[X](l + 1) - E[X](l) = sum_j q_j (1 - q_j)^l, E[X](l + 1) is at least as
+/// close to i as E[X](l) exactly when phi(l) = E[X](l) + f(l) / 2 <= i, and phi grows
+/// with l, so l*(i) is the first l with phi(l) > i (or f(l) = 0). Its increments
+/// (f(l) + f(l + 1)) / 2 fall with l, so phi(l + m) <= phi(l) + m f(l): jumping
+/// m = floor((i - phi(l)) / f(l)) draws never passes l*(i). A few such jumps, then
+/// doubling and bisection, find l*(i) with a handful of evaluations of
+/// [`PowerSums::at`] per state, each independent of D, where walking l one draw at a
+/// time cost O(D) per draw (millions of draws for Q of 10^5 messages).
 /// States i >= D - 1/2 are never reached by E[X] and get 0.
 pub fn drop_pins(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
-    let d = q.len();
-    let (first, last) = (*states.start(), *states.end());
+    let d = q.len() as f64;
     let mut sums = PowerSums::new(q);
-    let mut e = 0.0; // E[X](l)
-    let mut f: f64 = sums.next(); // sum q_j (1 - q_j)^l
-    let mut out = Vec::with_capacity(last + 1 - first);
-    for i in first..=last {
+    let mut eval = |l: u64| {
+        let (s, f) = sums.at(l);
+        (d - s + f / 2.0, f)
+    };
+    let mut l = 0u64;
+    let mut here = eval(0);
+    let mut out = Vec::with_capacity(states.clone().count());
+    for i in states {
         let target = i as f64;
-        if target >= d as f64 - 0.5 {
+        if target >= d - 0.5 {
             out.push(0.0);
             continue;
         }
-        // Advance l while E[X](l + 1) is at least as close to i as E[X](l).
-        while (e + f - target).abs() <= (e - target).abs() && f > 0.0 {
-            e += f;
-            f = sums.next();
+        let passed = |(phi, f): (f64, f64)| phi > target || f <= 0.0;
+        // Jumps that cannot pass l*(i).
+        for _ in 0..8 {
+            if passed(here) {
+                break;
+            }
+            let m = ((target - here.0) / here.1).floor();
+            if m < 1.0 || m > 1e15 {
+                break;
+            }
+            l += m as u64;
+            here = eval(l);
         }
-        out.push(f);
+        if !passed(here) {
+            // l fails; find the first passing l above it.
+            let (mut lo, mut step) = (l, 1u64);
+            let mut hi = loop {
+                let cand = lo.saturating_add(step);
+                let at = eval(cand);
+                if passed(at) || cand == u64::MAX {
+                    break (cand, at);
+                }
+                lo = cand;
+                step = step.saturating_mul(2);
+            };
+            while hi.0 - lo > 1 {
+                let mid = lo + (hi.0 - lo) / 2;
+                let at = eval(mid);
+                if passed(at) {
+                    hi = (mid, at);
+                } else {
+                    lo = mid;
+                }
+            }
+            (l, here) = hi;
+        }
+        out.push(here.1);
     }
     out
-}
-
-/// Draws per pass of [`PowerSums`].
-const POWER_BLOCK: usize = 32;
-/// Ranks per chunk of [`PowerSums`]: three arrays of 2048 doubles stay in L2.
-const POWER_CHUNK: usize = 2048;
-
-/// f(l) = sum_j q_j (1 - q_j)^l for l = 0, 1, 2, ... The l-th value depends on nothing
-/// else, so [`POWER_BLOCK`] values are computed per pass over Q, chunk by chunk
-/// (temporal blocking, as for eq. 24 in [`super::disabling`]); w_j = (1 - q_j)^l is
-/// multiplied up one draw at a time as before, and the sums use eight partial sums
-/// (vectorised; they differ from one running sum only in rounding).
-struct PowerSums<'a> {
-    q: &'a [f64],
-    keep: Vec<f64>,
-    w: Vec<f64>,
-    ahead: Vec<f64>,
-    pos: usize,
-}
-
-impl<'a> PowerSums<'a> {
-    fn new(q: &'a [f64]) -> Self {
-        PowerSums {
-            q,
-            keep: q.iter().map(|x| 1.0 - x).collect(),
-            w: vec![1.0; q.len()],
-            // f(0) = sum_j q_j; the blocks start at l = 1.
-            ahead: vec![q.iter().sum()],
-            pos: 0,
-        }
-    }
-
-    fn next(&mut self) -> f64 {
-        if self.pos == self.ahead.len() {
-            self.ahead.clear();
-            self.ahead.resize(POWER_BLOCK, 0.0);
-            self.pos = 0;
-            let wide = super::disabling::wide_kernel_available();
-            for ((w, keep), q) in self
-                .w
-                .chunks_mut(POWER_CHUNK)
-                .zip(self.keep.chunks(POWER_CHUNK))
-                .zip(self.q.chunks(POWER_CHUNK))
-            {
-                power_block_dispatch(wide, w, keep, q, &mut self.ahead);
-            }
-        }
-        let f = self.ahead[self.pos];
-        self.pos += 1;
-        f
-    }
-}
-
-/// One chunk advanced [`POWER_BLOCK`] draws; adds its share of each f to `acc`.
-#[inline(always)]
-fn power_block_body(w: &mut [f64], keep: &[f64], q: &[f64], acc: &mut [f64]) {
-    let n = w.len();
-    let keep = &keep[..n];
-    for a in acc.iter_mut() {
-        for (wj, k) in w.iter_mut().zip(keep) {
-            *wj *= k;
-        }
-        *a += super::disabling::dot(q, w);
-    }
-}
-
-fn power_block(w: &mut [f64], keep: &[f64], q: &[f64], acc: &mut [f64]) {
-    power_block_body(w, keep, q, acc);
-}
-
-/// [`power_block`] compiled for AVX2 (same operations, same order).
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn power_block_avx2(w: &mut [f64], keep: &[f64], q: &[f64], acc: &mut [f64]) {
-    power_block_body(w, keep, q, acc);
-}
-
-/// Runs [`power_block`], in its AVX2 copy when `wide` is true (on x86_64 only; `wide`
-/// must come from `wide_kernel_available`).
-fn power_block_dispatch(wide: bool, w: &mut [f64], keep: &[f64], q: &[f64], acc: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if wide {
-        // SAFETY: `wide` is true only when the CPU supports AVX2 (checked at run time
-        // by `wide_kernel_available`).
-        unsafe { power_block_avx2(w, keep, q, acc) };
-        return;
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = wide;
-    power_block(w, keep, q, acc);
 }
 
 #[cfg(test)]
@@ -316,6 +259,52 @@ mod tests {
             );
         }
         assert_eq!(f[6], 0.0);
+    }
+
+    /// Eqs. 10-11 the slow way: l walks up one draw at a time, direct O(D) sums.
+    fn drop_pins_stepwise(q: &[f64], last: usize) -> Vec<f64> {
+        let f_at = |l: i32| q.iter().map(|x| x * (1.0 - x).powi(l)).sum::<f64>();
+        let (mut l, mut e) = (0, 0.0);
+        let mut f = f_at(0);
+        (0..=last)
+            .map(|i| {
+                let target = i as f64;
+                if target >= q.len() as f64 - 0.5 {
+                    return 0.0;
+                }
+                while (e + f - target).abs() <= (e - target).abs() && f > 0.0 {
+                    e += f;
+                    l += 1;
+                    f = f_at(l);
+                }
+                f
+            })
+            .collect()
+    }
+
+    #[test]
+    fn drop_pins_matches_the_stepwise_walk() {
+        let mut qs = vec![
+            crate::workload::zipf(300, 1.0),
+            crate::workload::zipf(120, 2.0),
+            crate::workload::zipf(80, 0.0),
+            crate::workload::zipf(400, 0.5),
+        ];
+        qs.push(vec![0.4, 0.3, 0.2, 0.1, 0.0]);
+        for q in &qs {
+            let last = q.len() + 3;
+            let fast = drop_pins(q, 0..=last);
+            let slow = drop_pins_stepwise(q, last);
+            for (i, (a, b)) in fast.iter().zip(&slow).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-12 * b.max(1e-300),
+                    "D = {}, state {i}: {a} vs {b}",
+                    q.len()
+                );
+            }
+            // A sub-range gives the same values.
+            assert_eq!(drop_pins(q, 7..=last)[..], fast[7..]);
+        }
     }
 
     #[test]
