@@ -7,7 +7,8 @@
 /// since the last clear, and clears only those. A recycle therefore costs
 /// O(words touched) <= O(bits set) = O(sigma + k), which amortises to O(k) per
 /// bit-setting message, where a full memset would cost O(M) per recycle (and O(M) per
-/// message when sigma is small). The list holds at most one entry per word: M/16 bytes.
+/// message when sigma is small). The list holds at most one entry per word: M/16 bytes
+/// (up to twice that, and M/8 bytes of words, with the power-of-two padding).
 ///
 /// Insertion has no data-dependent branch: whether a bit or a word was already set is
 /// random for new messages, so a branch on it mispredicts often, and each misprediction
@@ -16,7 +17,9 @@
 /// when the word was zero.
 #[derive(Clone, Debug)]
 pub struct BitArray {
+    /// A power-of-two number of words (see [`BitArray::insert_iter`]).
     words: Vec<u64>,
+    mask: usize,
     len: u64,
     set: u64,
     /// Words that became non-zero since the last clear: `touched[..n_touched]`.
@@ -26,9 +29,10 @@ pub struct BitArray {
 
 impl BitArray {
     pub fn new(len: u64) -> Self {
-        let n_words = len.div_ceil(64) as usize;
+        let n_words = (len.div_ceil(64) as usize).next_power_of_two();
         BitArray {
             words: vec![0; n_words],
+            mask: n_words - 1,
             len,
             set: 0,
             // One spare entry: the unconditional write lands there once every word is
@@ -56,7 +60,10 @@ impl BitArray {
     #[inline]
     pub fn get(&self, pos: u64) -> bool {
         debug_assert!(pos < self.len);
-        (self.words[(pos >> 6) as usize] >> (pos & 63)) & 1 == 1
+        let w = (pos >> 6) as usize & self.mask;
+        // SAFETY: w <= mask = words.len() - 1.
+        let word = unsafe { *self.words.get_unchecked(w) };
+        (word >> (pos & 63)) & 1 == 1
     }
 
     /// True when every position is set.
@@ -66,34 +73,48 @@ impl BitArray {
     }
 
     /// Sets every position; returns how many bits went from 0 to 1.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, positions: &[u64]) -> u32 {
         self.insert_iter(positions.iter().copied())
     }
 
     /// [`BitArray::insert`] over positions computed on the fly.
+    ///
+    /// Indexing is masked instead of bounds-checked (two checks per position were a
+    /// tenth of replay's instructions): the word vector has a power-of-two length, so
+    /// `w & mask` is always in it. Positions are below `len` by contract (the
+    /// filter's position hasher draws them from [0, len)); a caller breaking it would
+    /// set a bit in the padding or in another word, never outside the arrays.
     #[inline(always)]
     pub fn insert_iter(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
+        // Locals, so that the stores through the raw pointers do not make the compiler
+        // reload the fields after every position.
+        let (words, touched, mask) = (
+            self.words.as_mut_ptr(),
+            self.touched.as_mut_ptr(),
+            self.mask,
+        );
+        let mut n_touched = self.n_touched;
         let mut newly = 0u32;
         for p in positions {
             debug_assert!(p < self.len);
-            let w = (p >> 6) as usize;
+            let w = (p >> 6) as usize & mask;
             let bit = p & 63;
-            let word = self.words[w];
+            // SAFETY: w <= mask = words.len() - 1. n_touched <= words.len() <
+            // touched.len(): a word is listed only on its transition from zero, at
+            // most once between clears.
+            let word = unsafe {
+                let word = *words.add(w);
+                *words.add(w) = word | (1 << bit);
+                *touched.add(n_touched) = w as u32;
+                word
+            };
             newly += ((!word >> bit) & 1) as u32;
-            self.words[w] = word | (1 << bit);
-            self.touched[self.n_touched] = w as u32;
-            self.n_touched += usize::from(word == 0);
+            n_touched += usize::from(word == 0);
         }
+        self.n_touched = n_touched;
         self.set += u64::from(newly);
         newly
-    }
-
-    /// Asks the CPU to start loading the word of bit `pos` (a hint; no effect on
-    /// results).
-    #[inline(always)]
-    pub fn prefetch(&self, pos: u64) {
-        crate::prefetch::prefetch_ptr(self.words.as_ptr().wrapping_add((pos >> 6) as usize));
     }
 
     /// Clears every bit in O(words touched since the last clear).
@@ -135,5 +156,21 @@ mod tests {
         assert!(!b.get(129));
         assert_eq!(b.insert(&[5]), 1);
         assert_eq!(b.recount(), 1);
+    }
+
+    #[test]
+    fn every_word_touched_fits_the_clear_list() {
+        // Each of the 3 words goes from zero to non-zero once per cycle, over and over:
+        // the clear list must never need more than one entry per word.
+        let mut b = BitArray::new(130);
+        for round in 0..5u64 {
+            for p in 0..130u64 {
+                b.insert(&[(p * 7 + round) % 130]);
+            }
+            assert_eq!(b.count_ones(), 130);
+            assert_eq!(b.n_touched, 3);
+            b.clear();
+            assert_eq!(b.recount(), 0);
+        }
     }
 }

@@ -161,8 +161,8 @@ impl RecyclingFilter {
     }
 
     /// [`RecyclingFilter::process`] for a one-phase filter whose caller computed the
-    /// key's positions ahead of time ([`RecyclingFilter::hasher`]), so that it could
-    /// prefetch their words ([`RecyclingFilter::prefetch`]).
+    /// key's positions itself ([`RecyclingFilter::hasher`]), with k known at compile
+    /// time.
     #[inline(always)]
     pub fn process_positions(&mut self, key: u64, positions: &[u64]) -> Outcome {
         debug_assert_eq!(self.arrays.len(), 1);
@@ -173,15 +173,6 @@ impl RecyclingFilter {
     /// The position generator of physical array `array`.
     pub fn hasher(&self, array: usize) -> &PositionHasher {
         &self.hashers[array]
-    }
-
-    /// Asks the CPU to start loading the words of `positions` in array 0 (a hint; no
-    /// effect on results).
-    #[inline(always)]
-    pub fn prefetch(&self, positions: &[u64]) {
-        for &p in positions {
-            self.arrays[0].prefetch(p);
-        }
     }
 
     /// Counts a bit-setting insertion and recycles when the trigger fires.

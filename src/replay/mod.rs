@@ -18,7 +18,7 @@ use crate::message::{for_each_key_batch, Message};
 use cycles::CycleStats;
 
 const PREFETCH_DISTANCE: usize = 16;
-/// Arrivals ahead whose bit positions are computed and prefetched (one-phase filters).
+/// Arrivals ahead whose bit positions are computed (one-phase filters).
 const POSITIONS_AHEAD: usize = 8;
 
 /// Replay settings besides the filter.
@@ -208,10 +208,16 @@ impl Replay {
         }
     }
 
-    /// [`Replay::run_keys`] for one-phase filters, which also computes each key's bit
-    /// positions [`POSITIONS_AHEAD`] arrivals early into a ring and prefetches their
-    /// words: a 2^20-bit filter lives in L2, not L1. Common k get their own copy of the
-    /// loop, with the position loops unrolled.
+    /// [`Replay::run_keys`] for one-phase filters, which computes each key's bit
+    /// positions [`POSITIONS_AHEAD`] arrivals early into a ring: that work does not
+    /// wait for the ground-truth load of the current arrival, and out-of-order
+    /// execution does not reach that far ahead by itself. Common k get their own copy
+    /// of the loop, with the position loops unrolled.
+    ///
+    /// The positions' filter words are not prefetched: a 2^20-bit filter sits in L2,
+    /// whose latency out-of-order execution hides, and on the current host the
+    /// prefetches cost 5 % (they compete for line-fill buffers with the ground-truth
+    /// lookups, which do go to memory; docs/PERFORMANCE.md).
     fn run_keys_one_phase(&mut self, keys: &[u64]) {
         match self.filter.k() {
             1 => self.run_keys_one_phase_k::<1>(keys),
@@ -237,7 +243,7 @@ impl Replay {
             .take()
             .unwrap_or_else(|| Box::new([[0; MAX_HASHES as usize]; POSITIONS_AHEAD]));
         for (&key, buf) in keys.iter().zip(ring.iter_mut()) {
-            self.filter.prefetch(hasher.positions_k::<K>(key, buf));
+            hasher.positions_k::<K>(key, buf);
         }
         for &key in keys.iter().take(PREFETCH_DISTANCE) {
             self.truth.prefetch(key);
@@ -250,7 +256,7 @@ impl Replay {
             let positions = &buf[..k];
             self.push_with(key, |f| f.process_positions(key, positions));
             if let Some(&ahead) = keys.get(i + POSITIONS_AHEAD) {
-                self.filter.prefetch(hasher.positions_k::<K>(ahead, buf));
+                hasher.positions_k::<K>(ahead, buf);
             }
         }
         self.ring = Some(ring);
