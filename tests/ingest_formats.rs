@@ -232,7 +232,7 @@ fn cli_replay_reports_distinct_five_tuples_as_new() {
 fn an_endless_line_is_malformed_not_buffered_whole() {
     let dir = scratch("longline");
     let mut text = b"1,2,3\n".to_vec();
-    text.extend(std::iter::repeat(b'7').take(3 << 20));
+    text.extend(std::iter::repeat_n(b'7', 3 << 20));
     text.extend_from_slice(b",1,1\n4,5,6\n");
     let p = write(&dir, "long.jedi", &text);
     let (ms, s) = read(&p, &options(Format::Jedi, FlowKeyKind::FiveTuple));

@@ -152,7 +152,7 @@ impl FilterConfig {
                 format!("must be between 1 and 2^40 bits, found {}", self.memory),
             ));
         }
-        if self.phases == 2 && (self.memory < 2 || self.memory % 2 != 0) {
+        if self.phases == 2 && (self.memory < 2 || !self.memory.is_multiple_of(2)) {
             return Err(Error::config(
                 "memory",
                 format!(

@@ -98,7 +98,7 @@ impl PositionHasher {
     fn draw(&self, h: u64, d: u64) -> u64 {
         if self.pairs {
             let (first, low) = wide(Self::value(h, d / 2), self.range);
-            if d % 2 == 0 {
+            if d.is_multiple_of(2) {
                 first
             } else {
                 wide(low, self.range).0

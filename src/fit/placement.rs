@@ -107,7 +107,7 @@ impl HorizonCounts {
         }
         let mut zeta = Vec::with_capacity(lambda.len());
         for (g, wg) in groups.iter().zip(&w) {
-            zeta.extend(std::iter::repeat(wg / g.len as f64).take(g.len));
+            zeta.extend(std::iter::repeat_n(wg / g.len as f64, g.len));
         }
         Some(zeta)
     }

@@ -95,7 +95,7 @@ impl PcapNg {
         self.bytes.extend_from_slice(&kind.to_le_bytes());
         self.bytes.extend_from_slice(&len.to_le_bytes());
         self.bytes.extend_from_slice(body);
-        self.bytes.extend(std::iter::repeat(0).take(pad));
+        self.bytes.extend(std::iter::repeat_n(0, pad));
         self.bytes.extend_from_slice(&len.to_le_bytes());
     }
 
@@ -145,7 +145,7 @@ impl PcapNg {
         b.extend_from_slice(&(data.len() as u32).to_le_bytes());
         b.extend_from_slice(&(data.len() as u32).to_le_bytes());
         b.extend_from_slice(data);
-        b.extend(std::iter::repeat(0).take((4 - data.len() % 4) % 4));
+        b.extend(std::iter::repeat_n(0, (4 - data.len() % 4) % 4));
         self.block(6, &b);
         self
     }

@@ -14,6 +14,7 @@
 //! a width of a few standard deviations, so the window is what makes large filters
 //! affordable.
 
+use super::simd::{dot, sum, Simd};
 use crate::model::tau::Transitions;
 
 /// Raw tau for a sliding range of start states l, computed on demand and stored by
@@ -93,7 +94,7 @@ fn pull_body(next: &mut [f64], scaled: &[f64], rows: &Columns, lo: usize, top: u
 }
 
 /// Runs `f` compiled for AVX2 when `wide` is true (`wide` must come from
-/// `wide_kernel_available`): the `#[inline(always)]` kernels `f` calls are inlined into
+/// [`Simd::detect`]): the `#[inline(always)]` kernels `f` calls are inlined into
 /// the AVX2 copy and vectorised four doubles wide. Same operations in the same order
 /// either way, so the same bits.
 #[inline(always)]
@@ -112,20 +113,6 @@ fn maybe_wide<R>(wide: bool, f: impl FnOnce() -> R) -> R {
     }
     let _ = wide;
     f()
-}
-
-/// sum_i x_i with eight partial sums (vectorisable), like [`super::disabling::dot`].
-#[inline(always)]
-fn sum(x: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 8];
-    let c = x.chunks_exact(8);
-    let tail: f64 = c.remainder().iter().sum();
-    for a in c {
-        for l in 0..8 {
-            acc[l] += a[l];
-        }
-    }
-    acc.iter().sum::<f64>() + tail
 }
 
 /// A bit-count distribution cut at `cap`, with a sliding window over its support.
@@ -183,7 +170,7 @@ impl BitDist {
             rows,
             next: Vec::new(),
             scaled: Vec::new(),
-            wide: super::disabling::wide_kernel_available(),
+            wide: Simd::detect() >= Simd::Avx2,
             tiny,
             dropped: 0.0,
             crossed: vec![0.0; k],
@@ -277,13 +264,13 @@ impl BitDist {
 fn sums(p: &[f64], rows: &Columns, lo: usize, sigma: usize) -> Summary {
     let mut s = Summary {
         alive_cap: sum(p),
-        sets_cap: super::disabling::dot(p, &rows.free(lo)[..p.len()]),
+        sets_cap: dot(p, &rows.free(lo)[..p.len()]),
         ..Summary::default()
     };
     if lo <= sigma {
         let p = &p[..=(sigma - lo).min(p.len() - 1)];
         s.alive = sum(p);
-        s.lucky = super::disabling::dot(p, &rows.col(0, lo)[..p.len()]);
+        s.lucky = dot(p, &rows.col(0, lo)[..p.len()]);
     }
     s
 }

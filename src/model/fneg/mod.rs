@@ -9,7 +9,8 @@
 //! * [`powersums`]: sum_j (q_j) (1 - q_j)^l at any l in time independent of D (eqs. 6, 10);
 //! * [`disabling`]: messages drawn or new in the current cycle (eq. 24, appendix G.2);
 //! * [`markov`]: steady state and rates of the chain, one and two phases (eqs. 12-15);
-//! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28).
+//! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28);
+//! * [`simd`]: the kernels' run-time choice of vector width (same results at each).
 //!
 //! Modelled variants: sigma- or N-bounded ([`nbounded`], §4.1.2), colliding or distinct
 //! hashing, retaining or not, one phase, or two phases with copy-over (the FN paper's analysis assumes copy-over
@@ -26,6 +27,7 @@ pub mod nonrepeat;
 pub mod powersums;
 pub mod profile;
 pub mod renewal;
+pub mod simd;
 
 use serde::Serialize;
 

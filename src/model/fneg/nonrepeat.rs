@@ -155,7 +155,7 @@ pub fn drop_pins(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64>
                 break;
             }
             let m = ((target - here.0) / here.1).floor();
-            if m < 1.0 || m > 1e15 {
+            if !(1.0..=1e15).contains(&m) {
                 break;
             }
             l += m as u64;

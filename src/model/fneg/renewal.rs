@@ -388,7 +388,7 @@ impl Decomposed {
     fn summary(&self) -> Summary {
         let r = self.lo..=self.hi;
         let p = &self.pn[r.clone()];
-        let dot = |x: &[f64]| super::disabling::dot(p, &x[r.clone()]);
+        let dot = |x: &[f64]| super::simd::dot(p, &x[r.clone()]);
         Summary {
             alive: dot(&self.alive),
             alive_cap: dot(&self.alive_cap),

@@ -1,11 +1,9 @@
-//! Run-time choice of the widest vector instructions for the model kernels.
+//! Run-time choice of the widest vector instructions for the model kernels, and the
+//! sums they share.
 //!
-//! The kernels are plain Rust marked `#[inline(always)]`; [`Simd::run`] calls them
-//! from inside a function compiled for AVX2 or AVX-512, so they are inlined there and
-//! vectorised four or eight doubles wide. Rust never contracts `a * b + c` into a fused
-//! multiply-add and the kernels fix the order of every sum (eight partial sums), so the
-//! results are bit for bit the same at every level: the level changes the speed, never
-//! a number.
+//! Rust never contracts `a * b + c` into a fused multiply-add, and the kernels fix the
+//! order of every sum (eight partial sums), so the results are bit for bit the same at
+//! every level: the level changes the speed, never a number.
 
 /// Vector instruction level of the current CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -38,40 +36,6 @@ impl Simd {
             .into_iter()
             .filter(|&s| s <= top)
             .collect()
-    }
-
-    /// Runs `f` compiled for this level. `self` must not exceed [`Simd::detect`]
-    /// (it is clamped to it, so a wrong level is slow, never unsound).
-    #[inline(always)]
-    pub fn run<R>(self, f: impl FnOnce() -> R) -> R {
-        #[cfg(target_arch = "x86_64")]
-        {
-            /// # Safety
-            /// The CPU must support AVX2.
-            #[target_feature(enable = "avx2")]
-            unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
-                f()
-            }
-            /// # Safety
-            /// The CPU must support AVX-512F.
-            #[target_feature(enable = "avx512f")]
-            unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
-                f()
-            }
-            match self.min(Simd::detect_cached()) {
-                // SAFETY: the level is at most what the CPU reported.
-                Simd::Avx512 => return unsafe { avx512(f) },
-                Simd::Avx2 => return unsafe { avx2(f) },
-                Simd::Base => {}
-            }
-        }
-        f()
-    }
-
-    /// [`Simd::detect`], asked once per process.
-    fn detect_cached() -> Simd {
-        static LEVEL: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
-        *LEVEL.get_or_init(Simd::detect)
     }
 }
 
