@@ -123,7 +123,7 @@ pub fn run(a: FnBench) -> Result<()> {
                     point(m, 4, m / 2, &w, a.repeats, !a.skip_renewal)?;
                 println!("{e}  {rb:.3}  {rm:.3}  {r:.6}  {pb:.3}  {pm:.3}  {p:.6}  {steps}");
                 if rb.max(pb) > a.max_seconds {
-                    // (NaN, a skipped renewal, never exceeds it.)
+                    // A skipped renewal time is NaN, and max() then takes the other.
                     println!("stopping: a point took more than {} s", a.max_seconds);
                     break;
                 }
