@@ -84,9 +84,9 @@ impl SlotTable {
     /// hint; no effect on results).
     ///
     /// A line holds four slots, and at up to 3/4 load a linear probe often runs past
-    /// the home slot's line: without the second line, those probes were a fifth of
-    /// replay's time (`perf`), and prefetching it raised replay from about 40 to 44 M
-    /// arrivals/s (docs/PERFORMANCE.md).
+    /// the home slot's line: without the second line, those probes took 13 % of the
+    /// replay loop's `perf` samples, and prefetching it raised replay from about 40 to
+    /// 44 M arrivals/s (docs/PERFORMANCE.md).
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
         let home = self.slots.as_ptr().wrapping_add(self.home(key));

@@ -14,7 +14,7 @@
 //! a width of a few standard deviations, so the window is what makes large filters
 //! affordable.
 
-use super::simd::{dot, sum, Simd};
+use super::simd::{dot, sum, with_avx2, Simd};
 use crate::model::tau::Transitions;
 
 /// Raw tau for a sliding range of start states l, computed on demand and stored by
@@ -91,28 +91,6 @@ fn pull_body(next: &mut [f64], scaled: &[f64], rows: &Columns, lo: usize, top: u
             *t += c * e;
         }
     }
-}
-
-/// Runs `f` compiled for AVX2 when `wide` is true (`wide` must come from
-/// [`Simd::detect`]): the `#[inline(always)]` kernels `f` calls are inlined into
-/// the AVX2 copy and vectorised four doubles wide. Same operations in the same order
-/// either way, so the same bits.
-#[inline(always)]
-fn maybe_wide<R>(wide: bool, f: impl FnOnce() -> R) -> R {
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
-        f()
-    }
-    #[cfg(target_arch = "x86_64")]
-    if wide {
-        // SAFETY: `wide` is true only when the CPU supports AVX2.
-        return unsafe { avx2(f) };
-    }
-    let _ = wide;
-    f()
 }
 
 /// A bit-count distribution cut at `cap`, with a sliding window over its support.
@@ -220,7 +198,7 @@ impl BitDist {
         self.next.extend(src.iter().map(|v| keep * v));
         self.next.resize(top - lo + 1, 0.0);
         let (next, scaled, rows) = (&mut self.next, &self.scaled, &self.rows);
-        maybe_wide(self.wide, || pull_body(next, scaled, rows, lo, top));
+        with_avx2(self.wide, || pull_body(next, scaled, rows, lo, top));
         // Mass from <= sigma to above it, by where it lands (only sources within k of
         // sigma can cross).
         if lo <= self.sigma {
@@ -255,7 +233,7 @@ impl BitDist {
         let (lo, hi) = (self.lo, self.hi);
         self.rows.ensure(lo, hi);
         let (p, rows, sigma) = (&self.p[lo..=hi], &self.rows, self.sigma);
-        maybe_wide(self.wide, || sums(p, rows, lo, sigma))
+        with_avx2(self.wide, || sums(p, rows, lo, sigma))
     }
 }
 

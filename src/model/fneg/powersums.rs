@@ -57,15 +57,6 @@ impl PowerSums {
         }
     }
 
-    /// Number of messages D.
-    pub fn len(&self) -> usize {
-        self.d
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.d == 0
-    }
-
     /// (S(l), F(l)), to about 1e-15 relative plus D * 1e-18 (S) and 1e-18 (F) absolute
     /// (the tests check 1e-13 against direct sums, whose own rounding is near that).
     pub fn at(&mut self, l: u64) -> (f64, f64) {

@@ -39,6 +39,29 @@ impl Simd {
     }
 }
 
+/// Runs `f` compiled for AVX2 when `wide` is true (`wide` must come from
+/// [`Simd::detect`] `>= Simd::Avx2`): the `#[inline(always)]` kernels `f` calls are
+/// inlined into the AVX2 copy and vectorised four doubles wide. Same operations in the
+/// same order either way, so the same bits. (Kernels with an AVX-512 path, such as the
+/// eq. 24 update in [`super::disabling`], use intrinsics per level instead.)
+#[inline(always)]
+pub fn with_avx2<R>(wide: bool, f: impl FnOnce() -> R) -> R {
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: `wide` is true only when the CPU supports AVX2.
+        return unsafe { avx2(f) };
+    }
+    let _ = wide;
+    f()
+}
+
 /// sum_i x_i y_i with eight partial sums (vectorisable without reassociating floats
 /// behind the compiler's back).
 #[inline(always)]
