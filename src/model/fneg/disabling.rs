@@ -28,16 +28,13 @@ pub struct Disabling<'a> {
     p_r: f64,
     z_below: Vec<f64>,
     z_above: Vec<f64>,
-    /// Coefficients of the renewal step: g_i <- stay_i g_i + shift_i g_{i-1}.
-    stay: Vec<f64>,
-    shift: Vec<f64>,
-    g: Vec<f64>,
-    /// Chunk buffers of the blocked update (rank c0 - 1 at index 0), and those of the
-    /// lower part when the ranks are split.
-    cur: Vec<f64>,
-    nxt: Vec<f64>,
-    cur_low: Vec<f64>,
-    nxt_low: Vec<f64>,
+    /// Coefficients of the renewal step, g_i <- stay_i g_i + shift_i g_{i-1}, and the
+    /// weights q, in cache-line-aligned copies padded with zeros to a multiple of
+    /// [`LANES`] ranks (padding ranks stay at g = 0 and weigh nothing).
+    stay: AlignedVec,
+    shift: AlignedVec,
+    q_pad: AlignedVec,
+    g: AlignedVec,
     /// Run the two parts on two threads (same results either way).
     threads: bool,
     /// Vector level of the kernels (same results at every level).
@@ -45,197 +42,62 @@ pub struct Disabling<'a> {
     /// U after each of the arrivals computed ahead, and how many were consumed.
     ahead: Vec<f64>,
     ahead_pos: usize,
+    /// Ranks below `head` are below [`UNDERFLOW`] for good and held at 0.
     head: usize,
     u: f64,
 }
 
 /// Arrivals advanced per pass over the ranks.
-const BLOCK: usize = 32;
-/// Ranks per chunk: the five arrays of a chunk (a, b, q and two g buffers, 20 KB) stay
-/// in a core's 32 KB L1 cache for the BLOCK steps. With 2048 ranks (80 KB, L2) the
-/// kernel was 20-25 % slower (`rbf bench fn --suite scale`, 2^16 and 2^17).
+const BLOCK: usize = 64;
+/// Ranks per chunk: the four arrays of a chunk (a, b, q and g, 16 KB) stay in a
+/// core's L1 cache for the BLOCK steps. With 2048 ranks (L2) the kernel was 20-25 %
+/// slower (`rbf bench fn --suite scale`, 2^16 and 2^17); 256 was slower too.
 const CHUNK: usize = 512;
 /// Live ranks from which the update is split in two parts (two threads when there are
 /// two cores); below that a block costs too little to share.
 const SPLIT_MIN: usize = 16_384;
 /// Blocks advanced per call when split: the lower part starts one block late, so the
 /// pipeline idles one block in SUB_BLOCKS + 1.
-const SUB_BLOCKS: usize = 8;
+const SUB_BLOCKS: usize = 128;
 
 const UNDERFLOW: f64 = 1e-300;
 
-use super::simd::Simd;
+use super::eq24::{self, Coefficients, LANES};
+use super::simd::{AlignedVec, Simd};
 
-/// The per-rank coefficients of one chunk: g_i <- a_i g_i + b_i g_{i-1}, weights q_i.
-#[derive(Clone, Copy)]
-struct Coefficients<'c> {
-    a: &'c [f64],
-    b: &'c [f64],
-    q: &'c [f64],
-}
+/// Lane sums of U for each arrival of a block.
+type BlockLanes = [[f64; LANES]; BLOCK];
 
-/// Advances one chunk of ranks by [`BLOCK`] arrivals (see [`Disabling::advance_block`]).
-/// `cur` holds the chunk's g with the rank above the chunk at index 0 and is left with
-/// the values after the block; `boundary[t]` is that rank's value at step t, `below[t]`
-/// receives the chunk's last rank at step t, and `ahead[t]` gets the chunk's share of U
-/// after step t + 1.
-///
-/// One pass per step both updates the ranks and sums q_i g_i, eight partial sums as
-/// in [`dot`] (same order, so the same bits as updating first and then calling
-/// [`dot`]); a second pass over the chunk only to sum cost a third of the time.
-fn chunk_block(
-    simd: Simd,
-    c: Coefficients,
-    (cur, nxt): (&mut [f64], &mut [f64]),
-    boundary: &[f64; BLOCK],
-    below: &mut [f64; BLOCK],
-    ahead: &mut [f64],
-) {
-    let w = c.a.len();
-    let (mut cur, mut nxt) = (cur, nxt);
-    for t in 0..BLOCK {
-        cur[0] = boundary[t];
-        below[t] = cur[w];
-        let (n1, gc, gp) = (&mut nxt[1..=w], &cur[1..=w], &cur[..w]);
-        ahead[t] += step_and_sum(c, n1, gc, gp, simd);
-        std::mem::swap(&mut cur, &mut nxt);
-    }
-    // BLOCK is even, so after the swaps the latest values are back in the caller's
-    // `cur`.
-    const _: () = assert!(BLOCK.is_multiple_of(2));
-}
-
-/// n_i = a_i gc_i + b_i gp_i for every rank of the chunk; returns sum_i q_i n_i,
-/// with lane l of eight partial sums taking the ranks i = l mod 8 and the ranks past
-/// the last multiple of eight summed apart (the order of [`super::simd::dot`]).
-///
-/// The x86_64 copies below do the same operations in the same order with AVX2 or
-/// AVX-512 registers (the compiler's own vectoriser left the fused loop scalar), so
-/// every level gives the same bits.
-#[inline(always)]
-fn step_and_sum(c: Coefficients, n: &mut [f64], gc: &[f64], gp: &[f64], simd: Simd) -> f64 {
-    let w = n.len();
-    let (a, b, q, gc, gp) = (&c.a[..w], &c.b[..w], &c.q[..w], &gc[..w], &gp[..w]);
-    let split = w / 8 * 8;
-    let mut acc = [0.0f64; 8];
-    let body = &mut n[..split];
-    #[cfg(target_arch = "x86_64")]
-    match simd {
-        // SAFETY: `simd` comes from `Simd::detect`, so the CPU has the instructions,
-        // and every slice is at least `body.len()` long.
-        Simd::Avx512 => unsafe { lanes_avx512([a, b, q, gc, gp], body, &mut acc) },
-        Simd::Avx2 => unsafe { lanes_avx2([a, b, q, gc, gp], body, &mut acc) },
-        Simd::Base => lanes([a, b, q, gc, gp], body, &mut acc),
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = simd;
-        lanes([a, b, q, gc, gp], body, &mut acc);
-    }
-    let mut tail = 0.0;
-    for i in split..w {
-        let v = a[i] * gc[i] + b[i] * gp[i];
-        n[i] = v;
-        tail += q[i] * v;
-    }
-    acc.iter().sum::<f64>() + tail
-}
-
-/// The ranks 0..n.len() (a multiple of 8) of [`step_and_sum`], portably; `x` holds
-/// a, b, q, gc and gp.
-#[inline(always)]
-fn lanes(x: [&[f64]; 5], n: &mut [f64], acc: &mut [f64; 8]) {
-    let [a, b, q, gc, gp] = x;
-    for i in (0..n.len()).step_by(8) {
-        for l in 0..8 {
-            let v = a[i + l] * gc[i + l] + b[i + l] * gp[i + l];
-            n[i + l] = v;
-            acc[l] += q[i + l] * v;
-        }
-    }
-}
-
-/// [`lanes`] with AVX-512: one register holds the eight partial sums.
-///
-/// # Safety
-/// The CPU must support AVX-512F, and every slice of `x` must be at least `n.len()`
-/// long.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn lanes_avx512(x: [&[f64]; 5], n: &mut [f64], acc: &mut [f64; 8]) {
-    use std::arch::x86_64::*;
-    let [a, b, q, gc, gp] = x.map(|s| s.as_ptr());
-    let out = n.as_mut_ptr();
-    let mut s = _mm512_loadu_pd(acc.as_ptr());
-    for i in (0..n.len()).step_by(8) {
-        let v = _mm512_add_pd(
-            _mm512_mul_pd(_mm512_loadu_pd(a.add(i)), _mm512_loadu_pd(gc.add(i))),
-            _mm512_mul_pd(_mm512_loadu_pd(b.add(i)), _mm512_loadu_pd(gp.add(i))),
-        );
-        _mm512_storeu_pd(out.add(i), v);
-        s = _mm512_add_pd(s, _mm512_mul_pd(_mm512_loadu_pd(q.add(i)), v));
-    }
-    _mm512_storeu_pd(acc.as_mut_ptr(), s);
-}
-
-/// [`lanes`] with AVX2: two registers hold partial sums 0-3 and 4-7.
-///
-/// # Safety
-/// The CPU must support AVX2, and every slice of `x` must be at least `n.len()` long.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn lanes_avx2(x: [&[f64]; 5], n: &mut [f64], acc: &mut [f64; 8]) {
-    use std::arch::x86_64::*;
-    let [a, b, q, gc, gp] = x.map(|s| s.as_ptr());
-    let out = n.as_mut_ptr();
-    let mut lo = _mm256_loadu_pd(acc.as_ptr());
-    let mut hi = _mm256_loadu_pd(acc.as_ptr().add(4));
-    for i in (0..n.len()).step_by(8) {
-        for (j, s) in [(i, &mut lo), (i + 4, &mut hi)] {
-            let v = _mm256_add_pd(
-                _mm256_mul_pd(_mm256_loadu_pd(a.add(j)), _mm256_loadu_pd(gc.add(j))),
-                _mm256_mul_pd(_mm256_loadu_pd(b.add(j)), _mm256_loadu_pd(gp.add(j))),
-            );
-            _mm256_storeu_pd(out.add(j), v);
-            *s = _mm256_add_pd(*s, _mm256_mul_pd(_mm256_loadu_pd(q.add(j)), v));
-        }
-    }
-    _mm256_storeu_pd(acc.as_mut_ptr(), lo);
-    _mm256_storeu_pd(acc.as_mut_ptr().add(4), hi);
-}
-
-/// A run of consecutive ranks advanced together, with its chunk buffers.
+/// A run of consecutive ranks advanced together (its start a multiple of [`LANES`]).
 struct Part<'p> {
     stay: &'p [f64],
     shift: &'p [f64],
     q: &'p [f64],
     g: &'p mut [f64],
-    cur: &'p mut [f64],
-    nxt: &'p mut [f64],
 }
 
 impl Part<'_> {
-    /// Advances the part by [`BLOCK`] arrivals chunk by chunk (see
+    /// Advances the part by [`BLOCK`] arrivals, chunk by chunk (temporal blocking, see
     /// [`Disabling::advance_block`]); `edge[t]` is the value of the rank above the part
-    /// at step t. Adds the part's share of U after each step to `acc` and returns its
-    /// last rank's values at the BLOCK steps (the edge of the part below).
-    fn advance(&mut self, simd: Simd, edge: &[f64; BLOCK], acc: &mut [f64]) -> [f64; BLOCK] {
+    /// at step t. Adds the part's share of U after each step to the lanes of `acc` and
+    /// returns its last rank's values at the BLOCK steps (the edge of the part below).
+    fn advance(&mut self, simd: Simd, edge: &[f64; BLOCK], acc: &mut BlockLanes) -> [f64; BLOCK] {
         let d = self.g.len();
         let mut boundary = *edge;
         let mut c0 = 0;
         while c0 < d {
             let c1 = (c0 + CHUNK).min(d);
-            let w = c1 - c0;
             let coef = Coefficients {
                 a: &self.stay[c0..c1],
                 b: &self.shift[c0..c1],
                 q: &self.q[c0..c1],
             };
-            self.cur[1..=w].copy_from_slice(&self.g[c0..c1]);
+            let g = &mut self.g[c0..c1];
             let mut below = [0.0f64; BLOCK];
-            let bufs = (&mut self.cur[..=w], &mut self.nxt[..=w]);
-            chunk_block(simd, coef, bufs, &boundary, &mut below, acc);
-            self.g[c0..c1].copy_from_slice(&self.cur[1..=w]);
+            for t in 0..BLOCK {
+                below[t] = g[g.len() - 1];
+                eq24::step(simd, coef, g, boundary[t], &mut acc[t]);
+            }
             boundary = below;
             c0 = c1;
         }
@@ -260,23 +122,21 @@ impl<'a> Disabling<'a> {
             acc += zeta[i];
         }
         let pn = 1.0 - p_r;
-        let stay = (0..d)
+        let padded = d.div_ceil(LANES) * LANES;
+        let stay: Vec<f64> = (0..d)
             .map(|i| p_r * (1.0 - q[i]) + pn * z_above[i])
             .collect();
-        let shift = (0..d).map(|i| pn * z_below[i]).collect();
+        let shift: Vec<f64> = (0..d).map(|i| pn * z_below[i]).collect();
         let u = q.iter().rev().sum();
         Disabling {
             q,
             p_r,
             z_below,
             z_above,
-            stay,
-            shift,
-            g: vec![1.0; d],
-            cur: vec![0.0; CHUNK + 1],
-            nxt: vec![0.0; CHUNK + 1],
-            cur_low: vec![0.0; CHUNK + 1],
-            nxt_low: vec![0.0; CHUNK + 1],
+            stay: AlignedVec::padded(&stay, padded),
+            shift: AlignedVec::padded(&shift, padded),
+            q_pad: AlignedVec::padded(q, padded),
+            g: AlignedVec::padded(&vec![1.0; d], padded),
             // A second thread only when rayon would allow two (RAYON_NUM_THREADS=1
             // turns it off) and the caller is not itself a rayon worker, such as the
             // experiment runner's parallel points (the cores are taken already).
@@ -313,70 +173,73 @@ impl<'a> Disabling<'a> {
     /// Temporal blocking: g_i(t + 1) = stay_i g_i(t) + shift_i g_{i-1}(t) only looks one
     /// rank up, so ranks are processed in cache-sized chunks, each advanced all BLOCK
     /// steps before the next; the chunk below needs only the last rank's values at the
-    /// BLOCK times, kept in `boundary`. The arithmetic per rank and step is the same as
-    /// one full pass per arrival (only the order of the U partial sums differs), but the
-    /// arrays are streamed from memory once per block instead of once per arrival.
+    /// BLOCK times, kept in `boundary`. The arithmetic per rank and step is that of one
+    /// full pass per arrival, but the arrays are streamed from memory once per block
+    /// instead of once per arrival. U after each step is summed in [`LANES`] lanes
+    /// (rank i in lane i mod LANES, chunks in order), reduced once per step.
     ///
     /// Two parts: with at least [`SPLIT_MIN`] live ranks, the ranks are cut in two
     /// halves and the upper half runs one BLOCK ahead of the lower one, which only needs
     /// the upper half's last rank at each step. With two cores the halves run on two
-    /// threads (a pipeline). The U partial sums of each half are kept apart and added
-    /// the same way whether or not a second thread ran, so the result does not depend on
-    /// the machine.
+    /// threads (a pipeline). The U lanes of each half are kept apart and added the same
+    /// way whether or not a second thread ran, so the result does not depend on the
+    /// machine.
+    ///
+    /// The kernel starts at the multiple of [`LANES`] at or below `head`: the ranks in
+    /// between are 0 and stay 0 (their rank above is 0 too).
     fn advance_block(&mut self) {
         let d = self.g.len();
-        let live = d - self.head;
+        let start = self.head / LANES * LANES;
+        let live = d - start;
         let sub = if live >= SPLIT_MIN { SUB_BLOCKS } else { 1 };
         self.ahead.clear();
         self.ahead.resize(sub * BLOCK, 0.0);
         self.ahead_pos = 0;
         let simd = self.simd;
-        let head = self.head;
+        let zero = [[0.0; LANES]; BLOCK];
         if sub == 1 {
             let mut part = Part {
-                stay: &self.stay[head..],
-                shift: &self.shift[head..],
-                q: &self.q[head..],
-                g: &mut self.g[head..],
-                cur: &mut self.cur,
-                nxt: &mut self.nxt,
+                stay: &self.stay[start..],
+                shift: &self.shift[start..],
+                q: &self.q_pad[start..],
+                g: &mut self.g[start..],
             };
-            part.advance(simd, &[0.0; BLOCK], &mut self.ahead);
+            let mut lanes = zero;
+            part.advance(simd, &[0.0; BLOCK], &mut lanes);
+            for (u, l) in self.ahead.iter_mut().zip(&lanes) {
+                *u = eq24::reduce(l);
+            }
         } else {
             // Cut at a chunk boundary near the middle of the live ranks.
-            let mid = (head + (live / 2).div_ceil(CHUNK) * CHUNK).min(d);
+            let mid = (start + (live / 2).div_ceil(CHUNK) * CHUNK).min(d);
             let (g_top, g_bottom) = self.g.split_at_mut(mid);
             let mut top = Part {
-                stay: &self.stay[head..mid],
-                shift: &self.shift[head..mid],
-                q: &self.q[head..mid],
-                g: &mut g_top[head..],
-                cur: &mut self.cur,
-                nxt: &mut self.nxt,
+                stay: &self.stay[start..mid],
+                shift: &self.shift[start..mid],
+                q: &self.q_pad[start..mid],
+                g: &mut g_top[start..],
             };
             let mut bottom = Part {
                 stay: &self.stay[mid..],
                 shift: &self.shift[mid..],
-                q: &self.q[mid..],
+                q: &self.q_pad[mid..],
                 g: g_bottom,
-                cur: &mut self.cur_low,
-                nxt: &mut self.nxt_low,
             };
-            let mut sum_top = vec![0.0; sub * BLOCK];
-            let mut sum_bottom = vec![0.0; sub * BLOCK];
+            let mut lanes_top = vec![zero; sub];
+            let mut lanes_bottom = vec![zero; sub];
             if self.threads {
                 std::thread::scope(|s| {
                     let (tx, rx) = std::sync::mpsc::channel::<[f64; BLOCK]>();
-                    let sums = &mut sum_bottom;
+                    let lanes = &mut lanes_bottom;
                     s.spawn(move || {
-                        for acc in sums.chunks_exact_mut(BLOCK) {
+                        for acc in lanes.iter_mut() {
                             // The sender only stops early if the upper half panicked,
                             // which the scope then reports.
                             let Ok(edge) = rx.recv() else { return };
                             bottom.advance(simd, &edge, acc);
                         }
                     });
-                    for acc in sum_top.chunks_exact_mut(BLOCK) {
+                    for acc in lanes_top.iter_mut() {
                         let edge = top.advance(simd, &[0.0; BLOCK], acc);
                         if tx.send(edge).is_err() {
                             break;
@@ -384,16 +247,17 @@ impl<'a> Disabling<'a> {
                     }
                 });
             } else {
-                for (a, b) in sum_top
-                    .chunks_exact_mut(BLOCK)
-                    .zip(sum_bottom.chunks_exact_mut(BLOCK))
-                {
+                for (a, b) in lanes_top.iter_mut().zip(lanes_bottom.iter_mut()) {
                     let edge = top.advance(simd, &[0.0; BLOCK], a);
                     bottom.advance(simd, &edge, b);
                 }
             }
-            for ((u, a), b) in self.ahead.iter_mut().zip(&sum_top).zip(&sum_bottom) {
-                *u = a + b;
+            let steps = lanes_top
+                .iter()
+                .flatten()
+                .zip(lanes_bottom.iter().flatten());
+            for (u, (a, b)) in self.ahead.iter_mut().zip(steps) {
+                *u = eq24::reduce(a) + eq24::reduce(b);
             }
         }
         self.advance_head();
@@ -432,10 +296,92 @@ impl<'a> Disabling<'a> {
     }
 
     fn advance_head(&mut self) {
-        while self.head < self.g.len() && self.g[self.head] < UNDERFLOW {
+        while self.head < self.q.len() && self.g[self.head] < UNDERFLOW {
             self.g[self.head] = 0.0;
             self.head += 1;
         }
+    }
+}
+
+/// The sequence U_0 = sum_i q_i, U_1, U_2, ... of the renewal model (eq. 24).
+///
+/// With at least [`SPLIT_MIN`] ranks and a second core free (the same rule as the
+/// two-part split), the sequence is computed on threads of its own, ahead of the
+/// caller: it does not depend on the bit process, so the caller's per-arrival work on
+/// the bit distribution runs alongside instead of in turn. The values are the same
+/// either way.
+pub struct EnabledMassSeq<'a> {
+    source: Source<'a>,
+    batch: Vec<f64>,
+    pos: usize,
+}
+
+enum Source<'a> {
+    Inline(Box<Disabling<'a>>),
+    Thread(std::sync::mpsc::Receiver<Vec<f64>>),
+}
+
+/// Values sent per message by the producer thread, and messages it may run ahead.
+const BATCH: usize = 1024;
+const BATCHES_AHEAD: usize = 1024;
+
+impl<'a> EnabledMassSeq<'a> {
+    /// Starts the sequence; a producer thread, if any, belongs to `scope` and stops
+    /// when the sequence is dropped.
+    pub fn start<'scope>(
+        scope: &'scope std::thread::Scope<'scope, 'a>,
+        q: &'a [f64],
+        zeta: &[f64],
+        p_r: f64,
+    ) -> Self {
+        let mut dis = Disabling::new(q, zeta, p_r);
+        let u0 = dis.enabled_mass();
+        let source = if dis.threads {
+            let (tx, rx) = std::sync::mpsc::sync_channel(BATCHES_AHEAD);
+            scope.spawn(move || loop {
+                let batch = (0..BATCH)
+                    .map(|_| {
+                        dis.arrival();
+                        dis.enabled_mass()
+                    })
+                    .collect();
+                // The receiver is gone once the caller has all it needs.
+                if tx.send(batch).is_err() {
+                    return;
+                }
+            });
+            Source::Thread(rx)
+        } else {
+            Source::Inline(Box::new(dis))
+        };
+        EnabledMassSeq {
+            source,
+            batch: vec![u0],
+            pos: 0,
+        }
+    }
+
+    /// The next U.
+    pub fn next_mass(&mut self) -> f64 {
+        if self.pos == self.batch.len() {
+            match &mut self.source {
+                Source::Inline(dis) => {
+                    dis.arrival();
+                    return dis.enabled_mass();
+                }
+                // The producer only stops when the receiver is dropped, or by a panic
+                // that the scope re-raises.
+                Source::Thread(rx) => {
+                    self.batch = rx
+                        .recv()
+                        .unwrap_or_else(|_| panic!("the eq. 24 producer thread stopped"));
+                    self.pos = 0;
+                }
+            }
+        }
+        let u = self.batch[self.pos];
+        self.pos += 1;
+        u
     }
 }
 
@@ -506,6 +452,36 @@ mod tests {
                 serial.enabled_mass()
             );
         }
+    }
+
+    #[test]
+    fn the_threaded_sequence_is_the_inline_one() {
+        // Enough ranks for the producer thread (when two threads are allowed), and
+        // enough arrivals to cross several of its batches.
+        let d = SPLIT_MIN + 3 * LANES + 5;
+        let q = crate::workload::zipf(d, 1.0);
+        let zeta = vec![1.0 / d as f64; d];
+        let mut inline = Disabling::new(&q, &zeta, 0.9);
+        inline.threads = false;
+        let mut want = vec![inline.enabled_mass()];
+        for _ in 0..2 * BATCH + 100 {
+            inline.arrival();
+            want.push(inline.enabled_mass());
+        }
+        let got: Vec<f64> = std::thread::scope(|scope| {
+            let mut seq = EnabledMassSeq::start(scope, &q, &zeta, 0.9);
+            (0..want.len()).map(|_| seq.next_mass()).collect()
+        });
+        assert!(got
+            .iter()
+            .zip(&want)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        // Dropping the sequence early stops its producer (the scope would hang
+        // otherwise).
+        std::thread::scope(|scope| {
+            let mut seq = EnabledMassSeq::start(scope, &q, &zeta, 0.9);
+            assert_eq!(seq.next_mass().to_bits(), want[0].to_bits());
+        });
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! * [`nonrepeat`]: per-state non-repeat estimates (eqs. 5-11);
 //! * [`powersums`]: sum_j (q_j) (1 - q_j)^l at any l in time independent of D (eqs. 6, 10);
 //! * [`disabling`]: messages drawn or new in the current cycle (eq. 24, appendix G.2);
+//! * [`eq24`]: its inner kernel, one arrival for a chunk of ranks;
 //! * [`markov`]: steady state and rates of the chain, one and two phases (eqs. 12-15);
 //! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28);
+//! * [`inscount`]: its bit process through the insertion count (eq. 19, decomposed);
 //! * [`simd`]: the kernels' run-time choice of vector width (same results at each).
 //!
 //! Modelled variants: sigma- or N-bounded ([`nbounded`], §4.1.2), colliding or distinct
@@ -21,6 +23,8 @@
 
 pub mod bitdist;
 pub mod disabling;
+pub mod eq24;
+pub mod inscount;
 pub mod markov;
 pub mod nbounded;
 pub mod nonrepeat;

@@ -43,7 +43,8 @@
 //! their mass Z_s is accounted the same way: at most Z_s sum_j c_j is missing.
 
 use super::bitdist::{BitDist, Summary};
-use super::disabling::Disabling;
+use super::disabling::EnabledMassSeq;
+use super::inscount::Decomposed;
 use super::nbounded::JointDist;
 use crate::error::{Error, Result};
 use crate::model::tau::Transitions;
@@ -130,6 +131,23 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
             ),
         ));
     }
+    // U_j comes from threads of its own when Q is large (`EnabledMassSeq`); they start
+    // now, so they already run while the bit process's per-insertion sums are built,
+    // and end with the scope.
+    std::thread::scope(|scope| {
+        let mut enabled = EnabledMassSeq::start(scope, input.q, input.zeta, p_r);
+        run(input, opt, &mut enabled)
+    })
+}
+
+/// [`renewal`] once the setting is checked, with U_0, U_1, ... from `enabled`.
+fn run(
+    input: &RenewalInput,
+    opt: RenewalOptions,
+    enabled: &mut EnabledMassSeq,
+) -> Result<RenewalResult> {
+    let k = u64::from(input.t.k);
+    let p_r = input.p_r;
     let bits = BitDist::new(
         input.t,
         input.sigma,
@@ -167,7 +185,6 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
             opt.tiny,
         ))
     };
-    let mut dis = Disabling::new(input.q, input.zeta, p_r);
     let two = input.phases == 2;
     // Per arrival: A_j, c_j, U_j (only kept for two phases).
     let mut alive_series = Vec::new();
@@ -179,7 +196,7 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
     let truncated;
     loop {
         j += 1;
-        let u = dis.enabled_mass();
+        let u = enabled.next_mass();
         let s = bits.summary();
         a_sum += s.alive;
         c_sum += p_r * u * s.sets_cap;
@@ -199,17 +216,17 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
             break;
         }
         bits.step(((1.0 - p_r) + p_r * u).clamp(0.0, 1.0));
-        dis.arrival();
+    }
+    if two {
+        // U_s for s up to 2m: keep drawing past the end of the active cycle.
+        u_series.reserve(j as usize);
+        for _ in 0..j {
+            u_series.push(enabled.next_mass());
+        }
     }
     let m = j;
     let dropped = bits.dropped();
     let (numerator, fp_rate, extra) = if two {
-        // U_s for s up to 2m: keep drawing past the end of the active cycle.
-        u_series.reserve(m as usize);
-        for _ in 0..m {
-            dis.arrival();
-            u_series.push(dis.enabled_mass());
-        }
         alive_series.push(0.0);
         let zeta: Vec<f64> = alive_series
             .windows(2)
@@ -305,25 +322,6 @@ impl Stepper {
     }
 }
 
-struct Decomposed {
-    /// Per insertion count n: the sums of psi(., n), one array per field so that the
-    /// per-arrival sums vectorise.
-    alive: Vec<f64>,
-    alive_cap: Vec<f64>,
-    sets_cap: Vec<f64>,
-    lucky: Vec<f64>,
-    /// Copy of the window of `pn` for the vectorised step.
-    scratch: Vec<f64>,
-    /// P(N = n) on the window lo..=hi.
-    pn: Vec<f64>,
-    lo: usize,
-    hi: usize,
-    tiny: f64,
-    dropped_n: f64,
-    dropped_psi: f64,
-    frozen_lucky: f64,
-}
-
 /// E[tau(l, l)] for the bit counts sigma + 1 + d at which cycles crossed sigma.
 fn frozen_lucky(t: &Transitions, sigma: u64, crossed: &[f64]) -> f64 {
     let total: f64 = crossed.iter().sum();
@@ -359,76 +357,6 @@ fn per_insertion(
                 "the renewal bound's bit process is still running after {limit} insertions (mass {:.3e} left); sigma is too close to the bits per array",
                 s.alive_cap
             )));
-        }
-    }
-}
-
-impl Decomposed {
-    fn from_per_n(per_n: Vec<Summary>, dropped: f64, frozen_lucky: f64, tiny: f64) -> Self {
-        // Beyond the last n followed every sum is below its alive_cap < tiny.
-        let tail = per_n.last().map_or(0.0, |s| s.alive_cap);
-        let mut pn = vec![0.0; per_n.len()];
-        pn[0] = 1.0;
-        Decomposed {
-            alive: per_n.iter().map(|s| s.alive).collect(),
-            alive_cap: per_n.iter().map(|s| s.alive_cap).collect(),
-            sets_cap: per_n.iter().map(|s| s.sets_cap).collect(),
-            lucky: per_n.iter().map(|s| s.lucky).collect(),
-            scratch: vec![0.0; per_n.len()],
-            pn,
-            lo: 0,
-            hi: 0,
-            tiny,
-            dropped_n: 0.0,
-            dropped_psi: dropped + tail,
-            frozen_lucky,
-        }
-    }
-
-    fn summary(&self) -> Summary {
-        let r = self.lo..=self.hi;
-        let p = &self.pn[r.clone()];
-        let dot = |x: &[f64]| super::simd::dot(p, &x[r.clone()]);
-        Summary {
-            alive: dot(&self.alive),
-            alive_cap: dot(&self.alive_cap),
-            sets_cap: dot(&self.sets_cap),
-            lucky: dot(&self.lucky),
-        }
-    }
-
-    /// One arrival: an insertion with probability eta, so P(N = n) becomes
-    /// (1 - eta) P(N = n) + eta P(N = n - 1) on the window (plus one cell above it).
-    fn step(&mut self, eta: f64) {
-        let last = self.pn.len() - 1;
-        let top = (self.hi + 1).min(last);
-        if self.hi == last {
-            // Mass moving past the last n followed leaves (its sums are below tiny).
-            self.dropped_n += eta * self.pn[last] * self.tiny;
-        }
-        let keep = 1.0 - eta;
-        let (lo, hi) = (self.lo, self.hi);
-        // From a copy of the window, so that the update is a plain vectorisable loop.
-        let old = &mut self.scratch[lo..=hi];
-        old.copy_from_slice(&self.pn[lo..=hi]);
-        let old = &self.scratch[lo..=hi];
-        if top > hi {
-            self.pn[top] = eta * old[hi - lo];
-        }
-        self.pn[lo] = keep * old[0];
-        for (p, w) in self.pn[lo + 1..=hi].iter_mut().zip(old.windows(2)) {
-            *p = keep * w[1] + eta * w[0];
-        }
-        self.hi = top;
-        while self.hi > self.lo && self.pn[self.hi] < self.tiny {
-            self.dropped_n += self.pn[self.hi];
-            self.pn[self.hi] = 0.0;
-            self.hi -= 1;
-        }
-        while self.lo < self.hi && self.pn[self.lo] < self.tiny {
-            self.dropped_n += self.pn[self.lo];
-            self.pn[self.lo] = 0.0;
-            self.lo += 1;
         }
     }
 }
