@@ -44,6 +44,8 @@ pub struct Disabling<'a> {
     ahead_pos: usize,
     /// Ranks below `head` are below [`UNDERFLOW`] for good and held at 0.
     head: usize,
+    /// Split calls of [`Disabling::advance_block`] so far.
+    calls: u32,
     u: f64,
 }
 
@@ -56,8 +58,9 @@ const CHUNK: usize = 512;
 /// Live ranks from which the update is split in two parts (two threads when there are
 /// two cores); below that a block costs too little to share.
 const SPLIT_MIN: usize = 16_384;
-/// Blocks advanced per call when split: the lower part starts one block late, so the
-/// pipeline idles one block in SUB_BLOCKS + 1.
+/// Blocks advanced per call when split, at most: the lower part starts one block late,
+/// so the pipeline idles one block in SUB_BLOCKS + 1. The first calls advance 1, 2,
+/// 4, ... blocks, so that short cycles do not compute many arrivals they never use.
 const SUB_BLOCKS: usize = 128;
 
 const UNDERFLOW: f64 = 1e-300;
@@ -147,6 +150,7 @@ impl<'a> Disabling<'a> {
             ahead: Vec::new(),
             ahead_pos: 0,
             head: 0,
+            calls: 0,
             u,
         }
     }
@@ -191,7 +195,12 @@ impl<'a> Disabling<'a> {
         let d = self.g.len();
         let start = self.head / LANES * LANES;
         let live = d - start;
-        let sub = if live >= SPLIT_MIN { SUB_BLOCKS } else { 1 };
+        let sub = if live >= SPLIT_MIN {
+            self.calls += 1;
+            SUB_BLOCKS.min(1 << self.calls.min(16))
+        } else {
+            1
+        };
         self.ahead.clear();
         self.ahead.resize(sub * BLOCK, 0.0);
         self.ahead_pos = 0;
