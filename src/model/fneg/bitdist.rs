@@ -211,16 +211,7 @@ impl BitDist {
         }
         self.p[lo..=top].copy_from_slice(&self.next);
         self.hi = top;
-        while self.hi > self.lo && self.p[self.hi] < self.tiny {
-            self.dropped += self.p[self.hi];
-            self.p[self.hi] = 0.0;
-            self.hi -= 1;
-        }
-        while self.lo < self.hi && self.p[self.lo] < self.tiny {
-            self.dropped += self.p[self.lo];
-            self.p[self.lo] = 0.0;
-            self.lo += 1;
-        }
+        self.dropped += trim_window(&mut self.p, &mut self.lo, &mut self.hi, self.tiny);
     }
 
     /// Mass that has crossed sigma, by bit count sigma + 1 + d right after the crossing.
@@ -251,6 +242,23 @@ fn sums(p: &[f64], rows: &Columns, lo: usize, sigma: usize) -> Summary {
         s.lucky = dot(p, &rows.col(0, lo)[..p.len()]);
     }
     s
+}
+
+/// Narrows the window lo..=hi of `p` from both ends while its end cells are below
+/// `tiny` (keeping at least one cell), zeroes the cells it drops and returns their mass.
+pub fn trim_window(p: &mut [f64], lo: &mut usize, hi: &mut usize, tiny: f64) -> f64 {
+    let mut dropped = 0.0;
+    while *hi > *lo && p[*hi] < tiny {
+        dropped += p[*hi];
+        p[*hi] = 0.0;
+        *hi -= 1;
+    }
+    while *lo < *hi && p[*lo] < tiny {
+        dropped += p[*lo];
+        p[*lo] = 0.0;
+        *lo += 1;
+    }
+    dropped
 }
 
 #[cfg(test)]

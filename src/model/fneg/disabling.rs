@@ -49,7 +49,8 @@ pub struct Disabling<'a> {
     u: f64,
 }
 
-/// Arrivals advanced per pass over the ranks.
+/// Arrivals advanced per pass over the ranks (1.3 M arrivals with D = 10^5 on two
+/// threads: 8.0 s with 64, 8.5 s with 32 or 128).
 const BLOCK: usize = 64;
 /// Ranks per chunk: the four arrays of a chunk (a, b, q and g, 16 KB) stay in a
 /// core's L1 cache for the BLOCK steps. With 2048 ranks (L2) the kernel was 20-25 %
@@ -396,6 +397,7 @@ impl<'a> EnabledMassSeq<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::simd::same_bits;
     use super::*;
 
     #[test]
@@ -481,10 +483,7 @@ mod tests {
             let mut seq = EnabledMassSeq::start(scope, &q, &zeta, 0.9);
             (0..want.len()).map(|_| seq.next_mass()).collect()
         });
-        assert!(got
-            .iter()
-            .zip(&want)
-            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert!(same_bits(&got, &want));
         // Dropping the sequence early stops its producer (the scope would hang
         // otherwise).
         std::thread::scope(|scope| {
@@ -513,10 +512,7 @@ mod tests {
             })
             .collect();
         for other in &runs[1..] {
-            assert!(other
-                .iter()
-                .zip(&runs[0])
-                .all(|(a, b)| a.to_bits() == b.to_bits()));
+            assert!(same_bits(other, &runs[0]));
         }
     }
 

@@ -100,21 +100,18 @@ unsafe fn step_avx512(c: Coefficients, g: &mut [f64], boundary: f64, acc: &mut [
         } else {
             _mm512_set1_pd(boundary)
         };
-        let (h, l) = (i - 8, i - 16);
-        let v = _mm512_fmadd_pd(
-            _mm512_loadu_pd(a.add(h)),
-            hi,
-            _mm512_mul_pd(_mm512_loadu_pd(b.add(h)), below_lane(hi, lo)),
-        );
-        _mm512_storeu_pd(gp.add(h), v);
-        s1 = _mm512_fmadd_pd(_mm512_loadu_pd(q.add(h)), v, s1);
-        let v = _mm512_fmadd_pd(
-            _mm512_loadu_pd(a.add(l)),
-            lo,
-            _mm512_mul_pd(_mm512_loadu_pd(b.add(l)), below_lane(lo, under)),
-        );
-        _mm512_storeu_pd(gp.add(l), v);
-        s0 = _mm512_fmadd_pd(_mm512_loadu_pd(q.add(l)), v, s0);
+        // One register of the group: new values from the old ones and the ranks above.
+        let update = |at: usize, old: __m512d, above: __m512d, sum: __m512d| {
+            let v = _mm512_fmadd_pd(
+                _mm512_loadu_pd(a.add(at)),
+                old,
+                _mm512_mul_pd(_mm512_loadu_pd(b.add(at)), above),
+            );
+            _mm512_storeu_pd(gp.add(at), v);
+            _mm512_fmadd_pd(_mm512_loadu_pd(q.add(at)), v, sum)
+        };
+        s1 = update(i - 8, hi, below_lane(hi, lo), s1);
+        s0 = update(i - 16, lo, below_lane(lo, under), s0);
         hi = under;
         i -= 16;
     }
@@ -165,6 +162,7 @@ pub fn reduce(acc: &[f64; LANES]) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::simd::same_bits;
     use super::*;
 
     #[test]
@@ -190,14 +188,8 @@ mod tests {
             })
             .collect();
         for (g, acc) in &runs[1..] {
-            assert!(g
-                .iter()
-                .zip(&runs[0].0)
-                .all(|(x, y)| x.to_bits() == y.to_bits()));
-            assert!(acc
-                .iter()
-                .zip(&runs[0].1)
-                .all(|(x, y)| x.to_bits() == y.to_bits()));
+            assert!(same_bits(g, &runs[0].0));
+            assert!(same_bits(acc, &runs[0].1));
         }
         // And the portable order is eq. 24 itself (to rounding).
         let mut g: Vec<f64> = (0..n).map(|i| 1.0 - 0.3 / (i as f64 + 1.0)).collect();

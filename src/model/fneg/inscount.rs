@@ -9,7 +9,7 @@
 //! fused pass ([`step_and_sums`]). The window drops cells below `tiny`; each sum then
 //! misses at most the dropped mass, which the renewal bound's window term covers.
 
-use super::bitdist::Summary;
+use super::bitdist::{trim_window, Summary};
 use super::simd::{with_avx2, Simd};
 
 /// P(N_j = n) on a window of n and the per-insertion sums it weighs.
@@ -85,16 +85,7 @@ impl Decomposed {
         // so is the one above it, at `top` when the window grows.
         self.sums = step_and_sums(self.simd, &mut self.pn[lo..=top], 1.0 - eta, eta, x);
         self.hi = top;
-        while self.hi > self.lo && self.pn[self.hi] < self.tiny {
-            self.dropped_n += self.pn[self.hi];
-            self.pn[self.hi] = 0.0;
-            self.hi -= 1;
-        }
-        while self.lo < self.hi && self.pn[self.lo] < self.tiny {
-            self.dropped_n += self.pn[self.lo];
-            self.pn[self.lo] = 0.0;
-            self.lo += 1;
-        }
+        self.dropped_n += trim_window(&mut self.pn, &mut self.lo, &mut self.hi, self.tiny);
     }
 }
 
@@ -200,6 +191,7 @@ unsafe fn step_and_sums_avx512(p: &mut [f64], keep: f64, eta: f64, x: [&[f64]; 4
 
 #[cfg(test)]
 mod tests {
+    use super::super::simd::same_bits;
     use super::*;
 
     #[test]
@@ -223,14 +215,8 @@ mod tests {
                 })
                 .collect();
             for (p, sums) in &runs[1..] {
-                assert!(p
-                    .iter()
-                    .zip(&runs[0].0)
-                    .all(|(a, b)| a.to_bits() == b.to_bits()));
-                assert!(sums
-                    .iter()
-                    .zip(&runs[0].1)
-                    .all(|(a, b)| a.to_bits() == b.to_bits()));
+                assert!(same_bits(p, &runs[0].0));
+                assert!(same_bits(sums, &runs[0].1));
             }
             let want: Vec<f64> = (0..len)
                 .map(|n| 0.7 * start[n] + 0.3 * if n > 0 { start[n - 1] } else { 0.0 })

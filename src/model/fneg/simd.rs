@@ -143,3 +143,9 @@ impl std::ops::DerefMut for AlignedVec {
         unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr().cast::<f64>(), self.len) }
     }
 }
+
+/// Whether two runs gave the same values to the last bit (for the tests that compare
+/// vector levels or thread counts).
+pub fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
