@@ -1,6 +1,10 @@
 //! End-to-end: `rbf synth` writes a request log, `rbf replay` reads it back.
 
-use std::path::{Path, PathBuf};
+mod scratch;
+
+use std::path::Path;
+
+use scratch::Scratch;
 use std::process::Command;
 
 fn rbf(args: &[&str]) -> std::process::Output {
@@ -8,12 +12,6 @@ fn rbf(args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("the rbf binary runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rbf-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 fn synth(path: &Path, seed: &str) {
@@ -65,7 +63,8 @@ fn replay_json(path: &Path, extra: &[&str]) -> serde_json::Value {
 
 #[test]
 fn synth_then_replay_json_has_the_documented_keys() {
-    let csv = tmp("a.csv");
+    let dir = Scratch::new("cli-a");
+    let csv = dir.join("a.csv");
     synth(&csv, "3");
     let j = replay_json(&csv, &["--warmup", "500"]);
     for key in [
@@ -110,9 +109,10 @@ fn synth_then_replay_json_has_the_documented_keys() {
 
 #[test]
 fn zstd_traces_read_transparently_and_synth_is_deterministic() {
-    let csv = tmp("b.csv");
-    let zst = tmp("b.trace.zst");
-    let again = tmp("b2.csv");
+    let dir = Scratch::new("cli-b");
+    let csv = dir.join("b.csv");
+    let zst = dir.join("b.trace.zst");
+    let again = dir.join("b2.csv");
     synth(&csv, "7");
     synth(&zst, "7");
     synth(&again, "7");
@@ -136,7 +136,8 @@ fn zstd_traces_read_transparently_and_synth_is_deterministic() {
 
 #[test]
 fn malformed_lines_are_counted_with_line_numbers() {
-    let path = tmp("bad.csv");
+    let dir = Scratch::new("cli-bad");
+    let path = dir.join("bad.csv");
     std::fs::write(
         &path,
         "0,1,10\n1,2,10\nnot,a,line\n3,2\n\n4,1,10\n5,3,x\n6,4,10",
@@ -170,7 +171,8 @@ fn malformed_lines_are_counted_with_line_numbers() {
 
 #[test]
 fn bad_settings_name_the_key_and_exit_2() {
-    let csv = tmp("c.csv");
+    let dir = Scratch::new("cli-c");
+    let csv = dir.join("c.csv");
     synth(&csv, "1");
     let out = rbf(&[
         "replay",
@@ -197,7 +199,7 @@ fn bad_settings_name_the_key_and_exit_2() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/trace.csv"));
-    let cfg = tmp("filter.toml");
+    let cfg = dir.join("filter.toml");
     std::fs::write(
         &cfg,
         "[filter]\nmemory = 100\nhashes = 3\nsigma = 10\nphase = 2\n",
@@ -218,9 +220,10 @@ fn bad_settings_name_the_key_and_exit_2() {
 
 #[test]
 fn filter_config_file_matches_flags() {
-    let csv = tmp("d.csv");
+    let dir = Scratch::new("cli-d");
+    let csv = dir.join("d.csv");
     synth(&csv, "5");
-    let cfg = tmp("d.toml");
+    let cfg = dir.join("d.toml");
     std::fs::write(
         &cfg,
         "[filter]\nmemory = 4000\nhashes = 3\nsigma = 1200\nphases = 2\nretaining = false\n",

@@ -1,7 +1,11 @@
 //! Every shipped config parses, and a reduced version of it (fewer points, shorter
 //! synthetic traces) runs end to end and writes its tables, plots and report.
 
+mod scratch;
+
 use std::path::{Path, PathBuf};
+
+use scratch::Scratch;
 
 use rbf::experiment::{self, output, ExperimentConfig, RunOptions};
 use rbf::model::fneg::Method;
@@ -117,9 +121,6 @@ fn every_shipped_config_parses_and_a_reduced_version_runs() {
     }
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rbf-test-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+fn tempdir(tag: &str) -> Scratch {
+    Scratch::new(&format!("test-{tag}"))
 }

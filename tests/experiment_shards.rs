@@ -1,7 +1,11 @@
 //! Sharded runs merge into exactly the unsharded run, and results do not depend on
 //! the number of threads.
 
-use std::path::{Path, PathBuf};
+mod scratch;
+
+use std::path::Path;
+
+use scratch::Scratch;
 
 use rbf::experiment::{self, output, ExperimentConfig, RunOptions, Shard};
 
@@ -34,11 +38,8 @@ fn config() -> ExperimentConfig {
     ExperimentConfig::parse(CONFIG, Path::new("shards.toml")).expect("config parses")
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rbf-test-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+fn tempdir(tag: &str) -> Scratch {
+    Scratch::new(&format!("test-{tag}"))
 }
 
 fn run_with_threads(c: &ExperimentConfig, threads: usize, shard: Shard) -> experiment::Results {

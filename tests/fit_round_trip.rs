@@ -9,7 +9,11 @@
 //! 1 - exp(-(1 - p_r) W (i + 1) / D), and a change can cost the rank at most its gap
 //! q_i - q_{i+1} to its neighbour.
 
+mod scratch;
+
 use std::path::Path;
+
+use scratch::Scratch;
 
 use rbf::fit::{fit, Fit, FitOptions};
 use rbf::ingest::{self, IngestOptions};
@@ -231,8 +235,7 @@ fn tragen_trace_fit_is_consistent() {
     assert!((0.0..=1.0).contains(&e));
     assert!(!s.successor_entropy.truncated);
     let w = f.workload().expect("fitted workload");
-    let dir = std::env::temp_dir().join(format!("rbf-fit-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = Scratch::new("fit-test");
     let file = dir.join("w.json");
     w.save(&file).expect("save");
     assert_eq!(Workload::load(&file).expect("load").p_repeat, s.p_repeat);
@@ -244,5 +247,4 @@ fn tragen_trace_fit_is_consistent() {
     let csv = std::fs::read_to_string(dir.join("q.csv")).expect("read csv");
     assert_eq!(csv.lines().count(), f.q.len() + 1);
     assert!(csv.starts_with("rank,q,zeta,mean_count"));
-    std::fs::remove_dir_all(&dir).ok();
 }

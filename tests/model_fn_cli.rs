@@ -1,7 +1,11 @@
 //! `rbf model fn` end to end: JSON keys and honesty flags, workload files, errors that
 //! name the setting.
 
+mod scratch;
+
 use std::process::Command;
+
+use scratch::Scratch;
 
 fn rbf(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_rbf"))
@@ -88,8 +92,7 @@ fn methods_not_run_are_null_and_p_r_one_is_proven() {
 
 #[test]
 fn workload_file_and_table_output() {
-    let dir = std::env::temp_dir().join(format!("rbf-model-fn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("model-fn");
     let path = dir.join("w.json");
     rbf::workload::Workload::explicit(vec![0.4, 0.3, 0.2, 0.1], 0.8, rbf::workload::Placement::Top)
         .save(&path)

@@ -16,12 +16,13 @@ pub fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A fresh scratch directory for one test.
-pub fn scratch(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rbf-ingest-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
+#[path = "../scratch/mod.rs"]
+mod scratch_dir;
+pub use scratch_dir::Scratch;
+
+/// A fresh scratch directory for one test, removed when it passes.
+pub fn scratch(test: &str) -> Scratch {
+    Scratch::new(&format!("ingest-{test}"))
 }
 
 pub fn options(format: Format, kind: FlowKeyKind) -> IngestOptions {
