@@ -67,7 +67,7 @@ const SUB_BLOCKS: usize = 128;
 const UNDERFLOW: f64 = 1e-300;
 
 use super::eq24::{self, Coefficients, LANES};
-use super::simd::{AlignedVec, Simd};
+use super::simd::{sum_lanes, AlignedVec, Simd};
 
 /// Lane sums of U for each arrival of a block.
 type BlockLanes = [[f64; LANES]; BLOCK];
@@ -217,7 +217,7 @@ impl<'a> Disabling<'a> {
             let mut lanes = zero;
             part.advance(simd, &[0.0; BLOCK], &mut lanes);
             for (u, l) in self.ahead.iter_mut().zip(&lanes) {
-                *u = eq24::reduce(l);
+                *u = sum_lanes(l);
             }
         } else {
             // Cut at a chunk boundary near the middle of the live ranks.
@@ -267,7 +267,7 @@ impl<'a> Disabling<'a> {
                 .flatten()
                 .zip(lanes_bottom.iter().flatten());
             for (u, (a, b)) in self.ahead.iter_mut().zip(steps) {
-                *u = eq24::reduce(a) + eq24::reduce(b);
+                *u = sum_lanes(a) + sum_lanes(b);
             }
         }
         self.advance_head();

@@ -156,14 +156,9 @@ unsafe fn step_avx2(c: Coefficients, g: &mut [f64], boundary: f64, acc: &mut [f6
     }
 }
 
-/// sum of the lanes in a fixed order.
-pub fn reduce(acc: &[f64; LANES]) -> f64 {
-    acc.iter().fold(0.0, |s, x| s + x)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::simd::same_bits;
+    use super::super::simd::{same_bits, sum_lanes};
     use super::*;
 
     #[test]
@@ -204,7 +199,7 @@ mod tests {
                 want += q[i] * g[i];
             }
         }
-        assert!((reduce(&runs[0].1) - want).abs() < 1e-12 * want);
+        assert!((sum_lanes(&runs[0].1) - want).abs() < 1e-12 * want);
         assert!(g.iter().zip(&runs[0].0).all(|(x, y)| (x - y).abs() < 1e-14));
     }
 }

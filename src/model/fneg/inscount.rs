@@ -10,7 +10,7 @@
 //! misses at most the dropped mass, which the renewal bound's window term covers.
 
 use super::bitdist::{trim_window, Summary};
-use super::simd::{with_avx2, Simd};
+use super::simd::{sum_lanes, with_avx2, Simd};
 
 /// P(N_j = n) on a window of n and the per-insertion sums it weighs.
 pub struct Decomposed {
@@ -130,7 +130,12 @@ fn step_and_sums_portable(p: &mut [f64], keep: f64, eta: f64, x: [&[f64]; 4]) ->
             *acc = x[f][n].mul_add(v, *acc);
         }
     }
-    [0, 1, 2, 3].map(|f| lanes[f].iter().fold(0.0, |s, v| s + v) + apart[f])
+    finish(&lanes, &apart)
+}
+
+/// Per field: its lanes in order, then the cells summed apart.
+fn finish(lanes: &[[f64; 8]; 4], apart: &[f64; 4]) -> [f64; 4] {
+    [0, 1, 2, 3].map(|f| sum_lanes(&lanes[f]) + apart[f])
 }
 
 /// [`step_and_sums_portable`] with AVX-512: eight cells per register, the cell below
@@ -186,7 +191,7 @@ unsafe fn step_and_sums_avx512(p: &mut [f64], keep: f64, eta: f64, x: [&[f64]; 4
             apart[f] = (*xp[f].add(n)).mul_add(v, apart[f]);
         }
     }
-    [0, 1, 2, 3].map(|f| lanes[f].iter().fold(0.0, |s, v| s + v) + apart[f])
+    finish(&lanes, &apart)
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ impl Simd {
 /// [`Simd::detect`] `>= Simd::Avx2`): the `#[inline(always)]` kernels `f` calls are
 /// inlined into the AVX2 copy and vectorised four doubles wide. Same operations in the
 /// same order either way, so the same bits. (Kernels with an AVX-512 path, such as the
-/// eq. 24 update in [`super::disabling`], use intrinsics per level instead.)
+/// eq. 24 update in [`super::eq24`], use intrinsics per level instead.)
 #[inline(always)]
 pub fn with_avx2<R>(wide: bool, f: impl FnOnce() -> R) -> R {
     /// # Safety
@@ -82,6 +82,12 @@ pub fn dot(x: &[f64], y: &[f64]) -> f64 {
         }
     }
     acc.iter().sum::<f64>() + tail
+}
+
+/// The partial sums of a kernel's lanes added one after another, first to last (the
+/// fixed final step of every lane-summed kernel).
+pub fn sum_lanes(lanes: &[f64]) -> f64 {
+    lanes.iter().fold(0.0, |s, x| s + x)
 }
 
 /// sum_i x_i with eight partial sums, like [`dot`].
