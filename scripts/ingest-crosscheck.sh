@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Independent counts for the captures in tests/data, from tshark (Debian package
-# `tshark`), to compare with what tests/ingest_pcap.rs asserts. Not needed by the test
+# `tshark`), to compare with what tests/it/ingest_pcap.rs asserts. Not needed by the test
 # suite; run by hand: scripts/ingest-crosscheck.sh [capture...]
 #
 # Per capture: frames, IPv4/IPv6 packets (the outermost IP header), and distinct keys

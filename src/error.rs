@@ -37,6 +37,10 @@ pub enum Error {
 
     #[error("{0}")]
     Invalid(String),
+
+    /// The user pressed Ctrl-C; the work stopped between two steps.
+    #[error("interrupted (Ctrl-C): stopped before finishing, nothing was written")]
+    Interrupted,
 }
 
 impl Error {

@@ -17,6 +17,7 @@
 //! * [`fit`]: estimates the workload model (Q, p_r, placement) from a stream.
 //! * [`report`]: tables for people; JSON comes from the result types' serde forms.
 //! * [`experiment`]: config-driven grids, observed next to predicted, tables and plots.
+//! * [`progress`]: progress bars with an ETA for long work, and a clean stop on Ctrl-C.
 
 pub mod compare;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod ingest;
 pub mod message;
 pub mod model;
 mod prefetch;
+pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod size;

@@ -12,7 +12,7 @@ use super::grid::Shard;
 use super::plots;
 use super::row::Row;
 use crate::error::{Error, Result};
-use crate::report::Table;
+use crate::report::{self, Table};
 
 /// `results.json`: the rows and where they came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -85,10 +85,6 @@ fn frame(rows: &[Row]) -> Result<DataFrame> {
     .map_err(|e| Error::invalid(format!("cannot build the results table: {e}")))
 }
 
-fn create(path: &Path) -> Result<std::fs::File> {
-    std::fs::File::create(path).map_err(|e| Error::io(path, e))
-}
-
 fn write_text(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }
@@ -105,15 +101,10 @@ pub fn write(results: &Results, dir: &Path) -> Result<Written> {
         }
     }
     let mut df = frame(&results.rows)?;
-    let polars = |p: &Path, e: PolarsError| Error::invalid(format!("{}: {e}", p.display()));
     let csv = dir.join("results.csv");
-    CsvWriter::new(create(&csv)?)
-        .finish(&mut df)
-        .map_err(|e| polars(&csv, e))?;
+    report::frame::write_csv(&df, &csv)?;
     let parquet = dir.join("results.parquet");
-    ParquetWriter::new(create(&parquet)?)
-        .finish(&mut df)
-        .map_err(|e| polars(&parquet, e))?;
+    report::frame::write_parquet(&mut df, &parquet)?;
     let json = dir.join("results.json");
     let text = serde_json::to_string_pretty(results)
         .map_err(|e| Error::invalid(format!("cannot serialise results: {e}")))?;

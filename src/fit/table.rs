@@ -9,6 +9,7 @@ use polars::prelude::*;
 
 use super::Fit;
 use crate::error::{Error, Result};
+use crate::report::frame;
 
 /// Output formats of the rank table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,13 +35,6 @@ impl TableFormat {
     }
 }
 
-fn polars_error(path: &Path, e: PolarsError) -> Error {
-    Error::invalid(format!(
-        "{}: cannot write the rank table: {e}",
-        path.display()
-    ))
-}
-
 /// The rank table of a fit.
 pub fn rank_frame(fit: &Fit) -> Result<DataFrame> {
     let ranks: Vec<u64> = (0..fit.q.len() as u64).collect();
@@ -57,14 +51,8 @@ pub fn rank_frame(fit: &Fit) -> Result<DataFrame> {
 pub fn write_rank_table(fit: &Fit, path: &Path) -> Result<()> {
     let format = TableFormat::from_path(path)?;
     let mut df = rank_frame(fit)?;
-    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
     match format {
-        TableFormat::Csv => CsvWriter::new(file)
-            .finish(&mut df)
-            .map_err(|e| polars_error(path, e)),
-        TableFormat::Parquet => ParquetWriter::new(file)
-            .finish(&mut df)
-            .map(|_| ())
-            .map_err(|e| polars_error(path, e)),
+        TableFormat::Csv => frame::write_csv(&df, path),
+        TableFormat::Parquet => frame::write_parquet(&mut df, path),
     }
 }

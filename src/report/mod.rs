@@ -2,6 +2,7 @@
 //! human-readable output. Machine-readable output is the serde JSON of the results.
 
 pub mod fit;
+pub mod frame;
 pub mod replay;
 
 /// A two-or-more-column text table with right-aligned numbers.

@@ -1,9 +1,7 @@
 //! Request logs and other trace formats: delimited text with a column spec, one key
 //! per line, 24-byte binary records, format detection, and the errors bad input gets.
 
-mod ingest_support;
-
-use ingest_support::*;
+use crate::ingest_support::*;
 use rbf::ingest::csv::{CsvSpec, TimeUnit};
 use rbf::ingest::packet::key::FlowKeyKind;
 use rbf::ingest::{self, Format};

@@ -1,10 +1,8 @@
 //! End-to-end: `rbf synth` writes a request log, `rbf replay` reads it back.
 
-mod scratch;
-
 use std::path::Path;
 
-use scratch::Scratch;
+use crate::scratch::Scratch;
 use std::process::Command;
 
 fn rbf(args: &[&str]) -> std::process::Output {

@@ -16,9 +16,7 @@ pub fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-#[path = "../scratch/mod.rs"]
-mod scratch_dir;
-pub use scratch_dir::Scratch;
+pub use crate::scratch::Scratch;
 
 /// A fresh scratch directory for one test, removed when it passes.
 pub fn scratch(test: &str) -> Scratch {

@@ -6,11 +6,9 @@
 //! 100001 64050 40977
 //! ```
 
-mod ingest_support;
-
 use std::collections::HashMap;
 
-use ingest_support::*;
+use crate::ingest_support::*;
 use rbf::ingest::packet::key::FlowKeyKind;
 use rbf::ingest::Format;
 

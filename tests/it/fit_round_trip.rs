@@ -9,11 +9,9 @@
 //! 1 - exp(-(1 - p_r) W (i + 1) / D), and a change can cost the rank at most its gap
 //! q_i - q_{i+1} to its neighbour.
 
-mod scratch;
-
 use std::path::Path;
 
-use scratch::Scratch;
+use crate::scratch::Scratch;
 
 use rbf::fit::{fit, Fit, FitOptions};
 use rbf::ingest::{self, IngestOptions};

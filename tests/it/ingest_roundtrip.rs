@@ -1,9 +1,7 @@
 //! Round trip: source -> `.rbfs` -> replay gives exactly the counts of replaying the
 //! source directly (the stream is lossless: same keys, same times, same order).
 
-mod ingest_support;
-
-use ingest_support::*;
+use crate::ingest_support::*;
 use rbf::filter::FilterConfig;
 use rbf::ingest::packet::flows::FlowTimeouts;
 use rbf::ingest::packet::key::FlowKeyKind;

@@ -1,11 +1,9 @@
 //! Sharded runs merge into exactly the unsharded run, and results do not depend on
 //! the number of threads.
 
-mod scratch;
-
 use std::path::Path;
 
-use scratch::Scratch;
+use crate::scratch::Scratch;
 
 use rbf::experiment::{self, output, ExperimentConfig, RunOptions, Shard};
 

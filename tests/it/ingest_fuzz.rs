@@ -3,9 +3,7 @@
 //! it read. A panic anywhere fails the test; the seeds are fixed, so a failure
 //! reproduces (the message names the input, seed and mutations).
 
-mod ingest_support;
-
-use ingest_support::*;
+use crate::ingest_support::*;
 use rbf::ingest::packet::flows::FlowTimeouts;
 use rbf::ingest::packet::key::FlowKeyKind;
 use rbf::ingest::{self, rbfs, Format, IngestOptions};

@@ -1,11 +1,9 @@
 //! `rbf model fn` end to end: JSON keys and honesty flags, workload files, errors that
 //! name the setting.
 
-mod scratch;
-
 use std::process::Command;
 
-use scratch::Scratch;
+use crate::scratch::Scratch;
 
 fn rbf(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_rbf"))

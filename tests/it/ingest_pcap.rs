@@ -22,11 +22,9 @@
 //!
 //! First/last timestamps below are tshark's `frame.time_epoch`.
 
-mod ingest_support;
-
 use std::collections::HashSet;
 
-use ingest_support::*;
+use crate::ingest_support::*;
 use rbf::ingest::packet::flows::FlowTimeouts;
 use rbf::ingest::packet::key::FlowKeyKind;
 use rbf::ingest::{self, Format};

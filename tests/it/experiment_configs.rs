@@ -1,11 +1,9 @@
 //! Every shipped config parses, and a reduced version of it (fewer points, shorter
 //! synthetic traces) runs end to end and writes its tables, plots and report.
 
-mod scratch;
-
 use std::path::{Path, PathBuf};
 
-use scratch::Scratch;
+use crate::scratch::Scratch;
 
 use rbf::experiment::{self, output, ExperimentConfig, RunOptions};
 use rbf::model::fneg::Method;

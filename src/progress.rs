@@ -1,0 +1,302 @@
+//! Progress of long work, and a clean stop on Ctrl-C.
+//!
+//! A [`Progress`] stays silent for the first [`SHOW_AFTER`] (quick work prints nothing),
+//! then draws a bar with an ETA on stderr when stderr is a terminal, or writes a plain
+//! line every [`LINE_INTERVAL`] otherwise (logs, CI), and nothing at all after
+//! [`set_quiet`]. It is shared by reference between threads (rayon workers report into
+//! one bar). Output goes to stderr only, so results on stdout stay clean.
+//!
+//! Ctrl-C: after [`install_interrupt_handler`], the first SIGINT only sets a flag that
+//! long loops poll with [`check_interrupt`], so they return an error and nothing is
+//! left half-written; a second SIGINT ends the process at once.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+
+/// Work shorter than this shows no progress at all.
+pub const SHOW_AFTER: Duration = Duration::from_secs(2);
+/// Redraw interval of the terminal bar.
+const BAR_INTERVAL: Duration = Duration::from_millis(200);
+/// Interval of the plain lines written when stderr is not a terminal.
+pub const LINE_INTERVAL: Duration = Duration::from_secs(10);
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Turns every progress display off (`--quiet`).
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+pub fn is_quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// The user asked to stop (Ctrl-C once).
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// An error when the user asked to stop; long loops call this between steps.
+pub fn check_interrupt() -> Result<()> {
+    if interrupted() {
+        Err(Error::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+/// Makes the first Ctrl-C set the [`interrupted`] flag instead of killing the process;
+/// a second one restores the default action and kills it.
+pub fn install_interrupt_handler() {
+    #[cfg(unix)]
+    unix_signal::install();
+}
+
+#[cfg(unix)]
+mod unix_signal {
+    use super::INTERRUPTED;
+    use std::sync::atomic::Ordering;
+
+    extern "C" fn on_sigint(_: libc::c_int) {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            // Second Ctrl-C: the default action (terminate) from now on, and now.
+            // SAFETY: signal() and raise() are async-signal-safe.
+            unsafe {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::raise(libc::SIGINT);
+            }
+        }
+    }
+
+    pub fn install() {
+        // SAFETY: installs a handler that only touches an atomic and calls
+        // async-signal-safe functions.
+        unsafe {
+            libc::signal(
+                libc::SIGINT,
+                on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            );
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Bar,
+    Lines,
+    Off,
+}
+
+struct State {
+    done: f64,
+    last: Option<Instant>,
+    bar_shown: bool,
+}
+
+/// Progress of one piece of work measured in `unit`s out of a known total.
+pub struct Progress {
+    label: String,
+    unit: &'static str,
+    total: f64,
+    start: Instant,
+    mode: Mode,
+    state: Mutex<State>,
+}
+
+impl Progress {
+    /// Progress towards `total` units (e.g. arrivals, grid points); the display mode
+    /// follows `--quiet` and whether stderr is a terminal.
+    pub fn new(label: impl Into<String>, total: f64, unit: &'static str) -> Progress {
+        let mode = if is_quiet() {
+            Mode::Off
+        } else if std::io::stderr().is_terminal() {
+            Mode::Bar
+        } else {
+            Mode::Lines
+        };
+        Progress::with_mode(label.into(), total, unit, mode)
+    }
+
+    /// Progress that never shows (for library callers that want none).
+    pub fn hidden() -> Progress {
+        Progress::with_mode(String::new(), 1.0, "", Mode::Off)
+    }
+
+    fn with_mode(label: String, total: f64, unit: &'static str, mode: Mode) -> Progress {
+        Progress {
+            label,
+            unit,
+            total: total.max(0.0),
+            start: Instant::now(),
+            mode,
+            state: Mutex::new(State {
+                done: 0.0,
+                last: None,
+                bar_shown: false,
+            }),
+        }
+    }
+
+    /// Adds `delta` units done.
+    pub fn add(&self, delta: f64) {
+        self.update(|d| d + delta);
+    }
+
+    /// Sets the units done.
+    pub fn set(&self, done: f64) {
+        self.update(|_| done);
+    }
+
+    fn update(&self, f: impl FnOnce(f64) -> f64) {
+        if self.mode == Mode::Off {
+            return;
+        }
+        let Ok(mut s) = self.state.lock() else {
+            return;
+        };
+        s.done = f(s.done);
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.start);
+        if elapsed < SHOW_AFTER {
+            return;
+        }
+        let interval = match self.mode {
+            Mode::Bar => BAR_INTERVAL,
+            _ => LINE_INTERVAL,
+        };
+        if s.last.is_some_and(|t| now.duration_since(t) < interval) {
+            return;
+        }
+        // The first plain line comes at SHOW_AFTER, later ones every LINE_INTERVAL.
+        s.last = Some(now);
+        let text = self.describe(s.done, elapsed);
+        let mut err = std::io::stderr().lock();
+        let _ = match self.mode {
+            Mode::Bar => {
+                s.bar_shown = true;
+                write!(err, "\r{text}\x1b[K")
+            }
+            _ => writeln!(err, "{text}"),
+        };
+        let _ = err.flush();
+    }
+
+    /// "label [#####     ] 45.0% (4.5e6 of 1e7 arrivals), 12 s, ETA 15 s"
+    fn describe(&self, done: f64, elapsed: Duration) -> String {
+        let frac = if self.total > 0.0 {
+            (done / self.total).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let width = 24;
+        let filled = (frac * width as f64) as usize;
+        let bar = format!("[{}{}]", "#".repeat(filled), " ".repeat(width - filled));
+        let secs = elapsed.as_secs_f64();
+        let eta = if frac > 0.0 {
+            format!("ETA {}", duration_text(secs * (1.0 - frac) / frac))
+        } else {
+            "ETA unknown".to_string()
+        };
+        format!(
+            "{} {bar} {:5.1}% ({} of {} {}), {} elapsed, {eta}",
+            self.label,
+            frac * 100.0,
+            count_text(done),
+            count_text(self.total),
+            self.unit,
+            duration_text(secs)
+        )
+    }
+
+    /// Clears the bar (so later output starts on a clean line).
+    pub fn finish(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            if s.bar_shown {
+                let _ = write!(std::io::stderr(), "\r\x1b[K");
+                s.bar_shown = false;
+            }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// A rounded human duration: "850 ms", "12 s", "3 min 20 s", "2 h 5 min".
+pub fn duration_text(secs: f64) -> String {
+    if !secs.is_finite() {
+        return "unknown".into();
+    }
+    if secs < 1.0 {
+        format!("{:.0} ms", secs * 1e3)
+    } else if secs < 60.0 {
+        format!("{secs:.0} s")
+    } else if secs < 3600.0 {
+        format!("{} min {} s", (secs / 60.0) as u64, (secs % 60.0) as u64)
+    } else {
+        format!(
+            "{} h {} min",
+            (secs / 3600.0) as u64,
+            ((secs % 3600.0) / 60.0) as u64
+        )
+    }
+}
+
+fn count_text(x: f64) -> String {
+    if x < 1e5 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+/// Says up front how long a request is expected to take, when that is over a minute.
+pub fn announce_estimate(what: &str, seconds: f64) {
+    if seconds > 60.0 && !is_quiet() {
+        eprintln!(
+            "note: {what} is expected to take about {} on this machine (Ctrl-C stops it)",
+            duration_text(seconds)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_fraction_and_eta() {
+        let p = Progress::with_mode("renewal".into(), 200.0, "arrivals", Mode::Off);
+        let t = p.describe(50.0, Duration::from_secs(10));
+        assert!(t.starts_with("renewal ["), "{t}");
+        assert!(t.contains(" 25.0% (50 of 200 arrivals)"), "{t}");
+        assert!(t.contains("10 s elapsed, ETA 30 s"), "{t}");
+        let t = p.describe(0.0, Duration::from_secs(3));
+        assert!(t.contains("ETA unknown"), "{t}");
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration_text(0.25), "250 ms");
+        assert_eq!(duration_text(12.4), "12 s");
+        assert_eq!(duration_text(200.0), "3 min 20 s");
+        assert_eq!(duration_text(7500.0), "2 h 5 min");
+        assert_eq!(duration_text(f64::NAN), "unknown");
+    }
+
+    #[test]
+    fn hidden_progress_is_silent_and_cheap() {
+        let p = Progress::hidden();
+        p.add(1.0);
+        p.set(2.0);
+        p.finish();
+    }
+}

@@ -1,0 +1,25 @@
+//! The integration tests, one crate (linked once) with a module per area.
+
+mod ingest_support;
+mod scratch;
+
+mod cli_replay;
+mod compare_bounds;
+mod experiment_bounds;
+mod experiment_configs;
+mod experiment_errors;
+mod experiment_shards;
+mod fit_round_trip;
+mod ingest_cdn;
+mod ingest_formats;
+mod ingest_fuzz;
+mod ingest_pcap;
+mod ingest_roundtrip;
+mod model_fn_cli;
+mod model_fn_engine;
+mod model_fn_paper;
+mod model_fn_replay;
+mod model_fp;
+mod model_fp_cli;
+mod replay_reference;
+mod size;
