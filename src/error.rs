@@ -38,9 +38,27 @@ pub enum Error {
     #[error("{0}")]
     Invalid(String),
 
+    /// A request this machine cannot serve (memory, threads, sizes): says what it
+    /// needs and what there is, before any work starts.
+    #[error("{0}")]
+    Resource(String),
+
+    /// The input holds no usable record: says how many were rejected and why.
+    #[error("{0}")]
+    NoData(String),
+
     /// The user pressed Ctrl-C; the work stopped between two steps.
     #[error("interrupted (Ctrl-C): stopped before finishing, nothing was written")]
     Interrupted,
+}
+
+/// Process exit statuses: 1 for unusable input data, 2 for requests that cannot be
+/// served as given (bad flags or settings, limits of this machine; clap's usage errors
+/// exit 2 as well), 130 after Ctrl-C (the shell's convention for SIGINT).
+pub mod exit_status {
+    pub const DATA: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const INTERRUPTED: u8 = 130;
 }
 
 impl Error {
@@ -60,5 +78,16 @@ impl Error {
 
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::Invalid(message.into())
+    }
+
+    /// The process exit status for this error (see [`exit_status`]).
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            Error::Io { .. } | Error::Parse { .. } | Error::Format { .. } | Error::NoData(_) => {
+                exit_status::DATA
+            }
+            Error::Config { .. } | Error::Invalid(_) | Error::Resource(_) => exit_status::USAGE,
+            Error::Interrupted => exit_status::INTERRUPTED,
+        }
     }
 }

@@ -8,7 +8,8 @@
 //!
 //! Ctrl-C: after [`install_interrupt_handler`], the first SIGINT only sets a flag that
 //! long loops poll with [`check_interrupt`], so they return an error and nothing is
-//! left half-written; a second SIGINT ends the process at once.
+//! left half-written; a second SIGINT ends the process at once. Install it only where
+//! the work that follows polls the flag (otherwise the first Ctrl-C would do nothing).
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -195,7 +195,8 @@ fn bad_settings_name_the_key_and_exit_2() {
         "--sigma",
         "10",
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    // A missing input is a data error (exit 1, like cat), not a usage error.
+    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/trace.csv"));
     let cfg = dir.join("filter.toml");
     std::fs::write(
