@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::compare::{fn_rows, observe, sigma_for_target, ModelRow};
+use rbf::compare::{
+    conservative_renewal, conservative_row, fn_rows, observe, sigma_for_target,
+    ConservativeRenewal, ModelRow,
+};
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
 use rbf::ingest;
 use rbf::model::fneg::{FnReport, Method};
@@ -62,8 +65,12 @@ struct Output<'a> {
     p_repeat: f64,
     distinct: u64,
     model_distinct: usize,
-    /// FN per arrival of each FN method on the fitted workload (null: not run).
+    /// FN per arrival of each FN method on the fitted workload (null: not run);
+    /// the renewal bound at the point estimate of the fit.
     fn_renewal_upper: Option<f64>,
+    /// The renewal bound at the conservative end of the fit's uncertainty.
+    fn_renewal_conservative: Option<f64>,
+    fn_renewal_conservative_detail: Option<&'a ConservativeRenewal>,
     fn_markov_lower: Option<f64>,
     fn_markov_swr: Option<f64>,
     fn_markov_uniform: Option<f64>,
@@ -167,6 +174,17 @@ pub fn run(a: CompareArgs) -> Result<()> {
         ci.map(|c| &c.fn_rate),
     )?;
     models.extend(fn_cmp.rows.iter().cloned());
+    let conservative = if methods.contains(&Method::Renewal) {
+        conservative_renewal(&config, &obs.fit.conservative_workloads()?, a.eps)?
+    } else {
+        None
+    };
+    if let Some(c) = &conservative {
+        let point = models.iter().position(|m| m.name == "fn renewal");
+        let guaranteed = point.is_some_and(|i| models[i].guaranteed);
+        let row = conservative_row(c, guaranteed, r.fn_rate, ci.map(|c| &c.fn_rate));
+        models.insert(point.map_or(models.len(), |i| i + 1), row);
+    }
     let value = |m: Method| fn_cmp.report.get(m).map(|x| x.fn_rate);
     let not_run: Vec<&'static str> = fn_cmp.not_run.iter().map(|m| m.name()).collect();
     let s = &obs.fit.summary;
@@ -183,6 +201,8 @@ pub fn run(a: CompareArgs) -> Result<()> {
             distinct: s.distinct_keys,
             model_distinct: s.model_distinct,
             fn_renewal_upper: value(Method::Renewal),
+            fn_renewal_conservative: conservative.as_ref().map(|c| c.fn_upper),
+            fn_renewal_conservative_detail: conservative.as_ref(),
             fn_markov_lower: value(Method::MarkovLower),
             fn_markov_swr: value(Method::MarkovSwr),
             fn_markov_uniform: value(Method::MarkovUniform),

@@ -138,6 +138,71 @@ pub fn fn_rows(
     })
 }
 
+/// The renewal bound at the conservative end of a fit's uncertainty.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConservativeRenewal {
+    /// The largest of the bounds below.
+    pub fn_upper: f64,
+    /// p_r of the workload that gave it.
+    pub p_repeat: f64,
+    /// (p_r, bound) for each p_r tried: the low end, the estimate and the high end of
+    /// its interval, all with the reuse profile at its upper end.
+    pub tried: Vec<(f64, f64)>,
+    pub seconds: f64,
+}
+
+/// The renewal bound for `filter` at the conservative end of a fit: the largest bound
+/// over `workloads` (from [`Fit::conservative_workloads`]); None when there are none
+/// (a fit without a reuse profile).
+pub fn conservative_renewal(
+    filter: &FilterConfig,
+    workloads: &[Workload],
+    eps: f64,
+) -> Result<Option<ConservativeRenewal>> {
+    let t = std::time::Instant::now();
+    let mut tried = Vec::new();
+    for w in workloads {
+        let model = FnModel::new(filter, w, eps)?;
+        let r = model.renewal(RenewalOptions {
+            eps,
+            ..RenewalOptions::default()
+        })?;
+        tried.push((w.p_repeat, r.fn_upper));
+    }
+    let Some(&(p_repeat, fn_upper)) = tried.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+        return Ok(None);
+    };
+    Ok(Some(ConservativeRenewal {
+        fn_upper,
+        p_repeat,
+        tried,
+        seconds: t.elapsed().as_secs_f64(),
+    }))
+}
+
+/// A comparison row for the conservative renewal bound.
+pub fn conservative_row(
+    c: &ConservativeRenewal,
+    guaranteed: bool,
+    observed_fn: f64,
+    observed_ci: Option<&Interval>,
+) -> ModelRow {
+    let low = observed_ci.map_or(observed_fn, |i| i.low);
+    ModelRow {
+        name: "fn renewal (conservative)".into(),
+        measure: "fn",
+        value: c.fn_upper,
+        claim: claim_name(Claim::UpperBound).to_string(),
+        guaranteed,
+        ratio_to_observed: (observed_fn > 0.0).then(|| c.fn_upper / observed_fn),
+        holds: Some(c.fn_upper >= low),
+        note: format!(
+            "renewal bound with the reuse profile at the upper end of its interval and p_r = {:.4} (the worst of its interval's ends and estimate); the fit's uncertainty, not the model's assumptions, is covered",
+            c.p_repeat
+        ),
+    }
+}
+
 /// The largest sigma whose FP-paper average FP rate (f_sigma, count-instance) is at
 /// most `target`, for the filter's M, k, phases and hashing (bisection: the rate grows
 /// with sigma). Errors when even sigma = k misses the target.

@@ -64,7 +64,9 @@ pub struct ExperimentConfig {
     pub confidence: f64,
     #[serde(default, rename = "trace")]
     pub traces: Vec<TraceSource>,
-    #[serde(default, rename = "synthetic")]
+    /// Synthetic sources; a `[[synthetic]]` table whose `distinct`, `zipf`,
+    /// `p_repeat` or `placement` is a list stands for the cross product.
+    #[serde(default, rename = "synthetic", deserialize_with = "expand_synthetic")]
     pub synthetic: Vec<SyntheticSource>,
     pub grid: GridConfig,
 }
@@ -196,7 +198,6 @@ fn default_window() -> u64 {
 
 /// A synthetic workload from the FN paper's arrival model (§3.1).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct SyntheticSource {
     #[serde(default)]
     pub name: Option<String>,
@@ -213,10 +214,97 @@ pub struct SyntheticSource {
     /// Arrivals not counted; default: the prologue plus a tenth of the arrivals.
     #[serde(default)]
     pub warmup: Option<u64>,
+    /// Also fit the workload from the generated trace (the first seed's), as for a
+    /// real trace, and put the renewal bound on the fitted workload (point estimate
+    /// and conservative end) next to the one on the true workload.
+    #[serde(default)]
+    pub fit: bool,
+    /// The fit's window W in arrivals.
+    #[serde(default = "default_window")]
+    pub fit_window: u64,
 }
 
 fn default_placement() -> String {
     "uniform".into()
+}
+
+/// One value or a list of values of a `[[synthetic]]` key.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T: Clone> OneOrMany<T> {
+    fn values(&self) -> Vec<T> {
+        match self {
+            OneOrMany::One(x) => vec![x.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// A `[[synthetic]]` table as written: list-valued keys are axes of a cross product.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SyntheticSpec {
+    #[serde(default)]
+    name: Option<String>,
+    distinct: OneOrMany<usize>,
+    zipf: OneOrMany<f64>,
+    p_repeat: OneOrMany<f64>,
+    #[serde(default = "default_placements")]
+    placement: OneOrMany<String>,
+    arrivals: u64,
+    #[serde(default)]
+    warmup: Option<u64>,
+    #[serde(default)]
+    fit: bool,
+    #[serde(default = "default_window")]
+    fit_window: u64,
+}
+
+fn default_placements() -> OneOrMany<String> {
+    OneOrMany::One(default_placement())
+}
+
+/// Expands list-valued `[[synthetic]]` keys, in the order distinct, zipf, p_repeat,
+/// placement (the last varies fastest). A name is kept only for single sources.
+fn expand_synthetic<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Vec<SyntheticSource>, D::Error> {
+    let specs = Vec::<SyntheticSpec>::deserialize(d)?;
+    let mut out = Vec::new();
+    for s in specs {
+        let (ds, zs, ps, pls) = (
+            s.distinct.values(),
+            s.zipf.values(),
+            s.p_repeat.values(),
+            s.placement.values(),
+        );
+        let single = ds.len() * zs.len() * ps.len() * pls.len() == 1;
+        for &distinct in &ds {
+            for &zipf in &zs {
+                for &p_repeat in &ps {
+                    for placement in &pls {
+                        out.push(SyntheticSource {
+                            name: if single { s.name.clone() } else { None },
+                            distinct,
+                            zipf,
+                            p_repeat,
+                            placement: placement.clone(),
+                            arrivals: s.arrivals,
+                            warmup: s.warmup,
+                            fit: s.fit,
+                            fit_window: s.fit_window,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The filter grid: every list is an axis, the grid is their cross product.
@@ -224,8 +312,13 @@ fn default_placement() -> String {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GridConfig {
-    /// M in bits.
+    /// M in bits (give this or `bits_per_distinct`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory: Vec<u64>,
+    /// M as bits per message of a synthetic source's D (M = round(x D)), so that one
+    /// grid spans the same filter sizes relative to workloads of different D.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bits_per_distinct: Vec<f64>,
     /// k.
     pub hashes: Vec<u32>,
     /// Absolute sigma values (bits set per array before a recycle).
@@ -318,16 +411,27 @@ impl ExperimentConfig {
                 "must lie strictly between 0 and 1",
             ));
         }
+        if !self.grid.bits_per_distinct.is_empty() && !self.traces.is_empty() {
+            return Err(Error::config(
+                "grid.bits_per_distinct",
+                "sizes filters by a synthetic source's D, which a [[trace]] does not have: use grid.memory",
+            ));
+        }
         for s in &self.synthetic {
-            Placement::parse(&s.placement).map_err(|_| {
-                Error::config(
-                    "synthetic.placement",
-                    format!(
-                        "unknown placement `{}`; allowed: uniform, top, bottom",
-                        s.placement
-                    ),
-                )
+            let placement = Placement::parse(&s.placement).map_err(|e| match e {
+                Error::Config { message, .. } => Error::config("synthetic.placement", message),
+                other => other,
             })?;
+            placement.probabilities(s.distinct).map_err(|e| match e {
+                Error::Config { message, .. } => Error::config("synthetic.placement", message),
+                other => other,
+            })?;
+            if s.fit_window < 2 {
+                return Err(Error::config(
+                    "synthetic.fit_window",
+                    "must be at least 2 arrivals",
+                ));
+            }
             if !(0.0..=1.0).contains(&s.p_repeat) {
                 return Err(Error::config("synthetic.p_repeat", "must lie in [0, 1]"));
             }
@@ -353,8 +457,29 @@ impl ExperimentConfig {
 
 impl GridConfig {
     fn validate(&self, measures: &[Measure]) -> Result<()> {
-        let axes: [(&str, bool); 6] = [
-            ("grid.memory", self.memory.is_empty()),
+        if self.memory.is_empty() && self.bits_per_distinct.is_empty() {
+            return Err(Error::config(
+                "grid.memory",
+                "the list is empty or missing: give memory (bits) or bits_per_distinct (bits per message of a synthetic source's D)",
+            ));
+        }
+        if !self.memory.is_empty() && !self.bits_per_distinct.is_empty() {
+            return Err(Error::config(
+                "grid.memory",
+                "give exactly one of: memory (bits), bits_per_distinct (bits per message of a synthetic source's D)",
+            ));
+        }
+        if let Some(x) = self
+            .bits_per_distinct
+            .iter()
+            .find(|x| !(x.is_finite() && **x > 0.0))
+        {
+            return Err(Error::config(
+                "grid.bits_per_distinct",
+                format!("must be a positive number, found {x}"),
+            ));
+        }
+        let axes: [(&str, bool); 5] = [
             ("grid.hashes", self.hashes.is_empty()),
             ("grid.phases", self.phases.is_empty()),
             ("grid.hashing", self.hashing.is_empty()),

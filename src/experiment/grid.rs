@@ -78,7 +78,20 @@ pub fn expand(config: &ExperimentConfig) -> Vec<Point> {
     let sources = (config.traces.len() + config.synthetic.len()).max(1);
     let mut out = Vec::new();
     for source in 0..sources {
-        for &memory in &g.memory {
+        // Memory in bits, or bits per message of this (synthetic) source's D.
+        let memories: Vec<u64> = if g.bits_per_distinct.is_empty() {
+            g.memory.clone()
+        } else {
+            let d = source
+                .checked_sub(config.traces.len())
+                .and_then(|i| config.synthetic.get(i))
+                .map_or(1, |s| s.distinct);
+            g.bits_per_distinct
+                .iter()
+                .map(|x| (x * d as f64).round().max(1.0) as u64)
+                .collect()
+        };
+        for &memory in &memories {
             for &hashes in &g.hashes {
                 for rule in rules(g) {
                     for &phases in &g.phases {

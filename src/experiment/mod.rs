@@ -22,6 +22,8 @@ pub use grid::{Point, Shard};
 pub use output::{Results, Written};
 pub use row::Row;
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use source::Source;
 
@@ -67,21 +69,17 @@ pub fn run(config: &ExperimentConfig, options: RunOptions) -> Result<Results> {
         }
         u
     };
-    // Sources with no point in this shard are not read.
+    // Sources with no point in this shard are not read. Each is prepared on its own
+    // (fits included), in parallel; the order of the results is the sources' order.
+    let fit_seed = config.seeds.first().copied().unwrap_or(1);
     let sources = Source::all(config)
-        .into_iter()
-        .zip(&used)
-        .map(|(s, &u)| {
+        .into_par_iter()
+        .zip(used.into_par_iter())
+        .map(|(s, u)| {
             if u {
-                s.prepare(needs_workload)
+                s.prepare(needs_workload, fit_seed)
             } else {
-                Ok(source::Prepared {
-                    name: s.name(),
-                    warmup: s.warmup(),
-                    source: s,
-                    workload: None,
-                    notes: Vec::new(),
-                })
+                Ok(s.unprepared())
             }
         })
         .collect::<Result<Vec<_>>>()?;

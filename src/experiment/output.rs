@@ -71,6 +71,8 @@ fn frame(rows: &[Row]) -> Result<DataFrame> {
         "capacity_worst_case" => col(rows, |r| r.capacity_worst_case),
         "capacity_ratio" => col(rows, |r| r.capacity_ratio),
         "fn_renewal_upper" => col(rows, |r| r.fn_renewal_upper),
+        "fn_renewal_fitted" => col(rows, |r| r.fn_renewal_fitted),
+        "fn_renewal_conservative" => col(rows, |r| r.fn_renewal_conservative),
         "fn_markov_lower" => col(rows, |r| r.fn_markov_lower),
         "fn_markov_swr" => col(rows, |r| r.fn_markov_swr),
         "fn_markov_uniform" => col(rows, |r| r.fn_markov_uniform),
@@ -79,6 +81,7 @@ fn frame(rows: &[Row]) -> Result<DataFrame> {
         "fn_markov_disabling" => col(rows, |r| r.fn_markov_disabling),
         "renewal_guaranteed" => col(rows, |r| r.renewal_guaranteed),
         "renewal_holds" => col(rows, |r| r.renewal_holds),
+        "conservative_holds" => col(rows, |r| r.conservative_holds),
         "lower_holds" => col(rows, |r| r.lower_holds),
         "notes" => col(rows, |r| r.notes.clone()),
     )
@@ -156,9 +159,14 @@ fn flag(x: Option<bool>) -> &'static str {
     }
 }
 
-/// The columns of the terminal and Markdown tables (the CSV has all of them).
+/// The columns of the terminal and Markdown tables (the CSV has all of them). The
+/// fitted-workload renewal columns appear only when some row has them.
 fn summary_table(rows: &[Row]) -> Table {
-    let mut t = Table::new([
+    let fitted = rows
+        .iter()
+        .any(|r| r.fn_renewal_fitted.is_some() && r.fn_renewal_fitted != r.fn_renewal_upper);
+    let conservative = rows.iter().any(|r| r.fn_renewal_conservative.is_some());
+    let mut header = vec![
         "#",
         "source",
         "M",
@@ -170,11 +178,25 @@ fn summary_table(rows: &[Row]) -> Table {
         "obs FN",
         "renewal",
         "holds",
-        "drop-pins",
-        "markov-lower",
-    ]);
+    ];
+    if fitted {
+        header.push("renewal (fitted)");
+    }
+    if conservative {
+        header.extend(["renewal (conservative)", "holds"]);
+    }
+    header.extend(["drop-pins", "markov-lower"]);
+    let mut t = Table::new(header);
     for r in rows {
-        t.row([
+        let mut extra = Vec::new();
+        if fitted {
+            extra.push(sci(r.fn_renewal_fitted));
+        }
+        if conservative {
+            extra.push(sci(r.fn_renewal_conservative));
+            extra.push(flag(r.conservative_holds).to_string());
+        }
+        let cells = [
             r.point.to_string(),
             r.source.clone(),
             r.memory.to_string(),
@@ -189,9 +211,13 @@ fn summary_table(rows: &[Row]) -> Table {
             sci(r.observed_fn),
             sci(r.fn_renewal_upper),
             flag(r.renewal_holds).to_string(),
-            sci(r.fn_drop_pins),
-            sci(r.fn_markov_lower),
-        ]);
+        ];
+        t.row(
+            cells
+                .into_iter()
+                .chain(extra)
+                .chain([sci(r.fn_drop_pins), sci(r.fn_markov_lower)]),
+        );
     }
     t
 }
@@ -258,6 +284,22 @@ fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
             }
         );
     }
+    let conservative: Vec<&Row> = results
+        .rows
+        .iter()
+        .filter(|r| r.conservative_holds.is_some())
+        .collect();
+    if !conservative.is_empty() {
+        let _ = writeln!(
+            s,
+            "**Renewal bound at the conservative end of the fit vs observed FN:** holds at {} of {} points.\n",
+            conservative
+                .iter()
+                .filter(|r| r.conservative_holds == Some(true))
+                .count(),
+            conservative.len()
+        );
+    }
     if !plots.is_empty() {
         s.push_str(
             "## Plots\n\nSolid lines are observed (exact replay), dashed lines are models.\n\n",
@@ -298,6 +340,10 @@ or f_a for N-bounded filters; an estimate, not a bound.\n\
 (stationary Q, p_r, placement); `renewal_guaranteed` says whether it is proven for the variant, \
 `holds` whether it is at or above the observed interval. On real traces the model is fitted, \
 so the bound is guaranteed for the fitted model, not for the trace.\n\
+- **renewal (fitted)**, **renewal (conservative)**: the renewal bound on the workload fitted from \
+the trace (its reuse profile and p_r, docs/FIT.md), at the point estimate and at the conservative \
+end of the fit's uncertainty (the profile's upper 99 % band, the worst p_r of its interval). On \
+synthetic sources with `fit = true` they sit next to the bound on the true workload (`renewal`).\n\
 - **markov-lower / swr / uniform / bi-uniform**: Markov-chain estimates (§4); they are bounds \
 only under the conditions the notes state (e.g. not for p_r < 1).\n\
 - **drop-pins**: a fast approximation (eqs. 10-11), no bound.\n\

@@ -45,7 +45,14 @@ pub struct Row {
     pub capacity_sigma: Option<f64>,
     pub capacity_worst_case: Option<f64>,
     pub capacity_ratio: Option<f64>,
+    /// The renewal bound on the source's model workload: the true one for synthetic
+    /// sources, the fitted one (point estimate) for traces.
     pub fn_renewal_upper: Option<f64>,
+    /// The renewal bound on the workload fitted from the trace, point estimate (traces:
+    /// the same as `fn_renewal_upper`; synthetic sources with `fit = true`).
+    pub fn_renewal_fitted: Option<f64>,
+    /// The renewal bound at the conservative end of the fit's uncertainty.
+    pub fn_renewal_conservative: Option<f64>,
     pub fn_markov_lower: Option<f64>,
     pub fn_markov_swr: Option<f64>,
     pub fn_markov_uniform: Option<f64>,
@@ -56,6 +63,8 @@ pub struct Row {
     pub renewal_guaranteed: Option<bool>,
     /// The renewal bound is at or above the observed FN interval's low end.
     pub renewal_holds: Option<bool>,
+    /// The conservative renewal bound is at or above the observed FN interval's low end.
+    pub conservative_holds: Option<bool>,
     /// The Markov lower bound is at or below the observed FN interval's high end.
     pub lower_holds: Option<bool>,
     /// Caveats and errors for this point, `; `-separated.

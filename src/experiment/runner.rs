@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use super::config::{ExperimentConfig, Measure};
 use super::grid::{Point, SigmaRule};
 use super::row::Row;
-use super::source::Prepared;
-use crate::compare::sigma_for_target;
+use super::source::{Fitted, Prepared, Source};
+use crate::compare::{conservative_renewal, sigma_for_target};
 use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::model::fneg::{Claim, FnModel, Method, RenewalOptions};
@@ -286,6 +286,44 @@ fn fn_models(
             (Method::Renewal, None, _) => row.renewal_guaranteed = Some(g.guaranteed),
             (Method::MarkovLower, _, Some(high)) => row.lower_holds = Some(r.fn_rate <= high),
             _ => {}
+        }
+    }
+    if methods.contains(&Method::Renewal) {
+        if let Some(fitted) = &source.fitted {
+            fitted_renewal(config, source, fitted, filter, row)?;
+        }
+    }
+    Ok(())
+}
+
+/// The renewal bound on the fitted workload, at its point estimate and at the
+/// conservative end of the fit's uncertainty.
+fn fitted_renewal(
+    config: &ExperimentConfig,
+    source: &Prepared,
+    fitted: &Fitted,
+    filter: &FilterConfig,
+    row: &mut Row,
+) -> Result<()> {
+    row.fn_renewal_fitted = if matches!(source.source, Source::Trace(_)) {
+        row.fn_renewal_upper
+    } else {
+        let r = FnModel::new(filter, &fitted.point, config.eps)?.renewal(RenewalOptions {
+            eps: config.eps,
+            ..RenewalOptions::default()
+        })?;
+        Some(r.fn_upper)
+    };
+    if let Some(c) = conservative_renewal(filter, &fitted.conservative, config.eps)? {
+        row.fn_renewal_conservative = Some(c.fn_upper);
+        if let Some(low) = row.observed_fn_low {
+            row.conservative_holds = Some(c.fn_upper >= low);
+            if c.fn_upper < low {
+                row.note(format!(
+                    "conservative renewal bound {:.3e} is below the observed FN interval [{low:.3e}, ..]",
+                    c.fn_upper
+                ));
+            }
         }
     }
     Ok(())

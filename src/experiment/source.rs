@@ -32,9 +32,41 @@ pub struct Prepared {
     /// The workload the FN models get: the true one for synthetic sources, the
     /// fitted one for traces (None when no FN measure was asked for).
     pub workload: Option<Workload>,
+    /// The workload fitted from the trace (for synthetic sources with `fit = true`,
+    /// from the first seed's trace), when FN measures were asked for.
+    pub fitted: Option<Fitted>,
     /// Caveats that apply to every row of this source (fitted workload, skipped
     /// records of the trace).
     pub notes: Vec<String>,
+}
+
+/// A fitted workload: the point estimate and the workloads at the conservative end
+/// of the fit's uncertainty ([`crate::fit::Fit::conservative_workloads`]).
+#[derive(Clone, Debug)]
+pub struct Fitted {
+    pub point: Workload,
+    pub conservative: Vec<Workload>,
+}
+
+impl Fitted {
+    fn from_stream(
+        path: &str,
+        options: FitOptions,
+        stream: impl IntoIterator<Item = Message>,
+    ) -> Result<Fitted> {
+        let mut fitter = Fitter::new(options)?;
+        fitter.run(stream);
+        let fit = fitter.finish()?;
+        let unusable = |e: Error| {
+            Error::invalid(format!(
+                "{path}: the fitted workload is not usable by the FN models: {e}"
+            ))
+        };
+        Ok(Fitted {
+            point: fit.workload().map_err(unusable)?,
+            conservative: fit.conservative_workloads().map_err(unusable)?,
+        })
+    }
 }
 
 impl Source {
@@ -118,66 +150,64 @@ impl Source {
         }
     }
 
-    /// Fits (traces) or builds (synthetic) the workload, and collects the trace's
-    /// ingest warnings so they reach the report instead of being dropped.
-    pub fn prepare(&self, needs_workload: bool) -> Result<Prepared> {
-        let name = self.name();
-        let warmup = self.warmup();
+    /// A source that is not read (no point of it in this shard).
+    pub fn unprepared(&self) -> Prepared {
+        Prepared {
+            source: self.clone(),
+            name: self.name(),
+            warmup: self.warmup(),
+            workload: None,
+            fitted: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Fits (traces, and synthetic sources with `fit`) or builds (synthetic) the
+    /// workload, and collects the trace's ingest warnings so they reach the report
+    /// instead of being dropped. `seed` is the seed of the synthetic trace to fit.
+    pub fn prepare(&self, needs_workload: bool, seed: u64) -> Result<Prepared> {
+        let mut p = self.unprepared();
         match self {
-            Source::ModelsOnly => Ok(Prepared {
-                source: self.clone(),
-                name,
-                warmup,
-                workload: None,
-                notes: Vec::new(),
-            }),
-            Source::Synthetic(s) => Ok(Prepared {
-                source: self.clone(),
-                name,
-                warmup,
-                workload: needs_workload
-                    .then(|| Source::synthetic_workload(s))
-                    .transpose()?,
-                notes: Vec::new(),
-            }),
+            Source::ModelsOnly => {}
+            Source::Synthetic(s) => {
+                if needs_workload {
+                    p.workload = Some(Source::synthetic_workload(s)?);
+                }
+                if needs_workload && s.fit {
+                    let options = FitOptions {
+                        warmup: p.warmup,
+                        window: s.fit_window,
+                        ..FitOptions::default()
+                    };
+                    p.fitted = Some(Fitted::from_stream(&p.name, options, self.messages(seed)?)?);
+                }
+            }
             Source::Trace(t) => {
                 let mut stream = ingest::open(&t.path, &Source::ingest_options(t)?)?;
-                let mut notes: Vec<String> = Vec::new();
-                let workload = if needs_workload {
-                    let mut fitter = Fitter::new(FitOptions {
-                        warmup,
+                if needs_workload {
+                    let options = FitOptions {
+                        warmup: p.warmup,
                         window: t.fit_window,
                         ..FitOptions::default()
-                    })?;
-                    fitter.run(&mut stream);
-                    let fit = fitter.finish()?;
-                    let w = fit.workload().map_err(|e| {
-                        Error::invalid(format!(
-                            "{}: the fitted workload is not usable by the FN models: {e}",
-                            t.path.display()
-                        ))
-                    })?;
-                    notes.push(format!(
-                        "FN models use the workload fitted from the trace (D = {}, p_r = {:.4}); bounds are guaranteed for the fitted model, not for the trace itself",
+                    };
+                    let fitted =
+                        Fitted::from_stream(&t.path.display().to_string(), options, &mut stream)?;
+                    let w = &fitted.point;
+                    p.notes.push(format!(
+                        "FN models use the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads the trace's reuse profile); bounds are guaranteed for the fitted model, not for the trace itself",
                         w.distinct(),
                         w.p_repeat
                     ));
-                    Some(w)
+                    p.workload = Some(fitted.point.clone());
+                    p.fitted = Some(fitted);
                 } else {
                     stream.by_ref().for_each(drop);
-                    None
-                };
-                notes.extend(stream.summary().warnings());
+                }
+                p.notes.extend(stream.summary().warnings());
                 check_nonempty(&t.path, stream.summary())?;
-                Ok(Prepared {
-                    source: self.clone(),
-                    name,
-                    warmup,
-                    workload,
-                    notes,
-                })
             }
         }
+        Ok(p)
     }
 }
 

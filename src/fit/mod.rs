@@ -31,8 +31,10 @@
 
 pub mod placement;
 pub mod profile;
+pub mod reuse;
 pub mod successor;
 pub mod table;
+pub mod uncertainty;
 
 use std::collections::VecDeque;
 
@@ -46,7 +48,9 @@ use crate::stats::{ratio_interval, Interval};
 use crate::workload::{Placement, Workload};
 use placement::HorizonCounts;
 use profile::RankProfile;
+use reuse::{ReuseCounts, ReuseEstimate, ReuseSummary};
 use successor::{SuccessorCounts, SuccessorEntropy};
+use uncertainty::{FitUncertainty, Groups};
 
 /// Fitting settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -143,6 +147,10 @@ pub struct FitSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement_note: Option<String>,
     pub successor_entropy: SuccessorEntropy,
+    /// The reuse-distance profile behind the renewal bound ([`reuse`]).
+    pub reuse: Option<ReuseSummary>,
+    /// Intervals of Q's head and tail mass and of the placement ([`uncertainty`]).
+    pub uncertainty: FitUncertainty,
     pub per_window: Vec<WindowFit>,
 }
 
@@ -156,16 +164,53 @@ pub struct Fit {
     pub zeta: Vec<f64>,
     /// Mean draws per window at each rank (the Poisson means behind zeta-hat).
     pub mean_counts: Vec<f64>,
+    /// S(n) = P(reuse distance > n | repeat), estimated and at its upper end.
+    pub reuse: Option<ReuseEstimate>,
 }
 
 impl Fit {
-    /// The fitted workload, with the summary (minus the per-window table) as provenance.
+    /// The fitted workload (point estimates, the measured reuse profile), with the
+    /// summary (minus the per-window table) as provenance.
     pub fn workload(&self) -> Result<Workload> {
+        self.workload_with(
+            self.summary.p_repeat,
+            self.reuse.as_ref().map(|r| r.point.clone()),
+        )
+    }
+
+    /// The workloads at the conservative end of the fit's uncertainty, for the renewal
+    /// bound: the reuse profile at the upper end of its pointwise interval (the one-phase
+    /// ratio is non-decreasing in every U_j, docs/FIT.md), with p_r at the low end, the
+    /// estimate and the high end of its interval (the bound is not monotone in p_r in
+    /// general; the caller takes the largest of the three bounds). Empty without a
+    /// reuse profile.
+    pub fn conservative_workloads(&self) -> Result<Vec<Workload>> {
+        let Some(r) = &self.reuse else {
+            return Ok(Vec::new());
+        };
+        let p = self.summary.p_repeat;
+        let mut ps = vec![p];
+        if let Some(i) = &self.summary.p_repeat_interval {
+            ps.insert(0, i.low.clamp(0.0, 1.0));
+            ps.push(i.high.clamp(0.0, 1.0));
+        }
+        ps.dedup();
+        ps.into_iter()
+            .map(|p| self.workload_with(p, Some(r.upper.clone())))
+            .collect()
+    }
+
+    fn workload_with(
+        &self,
+        p_repeat: f64,
+        reuse: Option<crate::workload::ReuseProfile>,
+    ) -> Result<Workload> {
         let mut w = Workload::explicit(
             self.q.clone(),
-            self.summary.p_repeat,
+            p_repeat,
             Placement::Explicit(self.zeta.clone()),
         );
+        w.reuse = reuse;
         let mut prov = serde_json::to_value(&self.summary)
             .map_err(|e| Error::invalid(format!("cannot serialise fit summary: {e}")))?;
         if let Some(o) = prov.as_object_mut() {
@@ -190,6 +235,8 @@ struct KeyState {
     horizon_count: u32,
     /// Measured index of the key's first sight, u64::MAX if in the warm-up.
     born: u64,
+    /// Trace index (warm-up included) of the key's latest arrival.
+    last: u64,
 }
 
 impl KeyState {
@@ -199,6 +246,7 @@ impl KeyState {
         window_count: 0,
         horizon_count: 0,
         born: u64::MAX,
+        last: 0,
     };
 }
 
@@ -228,6 +276,8 @@ pub struct Fitter {
     windows: Vec<WindowFit>,
     successors: SuccessorCounts,
     partial: Option<Vec<u64>>,
+    reuse: ReuseCounts,
+    groups: Groups,
 }
 
 impl Fitter {
@@ -250,6 +300,8 @@ impl Fitter {
             windows: Vec::new(),
             successors: SuccessorCounts::new(options.pair_cap),
             partial: None,
+            reuse: ReuseCounts::default(),
+            groups: Groups::default(),
         })
     }
 
@@ -327,15 +379,18 @@ impl Fitter {
                     break;
                 }
                 self.open.pop_front();
-                let count = self.states[k as usize].horizon_count;
-                self.horizons.record(u64::from(count));
+                let count = u64::from(self.states[k as usize].horizon_count);
+                self.horizons.record(count);
+                self.groups.record_horizon(born / w, count);
             }
         }
         let state = &mut self.states[id as usize];
         state.total = state.total.saturating_add(1);
+        let previous = std::mem::replace(&mut state.last, index);
         let Some(m) = measured else {
             return;
         };
+        self.reuse.record(index, (!fresh).then(|| index - previous));
         self.successors.push(id);
         self.window_arrivals += 1;
         if fresh {
@@ -388,6 +443,8 @@ impl Fitter {
         // Q-hat uses complete windows; only the last window can be partial, and it is
         // kept aside in case there is no complete window at all.
         if complete {
+            self.groups
+                .add_window(u64::from(self.window), &mut counts.clone());
             self.profile.add_window(&mut counts);
         } else {
             self.partial = Some(counts);
@@ -441,16 +498,22 @@ impl Fitter {
             .filter(|x| x.arrivals as f64 == w)
             .map(|x| (x.repeats as f64, x.arrivals as f64))
             .collect();
+        let reuse = self.reuse.estimate(self.options.confidence);
         let one_hit = self.states.iter().filter(|s| s.total == 1).count() as u64;
         let distinct = self.states.len() as u64;
         let summary = FitSummary {
-            estimator: "rank statistics within windows (Q), Poisson-mixture MLE of new messages' draw counts (zeta)",
+            estimator: "reuse-distance survival S(n) per repeat (renewal bound: U_j = S(j - 1)), rank statistics within windows (Q), Poisson-mixture MLE of new messages' draw counts (zeta)",
             warmup: self.options.warmup,
             arrivals,
             repeats: self.repeats,
             new: self.new,
             p_repeat: self.repeats as f64 / arrivals as f64,
-            p_repeat_interval: ratio_interval(&batches, self.options.confidence),
+            // The reuse batches (32 to 64 of them) give a far tighter t-interval
+            // than a handful of fit windows would.
+            p_repeat_interval: reuse
+                .as_ref()
+                .and_then(|r| r.p_repeat)
+                .or_else(|| ratio_interval(&batches, self.options.confidence)),
             distinct_keys: distinct,
             one_hit_wonders: one_hit,
             one_hit_share: one_hit as f64 / distinct.max(1) as f64,
@@ -463,6 +526,13 @@ impl Fitter {
             placement_never_redrawn: self.horizons.zero_share(),
             placement_note,
             successor_entropy: self.successors.entropy(self.states.len()),
+            reuse: reuse.as_ref().map(|r| r.summary.clone()),
+            uncertainty: self.groups.uncertainty(
+                &q,
+                &zeta,
+                &mean_counts,
+                self.options.confidence,
+            ),
             per_window: self.windows,
         };
         Ok(Fit {
@@ -470,6 +540,7 @@ impl Fitter {
             q,
             zeta,
             mean_counts,
+            reuse,
         })
     }
 }

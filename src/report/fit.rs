@@ -15,7 +15,7 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
     t.row(["warm-up".to_string(), s.warmup.to_string()]);
     let ci = s.p_repeat_interval.map_or(String::new(), |i| {
         format!(
-            "  [{:.5}, {:.5}] ({:.0}%, {} windows)",
+            "  [{:.5}, {:.5}] ({:.0}%, {} batches)",
             i.low,
             i.high,
             i.level * 100.0,
@@ -51,6 +51,47 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
     t.row([
         "new never redrawn within W".to_string(),
         format!("{:.1}%", 100.0 * s.placement_never_redrawn),
+    ]);
+    if let Some(r) = &s.reuse {
+        t.row([
+            "reuse distance (arrivals)".to_string(),
+            format!(
+                "median {}, longest {}; S(n) measured up to n = {} ({} repeats, {} batches)",
+                r.median_distance.map_or("-".into(), |m| m.to_string()),
+                r.max_distance,
+                r.covered_up_to,
+                r.repeats,
+                r.batches
+            ),
+        ]);
+    }
+    let u = &s.uncertainty;
+    let band = |i: &Option<crate::stats::Interval>| {
+        i.map_or("-".into(), |i| {
+            format!(
+                "{:.4} [{:.4}, {:.4}] ({:.0}%)",
+                i.estimate,
+                i.low,
+                i.high,
+                i.level * 100.0
+            )
+        })
+    };
+    t.row([
+        format!("Q mass, top {} ranks", crate::fit::uncertainty::HEAD_RANKS),
+        band(&u.q_head_mass),
+    ]);
+    t.row([
+        "Q mass, less popular half".to_string(),
+        band(&u.q_tail_mass),
+    ]);
+    t.row([
+        "placement: share on top 10% of ranks".to_string(),
+        band(&u.placement_top_share),
+    ]);
+    t.row([
+        "placement: mean rank / D".to_string(),
+        band(&u.placement_mean_rank),
     ]);
     let e = &s.successor_entropy;
     t.row([

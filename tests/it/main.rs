@@ -9,6 +9,7 @@ mod experiment_bounds;
 mod experiment_configs;
 mod experiment_errors;
 mod experiment_shards;
+mod fit_bound;
 mod fit_round_trip;
 mod ingest_cdn;
 mod ingest_formats;

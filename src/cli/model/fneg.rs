@@ -78,13 +78,13 @@ struct Output<'a> {
 }
 
 fn parse_placement(s: &str) -> Result<Placement> {
-    if s.contains(',') || s.parse::<f64>().is_ok() {
+    if !s.starts_with("segments:") && (s.contains(',') || s.parse::<f64>().is_ok()) {
         let v: std::result::Result<Vec<f64>, _> =
             s.split(',').map(|x| x.trim().parse::<f64>()).collect();
         return v.map(Placement::Explicit).map_err(|e| {
             Error::config(
                 "placement",
-                format!("not a comma-separated list of weights ({e}); allowed: uniform, top, bottom, or w0,w1,..."),
+                format!("not a comma-separated list of weights ({e}); allowed: uniform, top, bottom, segments:W1,W2,..., or w0,w1,... (one weight per rank)"),
             )
         });
     }

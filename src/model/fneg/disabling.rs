@@ -68,6 +68,7 @@ const UNDERFLOW: f64 = 1e-300;
 
 use super::eq24::{self, Coefficients, LANES};
 use super::simd::{sum_lanes, AlignedVec, Simd};
+use crate::workload::reuse::{ReuseProfile, ReuseSequence};
 
 /// Lane sums of U for each arrival of a block.
 type BlockLanes = [[f64; LANES]; BLOCK];
@@ -313,7 +314,9 @@ impl<'a> Disabling<'a> {
     }
 }
 
-/// The sequence U_0 = sum_i q_i, U_1, U_2, ... of the renewal model (eq. 24).
+/// The sequence U_0 = sum_i q_i, U_1, U_2, ... of the renewal model (eq. 24), or the
+/// same sequence read from a measured reuse profile (U_j = S(j - 1), see
+/// [`crate::workload::reuse`]).
 ///
 /// With at least [`SPLIT_MIN`] ranks and a second core free (the same rule as the
 /// two-part split), the sequence is computed on threads of its own, ahead of the
@@ -329,6 +332,7 @@ pub struct EnabledMassSeq<'a> {
 enum Source<'a> {
     Inline(Box<Disabling<'a>>),
     Thread(std::sync::mpsc::Receiver<Vec<f64>>),
+    Profile(ReuseSequence<'a>),
 }
 
 /// Values sent per message by the producer thread, and messages it may run ahead.
@@ -371,10 +375,20 @@ impl<'a> EnabledMassSeq<'a> {
         }
     }
 
+    /// The sequence S(0), S(1), ... of a reuse profile: no recursion over ranks.
+    pub fn from_profile(profile: &'a ReuseProfile) -> Self {
+        EnabledMassSeq {
+            source: Source::Profile(profile.sequence()),
+            batch: Vec::new(),
+            pos: 0,
+        }
+    }
+
     /// The next U.
     pub fn next_mass(&mut self) -> f64 {
         if self.pos == self.batch.len() {
             match &mut self.source {
+                Source::Profile(seq) => return seq.next().unwrap_or(0.0),
                 Source::Inline(dis) => {
                     dis.arrival();
                     return dis.enabled_mass();

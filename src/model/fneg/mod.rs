@@ -38,7 +38,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Trigger};
 use crate::model::tau::Transitions;
-use crate::workload::Workload;
+use crate::workload::{ReuseProfile, Workload};
 
 pub use markov::ChainRates;
 pub use profile::Profile;
@@ -165,6 +165,8 @@ pub struct FnModel {
     pub q: Vec<f64>,
     pub zeta: Vec<f64>,
     pub p_r: f64,
+    /// A measured reuse profile (fitted workloads): the renewal bound reads U_j from it.
+    pub reuse: Option<ReuseProfile>,
     /// Truncation: states or arrivals beyond probability eps are dropped (§4.1.3, §5.1).
     pub eps: f64,
 }
@@ -222,6 +224,7 @@ impl FnModel {
             q: workload.repeat_distribution()?,
             zeta: workload.placement_distribution()?,
             p_r: workload.p_repeat,
+            reuse: workload.reuse.clone(),
             eps,
         })
     }
@@ -238,6 +241,7 @@ impl FnModel {
                 q: &self.q,
                 zeta: &self.zeta,
                 p_r: self.p_r,
+                reuse: self.reuse.as_ref(),
             },
             options,
         )
@@ -280,6 +284,16 @@ impl FnModel {
 
     /// What each method's number is for this filter and workload.
     pub fn guarantee(&self, method: Method) -> Guarantee {
+        let mut g = self.variant_guarantee(method);
+        if method == Method::Renewal && self.reuse.is_some() {
+            g.note.push_str(
+                "; U_j read from the measured reuse profile (docs/FIT.md): a bound for the model with this profile, not a proof for the trace",
+            );
+        }
+        g
+    }
+
+    fn variant_guarantee(&self, method: Method) -> Guarantee {
         let repeats_only = self.p_r >= 1.0;
         let one = self.phases == 1;
         let g = |claim, guaranteed, note: &str| Guarantee {

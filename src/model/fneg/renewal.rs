@@ -19,11 +19,13 @@
 //! towards a larger bound); a non-retaining one starts empty.
 //!
 //! Truncation (appendix E.1): the sums stop once the probability that a cycle is still
-//! running in the sigma + k process is below epsilon (or, one phase, once a further
-//! arrival's false-negative chance p_r U_j is below 1e-9 of the running ratio, which
-//! happens when p_r = 1 and Q is nearly exhausted so cycles may never end); the
-//! per-arrival false-negative chance falls along a cycle, so the ratio of the truncated
-//! sums is at least the full one.
+//! running in the sigma + k process is below epsilon (or, one phase with p_r = 1, once
+//! a further arrival's false-negative chance p_r U_j is below 1e-9 of the running
+//! ratio: Q is nearly exhausted and cycles may never end); the per-arrival
+//! false-negative chance falls along a cycle, so the ratio of the truncated sums is at
+//! least the full one. With p_r < 1 new messages keep setting bits, so cycles end:
+//! once U is that small it is held at its value (an upper bound of every later U, and
+//! the one-phase ratio is non-decreasing in U) and the cycle is followed to its end.
 //!
 //! Window error: the bit distribution drops cells below `tiny` (see
 //! [`super::bitdist`]). Write the full sums as C = C_w + C_d and A = A_w + A_d, where the
@@ -48,6 +50,7 @@ use super::inscount::Decomposed;
 use super::nbounded::JointDist;
 use crate::error::{Error, Result};
 use crate::model::tau::Transitions;
+use crate::workload::ReuseProfile;
 
 /// Most insertions [`per_insertion`] follows (2^26 summaries of 32 bytes: 2 GiB). A
 /// sigma-bounded filter with sigma + k below M bits leaves the sigma + k process after
@@ -112,6 +115,9 @@ pub struct RenewalInput<'a> {
     pub q: &'a [f64],
     pub zeta: &'a [f64],
     pub p_r: f64,
+    /// A measured reuse profile: U_j is read from it (U_j = S(j - 1)) instead of
+    /// following eq. (24) with `q` and `zeta`.
+    pub reuse: Option<&'a ReuseProfile>,
 }
 
 /// Computes the renewal bound (one or two phases).
@@ -134,6 +140,9 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
     // U_j comes from threads of its own when Q is large (`EnabledMassSeq`); they start
     // now, so they already run while the bit process's per-insertion sums are built,
     // and end with the scope.
+    if let Some(profile) = input.reuse {
+        return run(input, opt, &mut EnabledMassSeq::from_profile(profile));
+    }
     std::thread::scope(|scope| {
         let mut enabled = EnabledMassSeq::start(scope, input.q, input.zeta, p_r);
         run(input, opt, &mut enabled)
@@ -194,9 +203,19 @@ fn run(
     let mut lucky_series = Vec::new();
     let mut j = 0u64;
     let truncated;
+    // One phase with new arrivals: once U is negligible it is held at its last value
+    // (U is non-increasing, so this bounds every later U from above, and the one-phase
+    // ratio is non-decreasing in U), and the cycle is followed to its end, because
+    // new messages keep setting bits. Stopping there instead would leave the rest of
+    // the cycle's arrivals out of the denominator: still an upper bound, but a loose
+    // one when cycles outlast the repeats (a filter holding the whole working set).
+    let mut held: Option<f64> = None;
     loop {
         j += 1;
-        let u = enabled.next_mass();
+        let u = match held {
+            Some(u) => u,
+            None => enabled.next_mass(),
+        };
         let s = bits.summary();
         a_sum += s.alive;
         c_sum += p_r * u * s.sets_cap;
@@ -211,9 +230,12 @@ fn run(
         // add at most a negligible share to the numerator (p_r = 1 and Q nearly
         // exhausted: cycles may then last almost forever, and the ratio only falls).
         let exhausted = p_r * u <= 1e-9 * c_sum / a_sum;
-        if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two) {
+        if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two && p_r >= 1.0) {
             truncated = s.alive_cap;
             break;
+        }
+        if exhausted && !two && held.is_none() {
+            held = Some(u);
         }
         bits.step(((1.0 - p_r) + p_r * u).clamp(0.0, 1.0));
     }
@@ -376,6 +398,7 @@ mod tests {
             q,
             zeta,
             p_r: 1.0,
+            reuse: None,
         }
     }
 

@@ -4,11 +4,14 @@
 //! enters Q. `rbf synth` draws traces from it, `rbf fit` estimates it from a trace and
 //! the FN models take it as input, so it has one serialised form: a JSON workload file.
 
+pub mod reuse;
+
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use reuse::{Between, ReuseProfile};
 
 /// Popularity of the D previously seen messages, most popular first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,6 +35,10 @@ pub enum Placement {
     Bottom,
     /// zeta_i for i = 0..D, normalised on use.
     Explicit(Vec<f64>),
+    /// Relative weights of equal segments of the ranking, most popular segment first:
+    /// [8, 4, 2, 1] puts 8/15 of new messages, spread evenly, in the top quarter of the
+    /// ranks. An explicit vector whose shape does not depend on D.
+    Segments(Vec<f64>),
 }
 
 impl Placement {
@@ -40,10 +47,52 @@ impl Placement {
             "uniform" => Ok(Placement::Uniform),
             "top" => Ok(Placement::Top),
             "bottom" => Ok(Placement::Bottom),
-            other => Err(Error::config(
-                "placement",
-                format!("unknown placement `{other}`; allowed: uniform, top, bottom (or an explicit vector in a workload file)"),
-            )),
+            other => match other.strip_prefix("segments:") {
+                Some(list) => {
+                    let w = list
+                        .split(',')
+                        .map(|x| x.trim().parse::<f64>())
+                        .collect::<std::result::Result<Vec<f64>, _>>()
+                        .map_err(|e| {
+                            Error::config(
+                                "placement",
+                                format!("`{other}`: segment weights must be numbers ({e}), e.g. segments:8,4,2,1"),
+                            )
+                        })?;
+                    let p = Placement::Segments(w);
+                    p.probabilities(p.min_distinct())?;
+                    Ok(p)
+                }
+                None => Err(Error::config(
+                    "placement",
+                    format!("unknown placement `{other}`; allowed: uniform, top, bottom, segments:W1,W2,... (relative weights of equal rank segments, most popular first), or an explicit vector in a workload file"),
+                )),
+            },
+        }
+    }
+
+    /// A short name for tables and plot labels (never a Debug dump of a vector).
+    pub fn label(&self) -> String {
+        match self {
+            Placement::Uniform => "uniform".into(),
+            Placement::Top => "top".into(),
+            Placement::Bottom => "bottom".into(),
+            Placement::Explicit(v) => format!("explicit ({} ranks)", v.len()),
+            Placement::Segments(w) => format!(
+                "segments:{}",
+                w.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        }
+    }
+
+    /// The fewest ranks the placement can describe (one per segment).
+    fn min_distinct(&self) -> usize {
+        match self {
+            Placement::Segments(w) => w.len().max(1),
+            _ => 1,
         }
     }
 
@@ -69,6 +118,25 @@ impl Placement {
                 }
                 z = normalised("placement", v)?;
             }
+            Placement::Segments(w) => {
+                let w = normalised("placement", w)?;
+                if w.len() > distinct {
+                    return Err(Error::config(
+                        "placement",
+                        format!(
+                            "{} segments need at least as many ranks, but D = {distinct}",
+                            w.len()
+                        ),
+                    ));
+                }
+                let k = w.len();
+                for (j, wj) in w.iter().enumerate() {
+                    let (lo, hi) = (j * distinct / k, (j + 1) * distinct / k);
+                    z[lo..hi]
+                        .iter_mut()
+                        .for_each(|x| *x = wj / (hi - lo) as f64);
+                }
+            }
         }
         Ok(z)
     }
@@ -84,6 +152,12 @@ pub struct Workload {
     pub popularity: Popularity,
     pub p_repeat: f64,
     pub placement: Placement,
+    /// The reuse-distance survival S(n) measured on a trace ([`reuse`]): when present,
+    /// the renewal bound reads its U_j from it instead of following eq. (24) with Q
+    /// and zeta (the two agree under the model; a fitted Q and zeta do not pin S down
+    /// as precisely as the trace does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse: Option<ReuseProfile>,
     /// Free-form provenance (which trace, which estimator, fit statistics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<serde_json::Value>,
@@ -102,6 +176,7 @@ impl Workload {
             popularity: Popularity::Zipf { distinct, alpha },
             p_repeat,
             placement,
+            reuse: None,
             provenance: None,
         }
     }
@@ -112,6 +187,7 @@ impl Workload {
             popularity: Popularity::Explicit(q),
             p_repeat,
             placement,
+            reuse: None,
             provenance: None,
         }
     }
@@ -154,6 +230,9 @@ impl Workload {
         }
         self.repeat_distribution()?;
         self.placement.probabilities(self.distinct())?;
+        if let Some(r) = &self.reuse {
+            r.validate()?;
+        }
         Ok(())
     }
 
