@@ -2,13 +2,11 @@
 //! proportional to distinct keys) and synthetic workloads (regenerated from the seed).
 //! A trace's workload, which the models need, is fitted once, in a first pass.
 
-use std::path::Path;
-
 use super::config::{ExperimentConfig, SyntheticSource, TraceSource};
 use crate::error::{Error, Result};
 use crate::fit::{FitOptions, Fitter};
 use crate::ingest::packet::key::KeySpec;
-use crate::ingest::{self, IngestOptions, IngestSummary};
+use crate::ingest::{self, IngestOptions};
 use crate::message::{KeyHasher, Message};
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::{Placement, Workload};
@@ -55,10 +53,15 @@ impl Source {
     pub fn name(&self) -> String {
         match self {
             Source::Trace(t) => t.name.clone().unwrap_or_else(|| {
-                t.path.file_name().map_or_else(
-                    || t.path.display().to_string(),
-                    |n| n.to_string_lossy().into(),
-                )
+                let paths = t.path.list();
+                let first = paths.first().map_or_else(String::new, |p| {
+                    p.file_name()
+                        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+                });
+                match paths.len() {
+                    1 => first,
+                    n => format!("{first} (+{} more)", n - 1),
+                }
             }),
             Source::Synthetic(s) => s.name.clone().unwrap_or_else(|| {
                 format!(
@@ -89,8 +92,14 @@ impl Source {
         Ok(IngestOptions {
             format: t.format,
             key: KeySpec::new(t.key, t.prefix_v4, t.prefix_v6)?,
+            flows: t.flow_timeouts()?,
+            sort_by_time: t.sort_by_time,
             ..IngestOptions::default()
         })
+    }
+
+    fn open_trace(t: &TraceSource) -> Result<Box<dyn ingest::MessageSource>> {
+        ingest::open_inputs(t.path.list(), &Source::ingest_options(t)?)
     }
 
     /// The message stream of one replay. Synthetic traces depend on the seed; a trace
@@ -98,7 +107,7 @@ impl Source {
     pub fn messages(&self, seed: u64) -> Result<Stream> {
         match self {
             Source::Trace(t) => {
-                let source = ingest::open(&t.path, &Source::ingest_options(t)?)?;
+                let source = Source::open_trace(t)?;
                 Ok(Stream::Trace(source))
             }
             Source::Synthetic(s) => {
@@ -141,7 +150,7 @@ impl Source {
                 notes: Vec::new(),
             }),
             Source::Trace(t) => {
-                let mut stream = ingest::open(&t.path, &Source::ingest_options(t)?)?;
+                let mut stream = Source::open_trace(t)?;
                 let mut notes: Vec<String> = Vec::new();
                 let workload = if needs_workload {
                     let mut fitter = Fitter::new(FitOptions {
@@ -154,7 +163,7 @@ impl Source {
                     let w = fit.workload().map_err(|e| {
                         Error::invalid(format!(
                             "{}: the fitted workload is not usable by the FN models: {e}",
-                            t.path.display()
+                            stream.summary().source
                         ))
                     })?;
                     notes.push(format!(
@@ -168,7 +177,7 @@ impl Source {
                     None
                 };
                 notes.extend(stream.summary().warnings());
-                check_nonempty(&t.path, stream.summary())?;
+                stream.summary().require_data()?;
                 Ok(Prepared {
                     source: self.clone(),
                     name,
@@ -179,16 +188,6 @@ impl Source {
             }
         }
     }
-}
-
-fn check_nonempty(path: &Path, summary: &IngestSummary) -> Result<()> {
-    if summary.messages == 0 {
-        return Err(Error::invalid(format!(
-            "{}: no messages could be read from this trace",
-            path.display()
-        )));
-    }
-    Ok(())
 }
 
 /// A replayable stream: a trace reader (whose summary is kept) or a generator.
