@@ -24,7 +24,8 @@ fn put(slot: &DamageSlot, what: String) {
     }
 }
 
-fn take(slot: &DamageSlot) -> Option<String> {
+/// Takes the damage a decompressor recorded, if any.
+pub fn take_damage(slot: &DamageSlot) -> Option<String> {
     slot.lock().ok().and_then(|mut s| s.take())
 }
 
@@ -133,7 +134,7 @@ impl Decompressed {
 
     fn finish(&mut self) {
         let mut s = self.inner.summary().clone();
-        if let Some(d) = take(&self.damage) {
+        if let Some(d) = take_damage(&self.damage) {
             // The decompressor's damage is the cause of any damage the format reader
             // saw (a record cut short by the end of the decompressed bytes).
             s.damage = Some(format!(
@@ -181,7 +182,7 @@ mod tests {
         let mut r = ZstdReader::new(std::io::BufReader::new(bytes), slot.clone()).expect("init");
         let mut out = Vec::new();
         r.read_to_end(&mut out).expect("never an error");
-        (out, take(&slot))
+        (out, take_damage(&slot))
     }
 
     #[test]

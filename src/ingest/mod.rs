@@ -346,19 +346,32 @@ pub fn open_inputs(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dy
 /// Opens one file (or standard input) as a message stream of its records.
 pub(crate) fn open_file(path: &Path, options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
     let mut inp = input::open_with_progress(path, options.progress)?;
-    let format = match options.format {
-        Format::Auto => detect(path, &mut inp)?,
-        f => f,
-    };
-    if format.is_text() {
-        input::skip_bom(&mut inp).map_err(|e| Error::io(path, e))?;
-    }
     let damage = inp.damage.take();
-    let source = open_format(path, inp.reader, format, options)?;
-    Ok(match damage {
-        Some(slot) => Box::new(compressed::Decompressed::new(source, slot)),
-        None => source,
-    })
+    let opened = (|| {
+        let format = match options.format {
+            Format::Auto => detect(path, &mut inp)?,
+            f => f,
+        };
+        if format.is_text() {
+            input::skip_bom(&mut inp).map_err(|e| Error::io(path, e))?;
+        }
+        open_format(path, inp.reader, format, options)
+    })();
+    match (opened, damage) {
+        (Ok(source), None) => Ok(source),
+        (Ok(source), Some(slot)) => Ok(Box::new(compressed::Decompressed::new(source, slot))),
+        // Nothing could be decompressed before the damage: say so, not just that the
+        // (empty or cut) decompressed start is no trace.
+        (Err(e), Some(slot)) => match compressed::take_damage(&slot) {
+            Some(d) => Err(Error::Format {
+                path: path.to_path_buf(),
+                offset: 0,
+                message: format!("{d}: too little could be decompressed to read ({e})"),
+            }),
+            None => Err(e),
+        },
+        (Err(e), None) => Err(e),
+    }
 }
 
 fn open_format(

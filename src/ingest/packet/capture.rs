@@ -62,6 +62,16 @@ pub struct PcapSource {
     summary: IngestSummary,
 }
 
+/// Why the parser returned no block, owned so that the reader can be used again.
+enum ReadFailure {
+    Eof,
+    Incomplete,
+    BufferTooSmall,
+    UnexpectedEof,
+    Read,
+    Parse(String),
+}
+
 /// What one block turned into, owned so that the reader can move on.
 enum Outcome {
     Packet {
@@ -134,7 +144,9 @@ impl PcapSource {
                 return None;
             }
             let offset = self.reader.consumed();
-            match self.reader.next() {
+            // The parser's error borrows the reader (and carries the rest of the
+            // buffer): keep only what kind of error it was, never the input.
+            let error = match self.reader.next() {
                 Ok((len, block)) => {
                     match &block {
                         PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
@@ -149,15 +161,34 @@ impl PcapSource {
                     if !matches!(o, Outcome::Nothing) {
                         return Some((offset, o));
                     }
+                    continue;
                 }
-                Err(PcapError::Eof) => self.end(),
-                Err(PcapError::Incomplete(_)) => {
+                Err(PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind)) => {
+                    ReadFailure::Parse(format!("the block does not parse ({kind:?})"))
+                }
+                Err(PcapError::Eof) => ReadFailure::Eof,
+                Err(PcapError::Incomplete(_)) => ReadFailure::Incomplete,
+                Err(PcapError::BufferTooSmall) => ReadFailure::BufferTooSmall,
+                Err(PcapError::UnexpectedEof) => ReadFailure::UnexpectedEof,
+                Err(PcapError::ReadError) => ReadFailure::Read,
+                Err(PcapError::HeaderNotRecognized) => {
+                    ReadFailure::Parse("a file header where a block was expected".into())
+                }
+            };
+            // A whole pcapng block is buffered, yet the parser wants more or cannot
+            // parse it: an inner length is wrong, and the block length says where the
+            // next block starts.
+            let inner = "an inner length runs past the block";
+            match error {
+                ReadFailure::Eof => self.end(),
+                ReadFailure::Incomplete if self.skip_block(offset, inner) => {}
+                ReadFailure::Incomplete => {
                     if let Err(e) = self.reader.refill() {
                         let what = format!("read error: {e}");
                         self.damage(&what);
                     }
                 }
-                Err(PcapError::BufferTooSmall) => {
+                ReadFailure::BufferTooSmall => {
                     let want = self.buffer_size.saturating_mul(2);
                     if want > MAX_BUFFER || !self.reader.grow(want) {
                         self.damage("corrupt capture: a record claims more than 64 MiB");
@@ -169,21 +200,15 @@ impl PcapSource {
                         }
                     }
                 }
-                Err(PcapError::UnexpectedEof) => self.damage(
+                // pcap-parser reports the end of a fully consumed buffer as unexpected
+                // when its reader ran dry before the buffer was last shifted.
+                ReadFailure::UnexpectedEof if self.reader.data().is_empty() => self.end(),
+                ReadFailure::UnexpectedEof if self.skip_block(offset, inner) => {}
+                ReadFailure::UnexpectedEof => self.damage(
                     "truncated capture (or a corrupt length field): the record here is incomplete",
                 ),
-                Err(PcapError::ReadError) => {
-                    self.damage("read error (or corrupt compressed input)")
-                }
-                Err(e) => {
-                    // The parser's error carries the rest of the buffer: name the kind
-                    // of error only, never quote the input.
-                    let what = match e {
-                        PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind) => {
-                            format!("the block does not parse ({kind:?})")
-                        }
-                        _ => "the block does not parse".to_string(),
-                    };
+                ReadFailure::Read => self.damage("read error (or corrupt compressed input)"),
+                ReadFailure::Parse(what) => {
                     if !self.skip_block(offset, &what) {
                         self.damage(&format!("corrupt capture: {what}"));
                     }

@@ -159,8 +159,10 @@ impl FlowTable {
             last_ns: time_ns,
             packets: 1,
         };
+        // The flow's own idle and active times are measured at this packet's time: in
+        // a capture whose times jump back, a flow is not split by packets of others.
         match self.live.get(&key).copied() {
-            Some(l) => match self.expired(&l, now) {
+            Some(l) => match self.expired(&l, time_ns) {
                 Some(reason) => {
                     out.push(Self::record(key, &l, now, reason));
                     self.live.insert(key, fresh);
