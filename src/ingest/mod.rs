@@ -382,7 +382,6 @@ fn open_format(
 ) -> Result<Box<dyn MessageSource>> {
     let p = path.to_path_buf();
     let (hasher, keep) = (options.hasher, options.keep_keys);
-    let key = Some(options.key.describe());
     Ok(match format {
         Format::Jedi => Box::new(text::TextSource::new(
             p,
@@ -414,30 +413,35 @@ fn open_format(
                 keep_keys: keep,
             },
         )?),
-        Format::Zeek => Box::new(
-            text::TextSource::new(
-                p,
-                reader,
-                flowlog::zeek::ZeekParser::new(options.key),
-                hasher,
-                keep,
-            )
-            .with_key(key),
+        Format::Zeek => flow_log(
+            p,
+            reader,
+            flowlog::zeek::ZeekParser::new(options.key),
+            options,
         ),
-        Format::NfdumpCsv => Box::new(
-            text::TextSource::new(
-                p,
-                reader,
-                flowlog::nfdump::NfdumpParser::new(options.key),
-                hasher,
-                keep,
-            )
-            .with_key(key),
+        Format::NfdumpCsv => flow_log(
+            p,
+            reader,
+            flowlog::nfdump::NfdumpParser::new(options.key),
+            options,
         ),
         Format::Binary => Box::new(binary::BinarySource::new(p, reader, hasher, keep)),
         Format::Rbfs => Box::new(rbfs::RbfsSource::open(p, Box::new(reader), hasher)?),
         Format::Auto => unreachable!("detect() never returns Auto"),
     })
+}
+
+/// A flow log's text source, its summary naming the flow key.
+fn flow_log<P: text::LineParser + 'static>(
+    path: PathBuf,
+    reader: Box<dyn std::io::BufRead + Send>,
+    parser: P,
+    options: &IngestOptions,
+) -> Box<dyn MessageSource> {
+    Box::new(
+        text::TextSource::new(path, reader, parser, options.hasher, options.keep_keys)
+            .with_key(Some(options.key.describe())),
+    )
 }
 
 /// pcap magic numbers (micro/nanosecond, both byte orders) and the pcapng section header.

@@ -9,14 +9,7 @@ use crate::ingest_support::*;
 use rbf::ingest::packet::key::FlowKeyKind;
 use rbf::ingest::Format;
 
-const KINDS: [FlowKeyKind; 6] = [
-    FlowKeyKind::FiveTuple,
-    FlowKeyKind::FiveTupleVlan,
-    FlowKeyKind::SrcDst,
-    FlowKeyKind::Dst,
-    FlowKeyKind::DstPrefix,
-    FlowKeyKind::SrcPrefix,
-];
+const KINDS: [FlowKeyKind; 6] = FlowKeyKind::ALL;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

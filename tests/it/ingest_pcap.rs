@@ -12,14 +12,7 @@ use rbf::ingest::packet::flows::FlowTimeouts;
 use rbf::ingest::packet::key::FlowKeyKind;
 use rbf::ingest::{self, Format};
 
-const KINDS: [FlowKeyKind; 6] = [
-    FlowKeyKind::FiveTuple,
-    FlowKeyKind::FiveTupleVlan,
-    FlowKeyKind::SrcDst,
-    FlowKeyKind::Dst,
-    FlowKeyKind::DstPrefix,
-    FlowKeyKind::SrcPrefix,
-];
+const KINDS: [FlowKeyKind; 6] = FlowKeyKind::ALL;
 
 struct Expect {
     file: &'static str,

@@ -33,6 +33,16 @@ pub enum FlowKeyKind {
 }
 
 impl FlowKeyKind {
+    /// Every key kind.
+    pub const ALL: [FlowKeyKind; 6] = [
+        FlowKeyKind::FiveTuple,
+        FlowKeyKind::FiveTupleVlan,
+        FlowKeyKind::SrcDst,
+        FlowKeyKind::Dst,
+        FlowKeyKind::DstPrefix,
+        FlowKeyKind::SrcPrefix,
+    ];
+
     fn tag(self) -> u8 {
         match self {
             FlowKeyKind::FiveTuple => 1,
@@ -390,14 +400,7 @@ mod tests {
         let mut f = v4([1, 2, 3, 4], [5, 6, 7, 8], 1000, 80);
         f.vlans.count = 1;
         f.vlans.ids[0] = 42;
-        for kind in [
-            FlowKeyKind::FiveTuple,
-            FlowKeyKind::FiveTupleVlan,
-            FlowKeyKind::SrcDst,
-            FlowKeyKind::Dst,
-            FlowKeyKind::DstPrefix,
-            FlowKeyKind::SrcPrefix,
-        ] {
+        for kind in FlowKeyKind::ALL {
             let spec = KeySpec::new(kind, 20, 40).expect("valid");
             assert_eq!(
                 render_encoded(spec.encode(&f).as_slice()),
