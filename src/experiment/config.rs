@@ -339,7 +339,7 @@ impl ExperimentConfig {
     /// Reads and checks a config file. Relative paths inside are resolved against the
     /// file's directory, so a config runs the same from any working directory.
     pub fn load(path: &Path) -> Result<ExperimentConfig> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::ingest::input::read_text(path)?;
         ExperimentConfig::parse(&text, path)
     }
 

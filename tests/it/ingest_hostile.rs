@@ -39,6 +39,14 @@ fn a_byte_order_mark_is_accepted_by_every_text_format() {
         let lines = rbf::ingest::input::read_text(&p).expect("reads");
         assert!(!lines.starts_with('\u{feff}'));
     }
+    // Config files too.
+    let c = dir.join("c.toml");
+    std::fs::write(
+        &c,
+        format!("{bom}name = \"x\"\nmeasures = [\"fp-model\"]\n[grid]\nmemory = [64]\nhashes = [2]\nsigma = [8]\n"),
+    )
+    .expect("write");
+    rbf::experiment::config::ExperimentConfig::load(&c).expect("a config with a BOM loads");
 }
 
 #[test]
