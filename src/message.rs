@@ -142,6 +142,15 @@ impl KeyDictionary {
         }
     }
 
+    /// Adds the names of `other` (a later part of the same trace): names already
+    /// present win, different ones are counted as collisions.
+    pub fn merge(&mut self, other: &KeyDictionary) {
+        for (&k, v) in &other.names {
+            self.record(k, v);
+        }
+        self.collisions += other.collisions;
+    }
+
     pub fn name(&self, key: u64) -> Option<&[u8]> {
         self.names.get(&key).map(|b| b.as_ref())
     }

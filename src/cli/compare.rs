@@ -9,7 +9,6 @@ use rbf::compare::{
     ConservativeRenewal, ModelRow,
 };
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
-use rbf::ingest;
 use rbf::model::fneg::{FnReport, Method};
 use rbf::replay::ReplayOptions;
 use rbf::report::Table;
@@ -21,8 +20,10 @@ use super::trace_args::TraceArgs;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Trace file (zstd-compressed files are read transparently).
-    pub trace: PathBuf,
+    /// Trace: a file, several files, a directory or a glob pattern read as one trace
+    /// (a capture series), or `-` for standard input; zstd is decompressed on the fly.
+    #[arg(required = true, num_args = 1..)]
+    pub trace: Vec<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
     /// Choose sigma from the FP model: the largest whose average FP rate meets F.
@@ -124,7 +125,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
             .ok_or_else(|| Error::invalid("the FP model gave no sigma-bounded prediction"))?,
     };
     let methods = Method::parse_list(&a.method)?;
-    let mut source = ingest::open(&a.trace, &a.trace_args.options()?)?;
+    let mut source = a.trace_args.open(&a.trace)?;
     let obs = observe(
         &config,
         ReplayOptions {
@@ -141,6 +142,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
     for w in source.summary().warnings() {
         eprintln!("{w}");
     }
+    source.summary().require_data()?;
     let r = &obs.replay;
     let ci = r.confidence.as_ref();
     let observed_ci = ci.map(|c| c.fp_rate_count_instance);
@@ -162,7 +164,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
     let workload = obs.fit.workload().map_err(|e| {
         Error::invalid(format!(
             "{}: the fitted workload is not usable by the FN models: {e}",
-            a.trace.display()
+            source.summary().source
         ))
     })?;
     let fn_cmp = fn_rows(

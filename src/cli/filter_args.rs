@@ -65,7 +65,7 @@ impl FilterArgs {
     pub fn config(&self) -> Result<FilterConfig> {
         let mut c = match &self.filter_config {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+                let text = rbf::ingest::input::read_text(path)?;
                 let f: FilterFile = toml::from_str(&text).map_err(|e| Error::Config {
                     key: "filter".into(),
                     message: format!("{}: {e}", path.display()),

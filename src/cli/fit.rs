@@ -5,15 +5,16 @@ use std::path::PathBuf;
 use clap::Args;
 
 use rbf::fit::{table, FitOptions, Fitter, DEFAULT_WINDOW};
-use rbf::ingest;
 use rbf::Result;
 
 use super::trace_args::TraceArgs;
 
 #[derive(Args, Debug)]
 pub struct FitArgs {
-    /// Trace file (zstd-compressed files are read transparently).
-    pub trace: PathBuf,
+    /// Trace: a file, several files, a directory or a glob pattern read as one trace
+    /// (a capture series), or `-` for standard input; zstd is decompressed on the fly.
+    #[arg(required = true, num_args = 1..)]
+    pub trace: Vec<PathBuf>,
     /// Arrivals that only make keys "seen" before fitting starts.
     #[arg(long, default_value_t = 0)]
     pub warmup: u64,
@@ -58,11 +59,12 @@ pub fn run(a: FitArgs) -> Result<()> {
         table::TableFormat::from_path(t)?;
     }
     let mut fitter = Fitter::new(options)?;
-    let mut source = ingest::open(&a.trace, &a.trace_args.options()?)?;
+    let mut source = a.trace_args.open(&a.trace)?;
     fitter.run(&mut source);
     for w in source.summary().warnings() {
         eprintln!("{w}");
     }
+    source.summary().require_data()?;
     let fit = fitter.finish()?;
     if let Some(path) = &a.output {
         fit.workload()?.save(path)?;

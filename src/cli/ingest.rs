@@ -12,8 +12,11 @@ use super::trace_args::TraceArgs;
 
 #[derive(Args, Debug)]
 pub struct IngestArgs {
-    /// Trace file (capture, request log, ...; zstd-compressed files are read transparently).
-    pub input: PathBuf,
+    /// Trace (capture, flow log, request log, ...): a file, several files, a directory
+    /// or a glob pattern read as one trace, or `-` for standard input; zstd is
+    /// decompressed on the fly.
+    #[arg(required = true, num_args = 1..)]
+    pub input: Vec<PathBuf>,
     #[command(flatten)]
     pub trace: TraceArgs,
     /// Output `.rbfs` file.
@@ -27,13 +30,14 @@ pub struct IngestArgs {
 pub fn run(a: IngestArgs) -> Result<()> {
     let options = a.trace.options()?;
     let t = Instant::now();
-    let mut source = ingest::open(&a.input, &options)?;
+    let mut source = ingest::open_inputs(&a.input, &options)?;
     let written = rbfs::write(&a.output, source.as_mut(), options.hasher)?;
     let secs = t.elapsed().as_secs_f64();
     let summary = source.summary();
     for w in summary.warnings() {
         eprintln!("{w}");
     }
+    summary.require_data()?;
     if a.json {
         super::print_json(summary)
     } else {

@@ -2,7 +2,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::ingest;
 use rbf::replay::{Replay, ReplayOptions};
 use rbf::Result;
 
@@ -11,8 +10,10 @@ use super::trace_args::TraceArgs;
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// Trace file (zstd-compressed files are read transparently).
-    pub trace: PathBuf,
+    /// Trace: a file, several files, a directory or a glob pattern read as one trace
+    /// (a capture series), or `-` for standard input; zstd is decompressed on the fly.
+    #[arg(required = true, num_args = 1..)]
+    pub trace: Vec<PathBuf>,
     #[command(flatten)]
     pub filter: FilterArgs,
     /// Arrivals that update state but are not counted.
@@ -43,7 +44,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             format!("must lie in (0, 1), found {}", a.confidence),
         ));
     }
-    let mut source = ingest::open(&a.trace, &a.trace_args.options()?)?;
+    let mut source = a.trace_args.open(&a.trace)?;
     let mut replay = Replay::new(
         &config,
         ReplayOptions {
@@ -57,6 +58,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     for w in summary.warnings() {
         eprintln!("{w}");
     }
+    summary.require_data()?;
     if a.warmup > 0 && replay.seen() <= a.warmup {
         eprintln!(
             "warning: the trace has {} arrivals, all within the warm-up of {}: nothing was measured",

@@ -4,9 +4,9 @@
 use clap::Args;
 
 use rbf::ingest::csv::{parse_delimiter, CsvSpec, TimeUnit};
-use rbf::ingest::packet::flows::FlowTimeouts;
+use rbf::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
 use rbf::ingest::packet::key::{FlowKeyKind, KeySpec};
-use rbf::ingest::{Format, IngestOptions};
+use rbf::ingest::{self, Format, IngestOptions, MessageSource};
 use rbf::message::KeyHasher;
 use rbf::{Error, Result};
 
@@ -24,7 +24,8 @@ pub struct TraceArgs {
     /// Captures: IPv6 prefix length for the prefix keys.
     #[arg(long, default_value_t = 48)]
     pub prefix_v6: u8,
-    /// Captures: one message per exported flow record instead of one per packet.
+    /// Captures: one message per exported flow record instead of one per packet (flow
+    /// logs, Zeek conn.log and nfdump CSV, are flow records already).
     #[arg(long)]
     pub flows: bool,
     /// Flow export: a flow idle this long is exported (e.g. 15s, 500ms, 2m).
@@ -48,36 +49,10 @@ pub struct TraceArgs {
     /// CSV: the first line is a header.
     #[arg(long)]
     pub csv_header: bool,
-}
-
-/// Parses `15`, `15s`, `500ms`, `2m`, `1h` into nanoseconds (a bare number is seconds).
-pub fn parse_duration_ns(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("expected a duration such as 15s, 500ms, 30m or 1h; found {s:?}"))?;
-    let scale = match unit.trim() {
-        "" | "s" => 1e9,
-        "ms" => 1e6,
-        "us" => 1e3,
-        "ns" => 1.0,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        u => {
-            return Err(format!(
-                "unknown time unit {u:?} in {s:?}; allowed: ns, us, ms, s, m, h"
-            ))
-        }
-    };
-    let ns = v * scale;
-    if !ns.is_finite() || ns <= 0.0 || ns >= u64::MAX as f64 {
-        return Err(format!("duration {s:?} must be positive"));
-    }
-    Ok(ns as u64)
+    /// A series of files (several paths, a directory, a glob) is read in the order of
+    /// each file's first timestamp instead of the order given (names sorted).
+    #[arg(long)]
+    pub sort_by_time: bool,
 }
 
 impl TraceArgs {
@@ -105,21 +80,12 @@ impl TraceArgs {
                 header: self.csv_header,
             },
             progress: true,
+            sort_by_time: self.sort_by_time,
         })
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration_ns("15s"), Ok(15_000_000_000));
-        assert_eq!(parse_duration_ns("15"), Ok(15_000_000_000));
-        assert_eq!(parse_duration_ns("500ms"), Ok(500_000_000));
-        assert_eq!(parse_duration_ns("30m"), Ok(1_800_000_000_000));
-        assert!(parse_duration_ns("5 parsecs").is_err());
-        assert!(parse_duration_ns("0").is_err());
+    /// Opens the trace the positional arguments name, with these options.
+    pub fn open(&self, inputs: &[std::path::PathBuf]) -> Result<Box<dyn MessageSource>> {
+        ingest::open_inputs(inputs, &self.options()?)
     }
 }

@@ -8,7 +8,7 @@
 //! measures = ["observed", "fp-model", "renewal", "drop-pins"]
 //!
 //! [[trace]]                      # a real trace, read as `rbf replay` reads it
-//! path = "../traces/cdn/tragen-100k.csv.zst"
+//! path = "../traces/cdn/tragen-100k.csv.zst"   # or a list, a directory, a glob
 //! warmup = 10000
 //!
 //! [[synthetic]]                  # the FN paper's arrival model (§3.1)
@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::filter::Hashing;
+use crate::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
 use crate::ingest::packet::key::FlowKeyKind;
 use crate::ingest::Format;
 use crate::model::fneg::Method;
@@ -160,14 +161,54 @@ impl<'de> Deserialize<'de> for Measure {
     }
 }
 
-/// A trace file as a source.
+/// The files of a trace: one path, or a list read as one trace (a capture series);
+/// each may be a directory or a glob pattern.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a path or a list of paths (files, directories or glob patterns)"
+)]
+pub enum TracePaths {
+    One(PathBuf),
+    Many(Vec<PathBuf>),
+}
+
+impl TracePaths {
+    pub fn list(&self) -> &[PathBuf] {
+        match self {
+            TracePaths::One(p) => std::slice::from_ref(p),
+            TracePaths::Many(v) => v,
+        }
+    }
+
+    fn resolve(&mut self, base: &Path) {
+        match self {
+            TracePaths::One(p) => *p = base.join(&*p),
+            TracePaths::Many(v) => v.iter_mut().for_each(|p| *p = base.join(&*p)),
+        }
+    }
+}
+
+/// A trace file (or a series of files) as a source.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSource {
     /// Label in tables and plots (default: the file name).
     #[serde(default)]
     pub name: Option<String>,
-    pub path: PathBuf,
+    pub path: TracePaths,
+    /// A series is read in the order of its files' first timestamps, not as listed.
+    #[serde(default)]
+    pub sort_by_time: bool,
+    /// Captures: one message per exported flow record instead of one per packet.
+    #[serde(default)]
+    pub flows: bool,
+    /// Flow export: a flow idle this long is exported (e.g. "15s", "500ms").
+    #[serde(default = "default_inactive")]
+    pub inactive_timeout: String,
+    /// Flow export: a flow lasting this long is exported and restarted (e.g. "30m").
+    #[serde(default = "default_active")]
+    pub active_timeout: String,
     #[serde(default)]
     pub format: Format,
     /// Captures: which header fields make the key (e.g. "dst-prefix" for the FN
@@ -188,6 +229,35 @@ pub struct TraceSource {
 
 fn default_prefix_v4() -> u8 {
     24
+}
+fn default_inactive() -> String {
+    "15s".into()
+}
+fn default_active() -> String {
+    "30m".into()
+}
+
+impl TraceSource {
+    /// The flow export timeouts, when the trace is read as flow records.
+    pub fn flow_timeouts(&self) -> Result<Option<FlowTimeouts>> {
+        if !self.flows {
+            return Ok(None);
+        }
+        let inactive_ns = parse_duration_ns(&self.inactive_timeout)
+            .map_err(|e| Error::config("trace.inactive_timeout", e))?;
+        let active_ns = parse_duration_ns(&self.active_timeout)
+            .map_err(|e| Error::config("trace.active_timeout", e))?;
+        if active_ns < inactive_ns {
+            return Err(Error::config(
+                "trace.active_timeout",
+                "must be at least the inactive timeout",
+            ));
+        }
+        Ok(Some(FlowTimeouts {
+            inactive_ns,
+            active_ns,
+        }))
+    }
 }
 fn default_prefix_v6() -> u8 {
     48
@@ -362,7 +432,7 @@ impl ExperimentConfig {
     /// Reads and checks a config file. Relative paths inside are resolved against the
     /// file's directory, so a config runs the same from any working directory.
     pub fn load(path: &Path) -> Result<ExperimentConfig> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::ingest::input::read_text(path)?;
         ExperimentConfig::parse(&text, path)
     }
 
@@ -374,7 +444,7 @@ impl ExperimentConfig {
         let base = path.parent().unwrap_or(Path::new(""));
         c.output = base.join(&c.output);
         for t in &mut c.traces {
-            t.path = base.join(&t.path);
+            t.path.resolve(base);
         }
         c.validate()
             .map_err(|e| Error::invalid(format!("{}: {e}", path.display())))?;
@@ -416,6 +486,22 @@ impl ExperimentConfig {
                 "grid.bits_per_distinct",
                 "sizes filters by a synthetic source's D, which a [[trace]] does not have: use grid.memory",
             ));
+        }
+        for t in &self.traces {
+            let paths = t.path.list();
+            if paths.is_empty() {
+                return Err(Error::config(
+                    "trace.path",
+                    "the list is empty: give at least one file",
+                ));
+            }
+            if paths.iter().any(|p| crate::ingest::input::is_stdin(p)) {
+                return Err(Error::config(
+                    "trace.path",
+                    "`-` (standard input) cannot be a config's trace: an experiment reads its traces several times",
+                ));
+            }
+            t.flow_timeouts()?;
         }
         for s in &self.synthetic {
             let placement = Placement::parse(&s.placement).map_err(|e| match e {

@@ -2,13 +2,11 @@
 //! proportional to distinct keys) and synthetic workloads (regenerated from the seed).
 //! A trace's workload, which the models need, is fitted once, in a first pass.
 
-use std::path::Path;
-
 use super::config::{ExperimentConfig, SyntheticSource, TraceSource};
 use crate::error::{Error, Result};
 use crate::fit::{FitOptions, Fitter};
 use crate::ingest::packet::key::KeySpec;
-use crate::ingest::{self, IngestOptions, IngestSummary};
+use crate::ingest::{self, IngestOptions};
 use crate::message::{KeyHasher, Message};
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::{Placement, Workload};
@@ -87,10 +85,15 @@ impl Source {
     pub fn name(&self) -> String {
         match self {
             Source::Trace(t) => t.name.clone().unwrap_or_else(|| {
-                t.path.file_name().map_or_else(
-                    || t.path.display().to_string(),
-                    |n| n.to_string_lossy().into(),
-                )
+                let paths = t.path.list();
+                let first = paths.first().map_or_else(String::new, |p| {
+                    p.file_name()
+                        .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+                });
+                match paths.len() {
+                    1 => first,
+                    n => format!("{first} (+{} more)", n - 1),
+                }
             }),
             Source::Synthetic(s) => s.name.clone().unwrap_or_else(|| {
                 format!(
@@ -121,8 +124,14 @@ impl Source {
         Ok(IngestOptions {
             format: t.format,
             key: KeySpec::new(t.key, t.prefix_v4, t.prefix_v6)?,
+            flows: t.flow_timeouts()?,
+            sort_by_time: t.sort_by_time,
             ..IngestOptions::default()
         })
+    }
+
+    fn open_trace(t: &TraceSource) -> Result<Box<dyn ingest::MessageSource>> {
+        ingest::open_inputs(t.path.list(), &Source::ingest_options(t)?)
     }
 
     /// The message stream of one replay. Synthetic traces depend on the seed; a trace
@@ -130,7 +139,7 @@ impl Source {
     pub fn messages(&self, seed: u64) -> Result<Stream> {
         match self {
             Source::Trace(t) => {
-                let source = ingest::open(&t.path, &Source::ingest_options(t)?)?;
+                let source = Source::open_trace(t)?;
                 Ok(Stream::Trace(source))
             }
             Source::Synthetic(s) => {
@@ -183,15 +192,15 @@ impl Source {
                 }
             }
             Source::Trace(t) => {
-                let mut stream = ingest::open(&t.path, &Source::ingest_options(t)?)?;
+                let mut stream = Source::open_trace(t)?;
                 if needs_workload {
                     let options = FitOptions {
                         warmup: p.warmup,
                         window: t.fit_window,
                         ..FitOptions::default()
                     };
-                    let fitted =
-                        Fitted::from_stream(&t.path.display().to_string(), options, &mut stream)?;
+                    let label = stream.summary().source.to_string();
+                    let fitted = Fitted::from_stream(&label, options, &mut stream)?;
                     let w = &fitted.point;
                     p.notes.push(format!(
                         "FN models use the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads the trace's reuse profile); bounds are guaranteed for the fitted model, not for the trace itself",
@@ -204,21 +213,11 @@ impl Source {
                     stream.by_ref().for_each(drop);
                 }
                 p.notes.extend(stream.summary().warnings());
-                check_nonempty(&t.path, stream.summary())?;
+                stream.summary().require_data()?;
             }
         }
         Ok(p)
     }
-}
-
-fn check_nonempty(path: &Path, summary: &IngestSummary) -> Result<()> {
-    if summary.messages == 0 {
-        return Err(Error::invalid(format!(
-            "{}: no messages could be read from this trace",
-            path.display()
-        )));
-    }
-    Ok(())
 }
 
 /// A replayable stream: a trace reader (whose summary is kept) or a generator.

@@ -115,7 +115,7 @@ impl CsvParser {
 
 impl LineParser for CsvParser {
     fn parse<'a>(
-        &mut self,
+        &'a mut self,
         line: &'a [u8],
         line_no: u64,
     ) -> Result<Option<(&'a [u8], Timestamp)>, String> {

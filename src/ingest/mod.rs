@@ -4,17 +4,25 @@
 //! [`IngestSummary`] that counts what was read, skipped (by reason) and malformed, and
 //! records damage (a truncated or corrupt input yields everything before the damage and
 //! a warning saying where). Nothing is skipped silently.
+//!
+//! A trace is one file, standard input (`-`), or a series of files read as one
+//! ([`series`]: several paths, a directory, a glob pattern); captures can be turned
+//! into flow records ([`packet::flows::FlowExport`]); zstd-compressed inputs are
+//! decompressed on the way in ([`compressed`]).
 
 pub mod binary;
+pub mod compressed;
 pub mod csv;
+pub mod flowlog;
 pub mod input;
 pub mod packet;
 pub mod progress;
 pub mod rbfs;
+pub mod series;
 pub mod text;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -69,6 +77,10 @@ pub struct IngestSummary {
     /// For a `.rbfs` stream: the summary of the source it was made from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<Box<IngestSummary>>,
+    /// For a series of files: each file's own summary, in the order read (the
+    /// counts above are their totals).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<IngestSummary>,
 }
 
 /// What the flow table did.
@@ -85,10 +97,15 @@ pub struct FlowSummary {
 /// Malformed records quoted in a summary (all are counted).
 pub const MAX_EXAMPLES: usize = 10;
 
+/// Distinct malformed reasons kept; further ones are counted under one entry (a reason
+/// may quote a field, and memory must not grow with the trace).
+const MAX_REASONS: usize = 32;
+const OTHER_REASONS: &str = "other reasons";
+
 impl IngestSummary {
     pub fn new(path: &Path, format: &str) -> Self {
         IngestSummary {
-            source: path.display().to_string(),
+            source: input::label(path),
             format: format.to_string(),
             ..Default::default()
         }
@@ -118,8 +135,15 @@ impl IngestSummary {
     /// (which says where, e.g. file and byte offset, and what was wrong).
     pub fn malformed_at(&mut self, reason: &str, example: &str) {
         self.malformed += 1;
+        let reason = if self.malformed_reasons.len() >= MAX_REASONS
+            && !self.malformed_reasons.contains_key(reason)
+        {
+            OTHER_REASONS
+        } else {
+            reason
+        };
         Self::bump(&mut self.malformed_reasons, reason);
-        if self.examples.len() < MAX_EXAMPLES {
+        if self.examples.len() < MAX_EXAMPLES && !example.is_empty() {
             self.examples.push(example.to_string());
         }
     }
@@ -131,8 +155,57 @@ impl IngestSummary {
         }
     }
 
-    /// Human-readable warnings: damage, malformed records, skips.
+    /// The error for an input that yielded no message: how many records were read and
+    /// why each was rejected or skipped.
+    pub fn require_data(&self) -> Result<()> {
+        if self.messages > 0 {
+            return Ok(());
+        }
+        let counted = |m: &BTreeMap<String, u64>| -> String {
+            m.iter()
+                .take(4)
+                .map(|(r, n)| format!("{n} × {r}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let mut why: Vec<String> = Vec::new();
+        if self.malformed > 0 {
+            why.push(format!(
+                "{} malformed ({}){}",
+                self.malformed,
+                counted(&self.malformed_reasons),
+                self.examples
+                    .first()
+                    .map_or(String::new(), |e| format!("; first: {e}"))
+            ));
+        }
+        let skipped: u64 = self.skipped.values().sum();
+        if skipped > 0 {
+            why.push(format!("{skipped} skipped ({})", counted(&self.skipped)));
+        }
+        if let Some(d) = &self.damage {
+            why.push(format!("damage: {d}"));
+        }
+        Err(Error::NoData(format!(
+            "{}: no usable record in this {} input: {} record(s) read{}{}",
+            self.source,
+            self.format,
+            self.records,
+            if why.is_empty() { "" } else { "; " },
+            why.join("; ")
+        )))
+    }
+
+    /// Human-readable warnings: damage, malformed records, skips. A series gives its
+    /// files' warnings, each naming its file.
     pub fn warnings(&self) -> Vec<String> {
+        if !self.files.is_empty() {
+            return self
+                .files
+                .iter()
+                .flat_map(IngestSummary::warnings)
+                .collect();
+        }
         let mut w = Vec::new();
         if let Some(d) = &self.damage {
             w.push(format!("warning: {d}"));
@@ -183,6 +256,11 @@ pub enum Format {
     Binary,
     /// rbf's own compact message stream (written by `rbf ingest`).
     Rbfs,
+    /// Zeek conn.log, TSV (with its `#fields` header) or JSON lines: one message per
+    /// connection, keyed like capture flows (`--key`).
+    Zeek,
+    /// `nfdump -o csv` output: one message per flow record, keyed like capture flows.
+    NfdumpCsv,
 }
 
 impl Format {
@@ -195,7 +273,17 @@ impl Format {
             Format::Csv => "csv",
             Format::Binary => "binary",
             Format::Rbfs => "rbfs",
+            Format::Zeek => "zeek",
+            Format::NfdumpCsv => "nfdump-csv",
         }
+    }
+
+    /// Text formats (a UTF-8 byte order mark at their start is skipped).
+    fn is_text(self) -> bool {
+        matches!(
+            self,
+            Format::Jedi | Format::Lines | Format::Csv | Format::Zeek | Format::NfdumpCsv
+        )
     }
 }
 
@@ -214,16 +302,84 @@ pub struct IngestOptions {
     pub csv: csv::CsvSpec,
     /// Show a progress bar on stderr (only when stderr is a terminal).
     pub progress: bool,
+    /// A series of files is read in the order of their first timestamps, not as given.
+    pub sort_by_time: bool,
 }
 
-/// Opens a trace as a message stream.
+/// Opens a trace as a message stream: one file, `-` (standard input), a directory or
+/// a glob pattern (a series of files read as one).
 pub fn open(path: &Path, options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
-    let mut inp = input::open_with_progress(path, options.progress)?;
-    let format = match options.format {
-        Format::Auto => detect(path, &mut inp)?,
-        f => f,
+    open_inputs(std::slice::from_ref(&path.to_path_buf()), options)
+}
+
+/// Opens the files `inputs` name (see [`series::expand`]) as one message stream, as
+/// flow records when `options.flows` is set.
+pub fn open_inputs(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
+    let files = series::expand(inputs)?;
+    let source: Box<dyn MessageSource> = match files.as_slice() {
+        [] => return Err(Error::invalid("no trace file given")),
+        [one] => open_file(one, options)?,
+        _ => Box::new(series::open(files, options)?),
     };
-    let reader = inp.reader;
+    let Some(timeouts) = options.flows else {
+        return Ok(source);
+    };
+    let format = source.summary().format.clone();
+    if format != Format::Pcap.name() {
+        let flows_already = format == Format::Zeek.name() || format == Format::NfdumpCsv.name();
+        return Err(Error::config(
+            "flows",
+            format!(
+                "applies to packet captures (pcap, pcapng), whose packets it aggregates into flow records; {} is a {format} trace{}",
+                source.summary().source,
+                if flows_already {
+                    " whose records are flows already: read it without --flows"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    Ok(Box::new(packet::flows::FlowExport::new(source, timeouts)))
+}
+
+/// Opens one file (or standard input) as a message stream of its records.
+pub(crate) fn open_file(path: &Path, options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
+    let mut inp = input::open_with_progress(path, options.progress)?;
+    let damage = inp.damage.take();
+    let opened = (|| {
+        let format = match options.format {
+            Format::Auto => detect(path, &mut inp)?,
+            f => f,
+        };
+        if format.is_text() {
+            input::skip_bom(&mut inp).map_err(|e| Error::io(path, e))?;
+        }
+        open_format(path, inp.reader, format, options)
+    })();
+    match (opened, damage) {
+        (Ok(source), None) => Ok(source),
+        (Ok(source), Some(slot)) => Ok(Box::new(compressed::Decompressed::new(source, slot))),
+        // Nothing could be decompressed before the damage: say so, not just that the
+        // (empty or cut) decompressed start is no trace.
+        (Err(e), Some(slot)) => match compressed::take_damage(&slot) {
+            Some(d) => Err(Error::Format {
+                path: path.to_path_buf(),
+                offset: 0,
+                message: format!("{d}: too little could be decompressed to read ({e})"),
+            }),
+            None => Err(e),
+        },
+        (Err(e), None) => Err(e),
+    }
+}
+
+fn open_format(
+    path: &Path,
+    reader: Box<dyn std::io::BufRead + Send>,
+    format: Format,
+    options: &IngestOptions,
+) -> Result<Box<dyn MessageSource>> {
     let p = path.to_path_buf();
     let (hasher, keep) = (options.hasher, options.keep_keys);
     Ok(match format {
@@ -253,15 +409,39 @@ pub fn open(path: &Path, options: &IngestOptions) -> Result<Box<dyn MessageSourc
             Box::new(reader),
             packet::capture::CaptureOptions {
                 key: options.key,
-                flows: options.flows,
                 hasher,
                 keep_keys: keep,
             },
         )?),
+        Format::Zeek => flow_log(
+            p,
+            reader,
+            flowlog::zeek::ZeekParser::new(options.key),
+            options,
+        ),
+        Format::NfdumpCsv => flow_log(
+            p,
+            reader,
+            flowlog::nfdump::NfdumpParser::new(options.key),
+            options,
+        ),
         Format::Binary => Box::new(binary::BinarySource::new(p, reader, hasher, keep)),
         Format::Rbfs => Box::new(rbfs::RbfsSource::open(p, Box::new(reader), hasher)?),
         Format::Auto => unreachable!("detect() never returns Auto"),
     })
+}
+
+/// A flow log's text source, its summary naming the flow key.
+fn flow_log<P: text::LineParser + 'static>(
+    path: PathBuf,
+    reader: Box<dyn std::io::BufRead + Send>,
+    parser: P,
+    options: &IngestOptions,
+) -> Box<dyn MessageSource> {
+    Box::new(
+        text::TextSource::new(path, reader, parser, options.hasher, options.keep_keys)
+            .with_key(Some(options.key.describe())),
+    )
 }
 
 /// pcap magic numbers (micro/nanosecond, both byte orders) and the pcapng section header.
@@ -288,7 +468,15 @@ fn detect(path: &Path, inp: &mut input::Input) -> Result<Format> {
     if PCAP_MAGICS.iter().any(|m| head.starts_with(m)) {
         return Ok(Format::Pcap);
     }
-    let first_line = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    let text = head.strip_prefix(&input::UTF8_BOM[..]).unwrap_or(&head);
+    let first_line = text.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    let first_line = first_line.strip_suffix(b"\r").unwrap_or(first_line);
+    if flowlog::zeek::ZeekParser::detect(first_line) {
+        return Ok(Format::Zeek);
+    }
+    if flowlog::nfdump::NfdumpParser::detect(first_line) {
+        return Ok(Format::NfdumpCsv);
+    }
     if text::looks_like_jedi(first_line) {
         return Ok(Format::Jedi);
     }
@@ -296,8 +484,8 @@ fn detect(path: &Path, inp: &mut input::Input) -> Result<Format> {
         path: path.to_path_buf(),
         offset: 0,
         message: format!(
-            "cannot detect the trace format (first bytes {:?}); expected a pcap/pcapng capture, an .rbfs stream or a JEDI request log (`timestamp,object_id,object_size`); pass --format to choose one of: pcap, jedi, csv, lines, binary, rbfs",
-            String::from_utf8_lossy(&first_line[..first_line.len().min(60)])
+            "not a trace this reader recognises (first bytes {:?}); expected a pcap/pcapng capture, an .rbfs stream, a Zeek conn.log (TSV or JSON), `nfdump -o csv` output or a JEDI request log (`timestamp,object_id,object_size`); pass --format to choose one of: pcap, jedi, csv, lines, binary, rbfs, zeek, nfdump-csv",
+            String::from_utf8_lossy(&first_line[..first_line.len().min(48)])
         ),
     })
 }

@@ -13,10 +13,15 @@ pub trait LineParser: Send {
     /// `Ok(Some((key, time)))` for a record, `Ok(None)` for a line that carries no record
     /// by design (blank, comment, header), `Err(reason)` for a malformed line.
     fn parse<'a>(
-        &mut self,
+        &'a mut self,
         line: &'a [u8],
         line_no: u64,
     ) -> Result<Option<(&'a [u8], Timestamp)>, String>;
+
+    /// The key bytes are a flow key's canonical encoding
+    /// ([`crate::ingest::packet::key`]), named readably through
+    /// [`render_encoded`](crate::ingest::packet::key::render_encoded), not shown as is.
+    const ENCODED_KEYS: bool = false;
 
     /// Format name for reports.
     fn name(&self) -> &'static str;
@@ -27,8 +32,7 @@ pub trait LineParser: Send {
     }
 }
 
-/// Malformed lines quoted in the summary (all are counted).
-const MAX_EXAMPLES: usize = 10;
+use super::MAX_EXAMPLES;
 
 /// Longest line kept: memory must not grow with the input (a file without newlines
 /// would otherwise be buffered whole). Longer lines are malformed.
@@ -77,6 +81,12 @@ impl<P: LineParser> TextSource<P> {
             done: false,
             summary,
         }
+    }
+
+    /// Names the flow key in the summary (flow logs).
+    pub fn with_key(mut self, key: Option<String>) -> Self {
+        self.summary.key = key;
+        self
     }
 
     /// Refills `chunk`; returns false at end of input (or on a read error, which is
@@ -132,7 +142,12 @@ impl<P: LineParser> TextSource<P> {
             Ok(Some((key_bytes, time))) => {
                 let key = self.hasher.hash(key_bytes);
                 if let Some(d) = self.dictionary.as_mut() {
-                    d.record(key, key_bytes);
+                    if !P::ENCODED_KEYS {
+                        d.record(key, key_bytes);
+                    } else if d.name(key).is_none() {
+                        let name = crate::ingest::packet::key::render_encoded(key_bytes);
+                        d.record(key, name.as_bytes());
+                    }
                 }
                 self.summary.messages += 1;
                 Some(Message::at(key, time))
@@ -143,15 +158,16 @@ impl<P: LineParser> TextSource<P> {
                 None
             }
             Err(reason) => {
-                self.summary.malformed += 1;
-                if self.summary.examples.len() < MAX_EXAMPLES {
+                let example = if self.summary.examples.len() < MAX_EXAMPLES {
                     let shown = String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned();
-                    self.summary.examples.push(format!(
+                    format!(
                         "{}:{}: {reason}: {shown:?}",
-                        self.path.display(),
-                        self.line_no
-                    ));
-                }
+                        self.summary.source, self.line_no
+                    )
+                } else {
+                    String::new()
+                };
+                self.summary.malformed_at(&reason, &example);
                 None
             }
         }
@@ -252,7 +268,7 @@ pub struct JediParser;
 impl LineParser for JediParser {
     #[inline]
     fn parse<'a>(
-        &mut self,
+        &'a mut self,
         line: &'a [u8],
         _line_no: u64,
     ) -> Result<Option<(&'a [u8], Timestamp)>, String> {
@@ -290,7 +306,7 @@ pub struct LinesParser;
 
 impl LineParser for LinesParser {
     fn parse<'a>(
-        &mut self,
+        &'a mut self,
         line: &'a [u8],
         _line_no: u64,
     ) -> Result<Option<(&'a [u8], Timestamp)>, String> {

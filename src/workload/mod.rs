@@ -265,7 +265,7 @@ impl Workload {
     }
 
     pub fn load(path: &Path) -> Result<Workload> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::ingest::input::read_text(path)?;
         let w: Workload = serde_json::from_str(&text).map_err(|e| Error::Parse {
             path: path.to_path_buf(),
             line: e.line() as u64,

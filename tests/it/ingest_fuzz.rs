@@ -80,9 +80,30 @@ fn drain(path: &std::path::Path, o: &IngestOptions, what: &str) {
     }
 }
 
+/// Mutants per input in CI; `RBF_FUZZ_MUTANTS` raises it (the ignored long run).
+fn mutants(default: usize) -> usize {
+    std::env::var("RBF_FUZZ_MUTANTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 #[test]
 fn mutated_inputs_never_panic() {
-    let dir = scratch("fuzz");
+    fuzz(mutants(150), "fuzz");
+}
+
+/// The long run: `cargo test --release mutated_inputs_long -- --ignored` (5 000
+/// mutants per input, ~5 minutes; `RBF_FUZZ_MUTANTS` sets the number; the counts of a
+/// run are in docs/RELIABILITY.md).
+#[test]
+#[ignore]
+fn mutated_inputs_long() {
+    fuzz(mutants(5_000), "fuzz-long");
+}
+
+fn fuzz(per_input: usize, name: &str) {
+    let dir = scratch(name);
     let mut inputs: Vec<(String, Vec<u8>, Vec<IngestOptions>)> = Vec::new();
     let five = options(Format::Auto, FlowKeyKind::FiveTuple);
     let vlan = options(Format::Pcap, FlowKeyKind::FiveTupleVlan);
@@ -177,10 +198,31 @@ fn mutated_inputs_never_panic() {
         vec![five.clone()],
     ));
 
+    // Flow logs and a zstd-compressed pcapng capture from the shipped traces.
+    let zeek =
+        rbf::ingest::input::read_all(&data("flowlogs/ndpi_signal.conn.log.zst")).expect("read");
+    let zeek_json =
+        rbf::ingest::input::read_all(&data("flowlogs/ndpi_zoom.conn.json.zst")).expect("read");
+    let nfdump =
+        rbf::ingest::input::read_all(&data("flowlogs/ndpi_signal.nfdump.csv.zst")).expect("read");
+    for (name, bytes) in [
+        ("conn.log", zeek),
+        ("conn.json", zeek_json),
+        ("nfdump.csv", nfdump),
+    ] {
+        inputs.push((name.into(), bytes, vec![five.clone()]));
+    }
+    let ng = std::fs::read(data("pcapparser_test001-be.pcapng")).expect("read");
+    inputs.push((
+        "test001-be.pcapng.zst".into(),
+        zstd::encode_all(&ng[..], 3).expect("compresses"),
+        vec![five.clone(), flows.clone()],
+    ));
+
     let mut rng = Rng(0x5eed);
     let mut runs = 0;
     for (name, bytes, opts) in &inputs {
-        for seed in 0..150 {
+        for seed in 0..per_input {
             let (m, log) = mutate(&mut rng, bytes);
             let p = dir.join("mutant");
             std::fs::write(&p, &m).expect("write");
@@ -190,5 +232,114 @@ fn mutated_inputs_never_panic() {
             }
         }
     }
-    assert!(runs > 3000, "{runs}");
+    assert!(runs >= 20 * per_input, "{runs}");
+    eprintln!("fuzz: {runs} mutated inputs read, no panic");
+}
+
+/// Where whole records end: after each newline (text), after each record (legacy
+/// pcap, little-endian), after each block (pcapng, little-endian).
+fn boundaries(bytes: &[u8], kind: &str) -> Vec<usize> {
+    let mut v = Vec::new();
+    match kind {
+        "text" => v.extend(
+            bytes
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        ),
+        "pcap" => {
+            let mut at = 24;
+            while at + 16 <= bytes.len() {
+                at +=
+                    16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().expect("4")) as usize;
+                v.push(at);
+            }
+        }
+        _ => {
+            let mut at = 0;
+            while at + 8 <= bytes.len() {
+                at += u32::from_le_bytes(bytes[at + 4..at + 8].try_into().expect("4")) as usize;
+                v.push(at);
+            }
+        }
+    }
+    v
+}
+
+/// Truncation anywhere loses no record that ended before the cut: what is read is a
+/// prefix of the intact input's messages and holds every record before the cut.
+#[test]
+fn truncation_loses_nothing_before_the_cut() {
+    let dir = scratch("fuzz-cut");
+    let five = options(Format::Auto, FlowKeyKind::FiveTuple);
+    let inputs: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "conn.log",
+            rbf::ingest::input::read_all(&data("flowlogs/ndpi_teams.conn.log.zst")).expect("read"),
+            "text",
+        ),
+        (
+            "conn.json",
+            rbf::ingest::input::read_all(&data("flowlogs/ndpi_teams.conn.json.zst")).expect("read"),
+            "text",
+        ),
+        (
+            "nfdump.csv",
+            rbf::ingest::input::read_all(&data("flowlogs/ndpi_teams.nfdump.csv.zst"))
+                .expect("read"),
+            "text",
+        ),
+        (
+            "tragen.csv",
+            std::fs::read(data("tragen-100k.csv")).expect("read")[..50_000].to_vec(),
+            "text",
+        ),
+        (
+            "resp.pcap",
+            std::fs::read(data("tcpdump_resp_1_benchmark_sll.pcap")).expect("read"),
+            "pcap",
+        ),
+        (
+            "irc.pcapng",
+            std::fs::read(data("zeek_irc-dcc-send.pcapng")).expect("read"),
+            "pcapng",
+        ),
+    ];
+    let mut rng = Rng(0xc07);
+    let (mut cuts, mut lost) = (0, 0);
+    for (name, bytes, kind) in &inputs {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).expect("write");
+        let (full, _) = read(&p, &five);
+        let ends = boundaries(bytes, kind);
+        for _ in 0..mutants(40) {
+            let cut = 1 + rng.below(bytes.len() - 1);
+            let whole = ends
+                .iter()
+                .filter(|&&e| e <= cut)
+                .max()
+                .copied()
+                .unwrap_or(0);
+            std::fs::write(&p, &bytes[..whole]).expect("write");
+            let want = ingest::open(&p, &five).map_or(0, |mut s| (&mut s).count());
+            std::fs::write(&p, &bytes[..cut]).expect("write");
+            let Ok(mut src) = ingest::open(&p, &five) else {
+                assert_eq!(
+                    want, 0,
+                    "{name} cut at {cut}: no open, but records before it"
+                );
+                continue;
+            };
+            let got: Vec<_> = (&mut src).collect();
+            // A cut inside a text line can leave a shorter line that still parses
+            // (a number cut short): at most that one record differs.
+            let same = got.iter().zip(&full).take_while(|(a, b)| a == b).count();
+            assert!(same + 1 >= got.len(), "{name} cut at {cut}: not a prefix");
+            cuts += 1;
+            lost += want.saturating_sub(same);
+        }
+    }
+    assert_eq!(lost, 0, "records lost before {cuts} cuts");
+    eprintln!("truncation: {cuts} cuts, {lost} records lost");
 }

@@ -100,7 +100,6 @@ fn pcap(a: &IngestBench) -> Result<()> {
     let data: Arc<[u8]> = input::read_all(&a.capture)?.into();
     let options = CaptureOptions {
         key: KeySpec::default(),
-        flows: None,
         hasher: KeyHasher::default(),
         keep_keys: false,
     };

@@ -10,12 +10,11 @@ use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{PcapBlockOwned, PcapError};
 
-use super::flows::{FlowRecord, FlowTable, FlowTimeouts};
 use super::key::KeySpec;
 use super::link::mask_linktype;
 use super::{decode, PacketFields, Skip};
 use crate::error::{Error, Result};
-use crate::ingest::{FlowSummary, IngestSummary, MessageSource};
+use crate::ingest::{IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, KeyHasher, Message, Timestamp};
 
 /// Initial read buffer; grown on demand for larger blocks, up to [`MAX_BUFFER`].
@@ -37,12 +36,11 @@ struct Interface {
     offset_s: i64,
 }
 
-/// How a capture's packets become messages.
+/// How a capture's packets become messages (one per IP packet; flow records are made
+/// from these by [`super::flows::FlowExport`]).
 #[derive(Clone, Copy, Debug)]
 pub struct CaptureOptions {
     pub key: KeySpec,
-    /// `Some`: one message per exported flow record; `None`: one per IP packet.
-    pub flows: Option<FlowTimeouts>,
     pub hasher: KeyHasher,
     pub keep_keys: bool,
 }
@@ -53,14 +51,25 @@ pub struct PcapSource {
     reader: Box<dyn PcapReaderIterator + Send>,
     options: CaptureOptions,
     dictionary: Option<KeyDictionary>,
-    flows: Option<FlowTable>,
-    pending: Vec<FlowRecord>,
-    pending_at: usize,
     interfaces: Vec<Interface>,
+    /// A pcapng file, and the byte order of the section being read (to walk past a
+    /// damaged block).
+    pcapng: bool,
+    big_endian: bool,
     buffer_size: usize,
     last_time_ns: u64,
     done: bool,
     summary: IngestSummary,
+}
+
+/// Why the parser returned no block, owned so that the reader can be used again.
+enum ReadFailure {
+    Eof,
+    Incomplete,
+    BufferTooSmall,
+    UnexpectedEof,
+    Read,
+    Parse(String),
 }
 
 /// What one block turned into, owned so that the reader can move on.
@@ -68,7 +77,6 @@ enum Outcome {
     Packet {
         fields: PacketFields,
         time_ns: Option<u64>,
-        wire_len: u64,
     },
     Skipped(Skip),
     Malformed(String),
@@ -98,22 +106,14 @@ impl PcapSource {
             })?;
         let mut summary = IngestSummary::new(&path, "pcap");
         summary.key = Some(options.key.describe());
-        if let Some(t) = options.flows {
-            summary.flows = Some(FlowSummary {
-                inactive_timeout_s: t.inactive_ns as f64 / 1e9,
-                active_timeout_s: t.active_ns as f64 / 1e9,
-                ..Default::default()
-            });
-        }
         Ok(PcapSource {
             path,
             reader,
             dictionary: options.keep_keys.then(KeyDictionary::new),
-            flows: options.flows.map(FlowTable::new),
             options,
-            pending: Vec::new(),
-            pending_at: 0,
             interfaces: Vec::new(),
+            pcapng: false,
+            big_endian: false,
             buffer_size: INITIAL_BUFFER,
             last_time_ns: 0,
             done: false,
@@ -133,12 +133,6 @@ impl PcapSource {
 
     fn end(&mut self) {
         self.done = true;
-        if let Some(t) = self.flows.as_mut() {
-            t.finish(&mut self.pending);
-            if let Some(f) = self.summary.flows.as_mut() {
-                f.max_live_flows = t.max_live_flows() as u64;
-            }
-        }
     }
 
     /// Reads blocks until one yields a packet outcome (or the input ends); returns it
@@ -150,22 +144,51 @@ impl PcapSource {
                 return None;
             }
             let offset = self.reader.consumed();
-            match self.reader.next() {
+            // The parser's error borrows the reader (and carries the rest of the
+            // buffer): keep only what kind of error it was, never the input.
+            let error = match self.reader.next() {
                 Ok((len, block)) => {
+                    match &block {
+                        PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
+                            self.pcapng = true;
+                            self.big_endian = shb.big_endian();
+                        }
+                        PcapBlockOwned::LegacyHeader(_) => self.pcapng = false,
+                        _ => {}
+                    }
                     let o = outcome(block, &mut self.interfaces, &mut self.summary);
                     self.reader.consume(len);
                     if !matches!(o, Outcome::Nothing) {
                         return Some((offset, o));
                     }
+                    continue;
                 }
-                Err(PcapError::Eof) => self.end(),
-                Err(PcapError::Incomplete(_)) => {
+                Err(PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind)) => {
+                    ReadFailure::Parse(format!("the block does not parse ({kind:?})"))
+                }
+                Err(PcapError::Eof) => ReadFailure::Eof,
+                Err(PcapError::Incomplete(_)) => ReadFailure::Incomplete,
+                Err(PcapError::BufferTooSmall) => ReadFailure::BufferTooSmall,
+                Err(PcapError::UnexpectedEof) => ReadFailure::UnexpectedEof,
+                Err(PcapError::ReadError) => ReadFailure::Read,
+                Err(PcapError::HeaderNotRecognized) => {
+                    ReadFailure::Parse("a file header where a block was expected".into())
+                }
+            };
+            // A whole pcapng block is buffered, yet the parser wants more or cannot
+            // parse it: an inner length is wrong, and the block length says where the
+            // next block starts.
+            let inner = "an inner length runs past the block";
+            match error {
+                ReadFailure::Eof => self.end(),
+                ReadFailure::Incomplete if self.skip_block(offset, inner) => {}
+                ReadFailure::Incomplete => {
                     if let Err(e) = self.reader.refill() {
                         let what = format!("read error: {e}");
                         self.damage(&what);
                     }
                 }
-                Err(PcapError::BufferTooSmall) => {
+                ReadFailure::BufferTooSmall => {
                     let want = self.buffer_size.saturating_mul(2);
                     if want > MAX_BUFFER || !self.reader.grow(want) {
                         self.damage("corrupt capture: a record claims more than 64 MiB");
@@ -177,32 +200,59 @@ impl PcapSource {
                         }
                     }
                 }
-                Err(PcapError::UnexpectedEof) => self.damage(
+                // pcap-parser reports the end of a fully consumed buffer as unexpected
+                // when its reader ran dry before the buffer was last shifted.
+                ReadFailure::UnexpectedEof if self.reader.data().is_empty() => self.end(),
+                ReadFailure::UnexpectedEof if self.skip_block(offset, inner) => {}
+                ReadFailure::UnexpectedEof => self.damage(
                     "truncated capture (or a corrupt length field): the record here is incomplete",
                 ),
-                Err(PcapError::ReadError) => {
-                    self.damage("read error (or corrupt compressed input)")
-                }
-                Err(e) => {
-                    let what = format!("corrupt capture: {e}");
-                    self.damage(&what)
+                ReadFailure::Read => self.damage("read error (or corrupt compressed input)"),
+                ReadFailure::Parse(what) => {
+                    if !self.skip_block(offset, &what) {
+                        self.damage(&format!("corrupt capture: {what}"));
+                    }
                 }
             }
         }
     }
 
-    fn emit_pending(&mut self) -> Option<Message> {
-        let r = self.pending.get(self.pending_at).copied()?;
-        self.pending_at += 1;
-        if self.pending_at == self.pending.len() {
-            self.pending.clear();
-            self.pending_at = 0;
+    /// Skips a pcapng block whose contents do not parse but whose framing is intact
+    /// (type, a block length that is a multiple of 4, the same length repeated at the
+    /// end): the block length says where the next block starts (pcapng §3.1), so one
+    /// bad inner length need not end the capture. Counted as malformed, by reason.
+    fn skip_block(&mut self, offset: usize, what: &str) -> bool {
+        if !self.pcapng {
+            // Legacy pcap has no block framing to resynchronise on.
+            return false;
         }
-        self.summary.messages += 1;
-        if let Some(f) = self.summary.flows.as_mut() {
-            f.records += 1;
+        let data = self.reader.data();
+        let word = |at: usize| -> Option<u32> {
+            let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+            Some(if self.big_endian {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            })
+        };
+        let (Some(kind), Some(len)) = (word(0), word(4)) else {
+            return false;
+        };
+        let len = len as usize;
+        if len < 12 || !len.is_multiple_of(4) || word(len - 4) != Some(len as u32) {
+            return false;
         }
-        Some(Message::at(r.key, Timestamp::from_nanos(r.export_ns)))
+        let example = format!(
+            "{}: byte offset {offset}: pcapng block type {kind:#x} of {len} bytes: {what}",
+            self.path.display()
+        );
+        self.reader.consume(len);
+        self.summary.records += 1;
+        self.summary.malformed_at(
+            "pcapng block whose contents disagree with its length (skipped by its block length)",
+            &example,
+        );
+        true
     }
 }
 
@@ -214,7 +264,7 @@ fn outcome(
     interfaces: &mut Vec<Interface>,
     summary: &mut IngestSummary,
 ) -> Outcome {
-    let (if_id, data, time_ns, wire_len) = match block {
+    let (if_id, data, time_ns) = match block {
         PcapBlockOwned::LegacyHeader(h) => {
             let units = if h.is_nanosecond_precision() {
                 1_000_000_000
@@ -241,7 +291,7 @@ fn outcome(
             if b.caplen > b.origlen {
                 summary.note("capture length larger than original length (kept what was captured)");
             }
-            (0usize, b.data, Some(ns), u64::from(b.origlen))
+            (0usize, b.data, Some(ns))
         }
         PcapBlockOwned::NG(Block::SectionHeader(_)) => {
             interfaces.clear();
@@ -278,7 +328,7 @@ fn outcome(
             let ns = ns.clamp(0, i128::from(u64::MAX - 1)) as u64;
             // The block's data is padded to 32 bits: the packet is its first caplen bytes.
             let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
-            (epb.if_id as usize, data, Some(ns), u64::from(epb.origlen))
+            (epb.if_id as usize, data, Some(ns))
         }
         PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
             if interfaces.is_empty() {
@@ -286,7 +336,7 @@ fn outcome(
                 return Outcome::Malformed("simple packet block before any interface".into());
             }
             let data = &spb.data[..(spb.origlen as usize).min(spb.data.len())];
-            (0, data, None, u64::from(spb.origlen))
+            (0, data, None)
         }
         PcapBlockOwned::NG(other) => {
             summary.note(block_name(&other));
@@ -295,11 +345,7 @@ fn outcome(
     };
     summary.records += 1;
     match decode(interfaces[if_id].linktype, data) {
-        Ok(fields) => Outcome::Packet {
-            fields,
-            time_ns,
-            wire_len,
-        },
+        Ok(fields) => Outcome::Packet { fields, time_ns },
         Err(s) => Outcome::Skipped(s),
     }
 }
@@ -338,19 +384,9 @@ impl Iterator for PcapSource {
 
     fn next(&mut self) -> Option<Message> {
         loop {
-            if let Some(m) = self.emit_pending() {
-                return Some(m);
-            }
-            let Some((offset, outcome)) = self.next_outcome() else {
-                // The end flushed the flow table into `pending`.
-                return self.emit_pending();
-            };
+            let (offset, outcome) = self.next_outcome()?;
             match outcome {
-                Outcome::Packet {
-                    fields,
-                    time_ns,
-                    wire_len,
-                } => {
+                Outcome::Packet { fields, time_ns } => {
                     if let Some(p) = fields.partial {
                         self.summary.note(p.note());
                     }
@@ -364,13 +400,8 @@ impl Iterator for PcapSource {
                     }
                     let t = time_ns.unwrap_or(self.last_time_ns);
                     self.last_time_ns = t;
-                    match self.flows.as_mut() {
-                        None => {
-                            self.summary.messages += 1;
-                            return Some(Message::at(key, Timestamp::from_nanos(t)));
-                        }
-                        Some(table) => table.packet(key, t, wire_len, &mut self.pending),
-                    }
+                    self.summary.messages += 1;
+                    return Some(Message::at(key, Timestamp::from_nanos(t)));
                 }
                 Outcome::Skipped(s) => {
                     if s.is_malformed() {

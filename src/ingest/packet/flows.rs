@@ -7,6 +7,9 @@
 
 use std::collections::HashMap;
 
+use crate::ingest::{FlowSummary, IngestSummary, MessageSource};
+use crate::message::{KeyDictionary, Message, Timestamp};
+
 /// Timeouts in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FlowTimeouts {
@@ -22,6 +25,36 @@ impl Default for FlowTimeouts {
             active_ns: 1_800_000_000_000,
         }
     }
+}
+
+/// Parses `15`, `15s`, `500ms`, `2m`, `1h` into nanoseconds (a bare number is seconds).
+pub fn parse_duration_ns(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("expected a duration such as 15s, 500ms, 30m or 1h; found {s:?}"))?;
+    let scale = match unit.trim() {
+        "" | "s" => 1e9,
+        "ms" => 1e6,
+        "us" => 1e3,
+        "ns" => 1.0,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        u => {
+            return Err(format!(
+                "unknown time unit {u:?} in {s:?}; allowed: ns, us, ms, s, m, h"
+            ))
+        }
+    };
+    let ns = v * scale;
+    if !ns.is_finite() || ns <= 0.0 || ns >= u64::MAX as f64 {
+        return Err(format!("duration {s:?} must be positive"));
+    }
+    Ok(ns as u64)
 }
 
 /// Why a record was exported.
@@ -40,7 +73,6 @@ pub struct FlowRecord {
     pub first_ns: u64,
     pub last_ns: u64,
     pub packets: u64,
-    pub bytes: u64,
     /// Capture time at which the record was exported.
     pub export_ns: u64,
     pub reason: ExportReason,
@@ -51,7 +83,6 @@ struct Live {
     first_ns: u64,
     last_ns: u64,
     packets: u64,
-    bytes: u64,
 }
 
 const SWEEP_INTERVAL_NS: u64 = 1_000_000_000;
@@ -104,16 +135,15 @@ impl FlowTable {
             first_ns: l.first_ns,
             last_ns: l.last_ns,
             packets: l.packets,
-            bytes: l.bytes,
             export_ns,
             reason,
         }
     }
 
-    /// Accounts a packet of flow `key` at `time_ns` with `bytes` on the wire; pushes
-    /// the records it causes to be exported onto `out`, in export order. Capture times
-    /// that go backwards are treated as "now" for expiry (no negative idle times).
-    pub fn packet(&mut self, key: u64, time_ns: u64, bytes: u64, out: &mut Vec<FlowRecord>) {
+    /// Accounts a packet of flow `key` at `time_ns`; pushes the records it causes to be
+    /// exported onto `out`, in export order. Capture times that go backwards are
+    /// treated as "now" for expiry (no negative idle times).
+    pub fn packet(&mut self, key: u64, time_ns: u64, out: &mut Vec<FlowRecord>) {
         self.now_ns = self.now_ns.max(time_ns);
         let now = self.now_ns;
         match self.next_sweep_ns {
@@ -128,10 +158,11 @@ impl FlowTable {
             first_ns: time_ns,
             last_ns: time_ns,
             packets: 1,
-            bytes,
         };
+        // The flow's own idle and active times are measured at this packet's time: in
+        // a capture whose times jump back, a flow is not split by packets of others.
         match self.live.get(&key).copied() {
-            Some(l) => match self.expired(&l, now) {
+            Some(l) => match self.expired(&l, time_ns) {
                 Some(reason) => {
                     out.push(Self::record(key, &l, now, reason));
                     self.live.insert(key, fresh);
@@ -140,7 +171,6 @@ impl FlowTable {
                     let e = self.live.entry(key).or_insert(l);
                     e.last_ns = e.last_ns.max(time_ns);
                     e.packets += 1;
-                    e.bytes += bytes;
                 }
             },
             None => {
@@ -179,6 +209,86 @@ impl FlowTable {
     }
 }
 
+/// A packet stream (one capture or a series of them) turned into a stream of exported
+/// flow records: one message per record, at its export time. One table spans every
+/// file of a series, so a flow cut by a file rotation is still one flow.
+pub struct FlowExport {
+    packets: Box<dyn MessageSource>,
+    table: FlowTable,
+    pending: Vec<FlowRecord>,
+    at: usize,
+    exported: u64,
+    summary: Option<IngestSummary>,
+}
+
+impl FlowExport {
+    pub fn new(packets: Box<dyn MessageSource>, timeouts: FlowTimeouts) -> Self {
+        FlowExport {
+            packets,
+            table: FlowTable::new(timeouts),
+            pending: Vec::new(),
+            at: 0,
+            exported: 0,
+            summary: None,
+        }
+    }
+
+    fn finish(&mut self) {
+        self.table.finish(&mut self.pending);
+        let t = self.table.timeouts;
+        let mut s = self.packets.summary().clone();
+        s.messages = self.exported + (self.pending.len() - self.at) as u64;
+        s.flows = Some(FlowSummary {
+            inactive_timeout_s: t.inactive_ns as f64 / 1e9,
+            active_timeout_s: t.active_ns as f64 / 1e9,
+            records: s.messages,
+            max_live_flows: self.table.max_live_flows() as u64,
+        });
+        self.summary = Some(s);
+    }
+}
+
+impl Iterator for FlowExport {
+    type Item = Message;
+
+    fn next(&mut self) -> Option<Message> {
+        loop {
+            if let Some(r) = self.pending.get(self.at) {
+                self.at += 1;
+                self.exported += 1;
+                return Some(Message::at(r.key, Timestamp::from_nanos(r.export_ns)));
+            }
+            self.pending.clear();
+            self.at = 0;
+            if self.summary.is_some() {
+                return None;
+            }
+            match self.packets.next() {
+                // Captures time every packet (a simple packet block gets the time of
+                // the packet before it).
+                Some(m) => self.table.packet(
+                    m.key,
+                    m.time.nanos().unwrap_or(self.table.now_ns),
+                    &mut self.pending,
+                ),
+                None => self.finish(),
+            }
+        }
+    }
+}
+
+impl MessageSource for FlowExport {
+    fn summary(&self) -> &IngestSummary {
+        self.summary
+            .as_ref()
+            .unwrap_or_else(|| self.packets.summary())
+    }
+
+    fn dictionary(&self) -> Option<&KeyDictionary> {
+        self.packets.dictionary()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,11 +304,11 @@ mod tests {
         let mut out = Vec::new();
         // Flow 1: packets every 10 s for 100 s -> active timeout splits it.
         for i in 0..=10 {
-            t.packet(1, i * 10 * S, 100, &mut out);
+            t.packet(1, i * 10 * S, &mut out);
         }
         // Flow 2: two packets 20 s apart -> inactive timeout (found by the sweep).
-        t.packet(2, 100 * S, 50, &mut out);
-        t.packet(3, 121 * S, 1, &mut out);
+        t.packet(2, 100 * S, &mut out);
+        t.packet(3, 121 * S, &mut out);
         t.finish(&mut out);
         let f1: Vec<_> = out.iter().filter(|r| r.key == 1).collect();
         assert_eq!(f1.len(), 2);
@@ -212,8 +322,17 @@ mod tests {
         assert_eq!(f2.len(), 1);
         assert_eq!(f2[0].reason, ExportReason::Inactive);
         assert_eq!(out.iter().map(|r| r.packets).sum::<u64>(), 13);
-        assert_eq!(out.iter().map(|r| r.bytes).sum::<u64>(), 1100 + 50 + 1);
         assert_eq!(t.live_flows(), 0);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ns("15s"), Ok(15_000_000_000));
+        assert_eq!(parse_duration_ns("15"), Ok(15_000_000_000));
+        assert_eq!(parse_duration_ns("500ms"), Ok(500_000_000));
+        assert_eq!(parse_duration_ns("30m"), Ok(1_800_000_000_000));
+        assert!(parse_duration_ns("5 parsecs").is_err());
+        assert!(parse_duration_ns("0").is_err());
     }
 
     #[test]
@@ -225,7 +344,7 @@ mod tests {
         let mut out = Vec::new();
         // 100 000 short flows, ten new ones every 0.1 s: at most ~a few hundred live.
         for i in 0..100_000u64 {
-            t.packet(i, i * S / 100, 1, &mut out);
+            t.packet(i, i * S / 100, &mut out);
         }
         assert!(t.max_live_flows() < 400, "{}", t.max_live_flows());
         t.finish(&mut out);

@@ -33,6 +33,16 @@ pub enum FlowKeyKind {
 }
 
 impl FlowKeyKind {
+    /// Every key kind.
+    pub const ALL: [FlowKeyKind; 6] = [
+        FlowKeyKind::FiveTuple,
+        FlowKeyKind::FiveTupleVlan,
+        FlowKeyKind::SrcDst,
+        FlowKeyKind::Dst,
+        FlowKeyKind::DstPrefix,
+        FlowKeyKind::SrcPrefix,
+    ];
+
     fn tag(self) -> u8 {
         match self {
             FlowKeyKind::FiveTuple => 1,
@@ -42,6 +52,18 @@ impl FlowKeyKind {
             FlowKeyKind::DstPrefix => 5,
             FlowKeyKind::SrcPrefix => 6,
         }
+    }
+
+    fn from_tag(tag: u8) -> Option<Self> {
+        Some(match tag {
+            1 => FlowKeyKind::FiveTuple,
+            2 => FlowKeyKind::FiveTupleVlan,
+            3 => FlowKeyKind::SrcDst,
+            4 => FlowKeyKind::Dst,
+            5 => FlowKeyKind::DstPrefix,
+            6 => FlowKeyKind::SrcPrefix,
+            _ => return None,
+        })
     }
 
     pub fn name(self) -> &'static str {
@@ -253,6 +275,69 @@ impl KeySpec {
     }
 }
 
+/// The readable name of a canonical key encoding: [`KeySpec::render`] of the fields
+/// [`KeySpec::encode`] wrote (for readers that hand out encoded keys, e.g. flow logs).
+pub fn render_encoded(bytes: &[u8]) -> String {
+    decode(bytes).map_or_else(
+        || bytes.iter().map(|b| format!("{b:02x}")).collect(),
+        |(spec, f)| spec.render(&f),
+    )
+}
+
+fn decode(bytes: &[u8]) -> Option<(KeySpec, PacketFields)> {
+    let (&tag, mut rest) = bytes.split_first()?;
+    let kind = FlowKeyKind::from_tag(tag >> 1)?;
+    let mut f = PacketFields {
+        ipv6: tag & 1 == 1,
+        ..Default::default()
+    };
+    let alen = if f.ipv6 { 16 } else { 4 };
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let (a, b) = rest.split_at_checked(n)?;
+        rest = b;
+        Some(a)
+    };
+    let mut spec = KeySpec {
+        kind,
+        ..KeySpec::default()
+    };
+    match kind {
+        FlowKeyKind::FiveTuple | FlowKeyKind::FiveTupleVlan => {
+            f.src[..alen].copy_from_slice(take(alen)?);
+            f.dst[..alen].copy_from_slice(take(alen)?);
+            f.protocol = take(1)?[0];
+            f.src_port = u16::from_be_bytes(take(2)?.try_into().ok()?);
+            f.dst_port = u16::from_be_bytes(take(2)?.try_into().ok()?);
+            if kind == FlowKeyKind::FiveTupleVlan {
+                f.vlans.count = take(1)?[0].min(2);
+                for i in 0..f.vlans.count as usize {
+                    f.vlans.ids[i] = u16::from_be_bytes(take(2)?.try_into().ok()?);
+                }
+            }
+        }
+        FlowKeyKind::SrcDst => {
+            f.src[..alen].copy_from_slice(take(alen)?);
+            f.dst[..alen].copy_from_slice(take(alen)?);
+        }
+        FlowKeyKind::Dst => f.dst[..alen].copy_from_slice(take(alen)?),
+        FlowKeyKind::DstPrefix | FlowKeyKind::SrcPrefix => {
+            let addr = take(alen)?.to_vec();
+            let bits = take(1)?[0];
+            if kind == FlowKeyKind::DstPrefix {
+                f.dst[..alen].copy_from_slice(&addr);
+            } else {
+                f.src[..alen].copy_from_slice(&addr);
+            }
+            if f.ipv6 {
+                spec.prefix_v6 = bits;
+            } else {
+                spec.prefix_v4 = bits;
+            }
+        }
+    }
+    Some((spec, f))
+}
+
 fn protocol_name(p: u8) -> String {
     match p {
         1 => "icmp".into(),
@@ -308,6 +393,22 @@ mod tests {
             dst.encode(&a).as_slice(),
             dst.encode(&other_port).as_slice()
         );
+    }
+
+    #[test]
+    fn encoded_keys_render_like_the_fields() {
+        let mut f = v4([1, 2, 3, 4], [5, 6, 7, 8], 1000, 80);
+        f.vlans.count = 1;
+        f.vlans.ids[0] = 42;
+        for kind in FlowKeyKind::ALL {
+            let spec = KeySpec::new(kind, 20, 40).expect("valid");
+            assert_eq!(
+                render_encoded(spec.encode(&f).as_slice()),
+                spec.render(&f),
+                "{kind:?}"
+            );
+        }
+        assert_eq!(render_encoded(&[0xFF, 1]), "ff01");
     }
 
     #[test]

@@ -113,7 +113,7 @@ fn ether_type_name(t: u16) -> &'static str {
 }
 
 /// Transport protocols whose first four bytes are source and destination ports.
-fn has_ports(protocol: u8) -> bool {
+pub(crate) fn has_ports(protocol: u8) -> bool {
     matches!(protocol, 6 | 17 | 132 | 136)
 }
 

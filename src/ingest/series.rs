@@ -1,0 +1,256 @@
+//! Capture series: several files read as one trace, as capture tools and flow
+//! collectors leave them (`tcpdump -G/-C` rotation, hourly flow logs).
+//!
+//! Inputs are files, directories (their files, by name), glob patterns (`*`, `?`,
+//! `[...]`, sorted by name) and `-` (standard input). Every file is opened and its
+//! format checked before any record is read, so a file that is not a trace, or is of
+//! another format than the first, is an error naming it, not a surprise halfway
+//! through. The files are read in the order given, or sorted by the time of their
+//! first record. The series' summary totals the files' and keeps each file's own
+//! summary, so per-file counts and warnings name their file.
+
+use std::path::{Path, PathBuf};
+
+use super::input::{self, is_stdin};
+use super::{IngestOptions, IngestSummary, MessageSource};
+use crate::error::{Error, Result};
+use crate::message::{KeyDictionary, Message};
+
+/// The files `inputs` name, in order: directories and glob patterns expanded.
+pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for p in inputs {
+        if is_stdin(p) {
+            files.push(p.clone());
+        } else if p.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| Error::io(p, e))?
+                .map(|e| e.map(|e| e.path()).map_err(|e| Error::io(p, e)))
+                .collect::<Result<_>>()?;
+            entries.retain(|e| !e.is_dir());
+            entries.sort();
+            if entries.is_empty() {
+                return Err(Error::NoData(format!(
+                    "{}: the directory holds no files",
+                    p.display()
+                )));
+            }
+            files.extend(entries);
+        } else if !p.exists() && is_pattern(p) {
+            let pattern = p.to_string_lossy();
+            let mut matched: Vec<PathBuf> = glob::glob(&pattern)
+                .map_err(|e| Error::config("trace path", format!("bad pattern {pattern:?}: {e}")))?
+                .filter_map(std::result::Result::ok)
+                .filter(|m| !m.is_dir())
+                .collect();
+            matched.sort();
+            if matched.is_empty() {
+                return Err(Error::NoData(format!("{pattern}: no file matches")));
+            }
+            files.extend(matched);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    if files.iter().filter(|f| is_stdin(f)).count() > 1 {
+        return Err(Error::invalid(
+            "`-` (standard input) can be given only once",
+        ));
+    }
+    if files.len() > 1 && files.iter().any(|f| is_stdin(f)) {
+        return Err(Error::invalid(
+            "`-` (standard input) cannot be part of a series of files: it can be read only once and its format checked only by reading it",
+        ));
+    }
+    Ok(files)
+}
+
+fn is_pattern(p: &Path) -> bool {
+    p.to_string_lossy().contains(['*', '?', '['])
+}
+
+/// Checks every file, orders them, and returns the series' source.
+pub fn open(files: Vec<PathBuf>, options: &IngestOptions) -> Result<SeriesSource> {
+    let mut format: Option<(String, PathBuf)> = None;
+    let mut firsts = Vec::with_capacity(files.len());
+    for f in &files {
+        let mut src = super::open_file(f, options)?;
+        let this = src.summary().format.clone();
+        match &format {
+            None => format = Some((this, f.clone())),
+            Some((first, path)) if *first != this => {
+                return Err(Error::Format {
+                    path: f.clone(),
+                    offset: 0,
+                    message: format!(
+                        "this file is a {this} trace but {} is a {first} trace: the files of a series must have one format",
+                        path.display()
+                    ),
+                })
+            }
+            Some(_) => {}
+        }
+        if options.sort_by_time {
+            let first = src.find_map(|m| m.time.nanos());
+            let Some(t) = first else {
+                return Err(Error::NoData(format!(
+                    "{}: no timestamped record to sort the series by (--sort-by-time)",
+                    input::label(f)
+                )));
+            };
+            firsts.push(t);
+        }
+    }
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    if options.sort_by_time {
+        // Stable: files starting at the same time keep the order given.
+        order.sort_by_key(|&i| firsts[i]);
+    }
+    let files: Vec<PathBuf> = order.into_iter().map(|i| files[i].clone()).collect();
+    let mut summary = IngestSummary::new(
+        Path::new(&format!("{} files", files.len())),
+        &format.map(|f| f.0).unwrap_or_default(),
+    );
+    summary.source = series_label(&files);
+    Ok(SeriesSource {
+        files,
+        next_file: 0,
+        current: None,
+        options: options.clone(),
+        last_time: None,
+        first_of_file: true,
+        starts_early: false,
+        summary,
+        dictionary: options.keep_keys.then(KeyDictionary::new),
+    })
+}
+
+fn series_label(files: &[PathBuf]) -> String {
+    match files {
+        [] => "no files".into(),
+        [one] => input::label(one),
+        [first, .., last] => format!(
+            "{} files ({} ... {})",
+            files.len(),
+            first.display(),
+            last.display()
+        ),
+    }
+}
+
+/// The files of a series, read one after the other as one message stream.
+pub struct SeriesSource {
+    files: Vec<PathBuf>,
+    next_file: usize,
+    current: Option<Box<dyn MessageSource>>,
+    options: IngestOptions,
+    /// Time of the last record, to notice a file that starts before the previous ended.
+    last_time: Option<u64>,
+    first_of_file: bool,
+    starts_early: bool,
+    summary: IngestSummary,
+    dictionary: Option<KeyDictionary>,
+}
+
+impl SeriesSource {
+    /// Adds a finished file's counts to the series' and keeps its summary.
+    fn close_current(&mut self) {
+        let Some(src) = self.current.take() else {
+            return;
+        };
+        if let (Some(all), Some(d)) = (self.dictionary.as_mut(), src.dictionary()) {
+            all.merge(d);
+        }
+        let mut f = src.summary().clone();
+        if self.starts_early {
+            f.note("the file's first record is earlier than the previous file's last (files out of time order?)");
+        }
+        let s = &mut self.summary;
+        s.records += f.records;
+        s.messages += f.messages;
+        s.malformed += f.malformed;
+        for (k, v) in &f.skipped {
+            *s.skipped.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &f.malformed_reasons {
+            *s.malformed_reasons.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &f.notes {
+            *s.notes.entry(k.clone()).or_default() += v;
+        }
+        for e in &f.examples {
+            if s.examples.len() < super::MAX_EXAMPLES {
+                s.examples.push(e.clone());
+            }
+        }
+        for r in &f.time_resolutions {
+            s.note_resolution(*r);
+        }
+        if s.key.is_none() {
+            s.key.clone_from(&f.key);
+        }
+        if let Some(d) = &f.damage {
+            s.damage = Some(match s.damage.take() {
+                None => d.clone(),
+                Some(before) => format!("{before}; {d}"),
+            });
+        }
+        s.files.push(f);
+    }
+
+    fn open_next(&mut self) -> bool {
+        let Some(path) = self.files.get(self.next_file).cloned() else {
+            return false;
+        };
+        self.next_file += 1;
+        self.first_of_file = true;
+        self.starts_early = false;
+        match super::open_file(&path, &self.options) {
+            Ok(src) => self.current = Some(src),
+            Err(e) => {
+                // Checked when the series was opened: it changed since. What was read
+                // stands; the file is reported, the series goes on.
+                let mut f = IngestSummary::new(&path, &self.summary.format);
+                f.damage = Some(format!("{e} (the file could not be read again)"));
+                self.summary.damage = f.damage.clone();
+                self.summary.files.push(f);
+            }
+        }
+        true
+    }
+}
+
+impl Iterator for SeriesSource {
+    type Item = Message;
+
+    fn next(&mut self) -> Option<Message> {
+        loop {
+            if let Some(src) = self.current.as_mut() {
+                if let Some(m) = src.next() {
+                    if let Some(t) = m.time.nanos() {
+                        if self.first_of_file {
+                            self.starts_early = self.last_time.is_some_and(|last| t < last);
+                            self.first_of_file = false;
+                        }
+                        self.last_time = Some(t);
+                    }
+                    return Some(m);
+                }
+                self.close_current();
+            }
+            if !self.open_next() {
+                return None;
+            }
+        }
+    }
+}
+
+impl MessageSource for SeriesSource {
+    fn summary(&self) -> &IngestSummary {
+        &self.summary
+    }
+
+    fn dictionary(&self) -> Option<&KeyDictionary> {
+        self.dictionary.as_ref()
+    }
+}
