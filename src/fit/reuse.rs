@@ -28,7 +28,7 @@ const EXACT: u64 = 1 << 10;
 /// log2 of the buckets per octave above EXACT.
 const SUB_BITS: u32 = 7;
 const SUB: u64 = 1 << SUB_BITS;
-pub const FIRST_BATCH: u64 = 1 << 14;
+pub const FIRST_BATCH: u64 = 1 << 12;
 pub const MAX_BATCHES: usize = 64;
 
 /// The bucket of distance d >= 1.
