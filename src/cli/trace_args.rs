@@ -28,11 +28,11 @@ pub struct TraceArgs {
     #[arg(long)]
     pub flows: bool,
     /// Flow export: a flow idle this long is exported (e.g. 15s, 500ms, 2m).
-    #[arg(long, default_value = "15s", value_parser = parse_duration_ns)]
-    pub inactive_timeout: u64,
+    #[arg(long, default_value = "15s", value_parser = duration_arg)]
+    pub inactive_timeout: Nanos,
     /// Flow export: a flow lasting this long is exported and restarted (e.g. 30m, 1h).
-    #[arg(long, default_value = "30m", value_parser = parse_duration_ns)]
-    pub active_timeout: u64,
+    #[arg(long, default_value = "30m", value_parser = duration_arg)]
+    pub active_timeout: Nanos,
     /// CSV: 1-based column of the key.
     #[arg(long, default_value_t = 1)]
     pub csv_key_column: usize,
@@ -48,6 +48,15 @@ pub struct TraceArgs {
     /// CSV: the first line is a header.
     #[arg(long)]
     pub csv_header: bool,
+}
+
+/// A duration in nanoseconds (its own type, so that it keeps its parser; see
+/// [`super::numbers`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Nanos(pub u64);
+
+fn duration_arg(s: &str) -> std::result::Result<Nanos, String> {
+    parse_duration_ns(s).map(Nanos)
 }
 
 /// Parses `15`, `15s`, `500ms`, `2m`, `1h` into nanoseconds (a bare number is seconds).
@@ -94,8 +103,8 @@ impl TraceArgs {
             keep_keys: false,
             key: KeySpec::new(self.key, self.prefix_v4, self.prefix_v6)?,
             flows: self.flows.then_some(FlowTimeouts {
-                inactive_ns: self.inactive_timeout,
-                active_ns: self.active_timeout,
+                inactive_ns: self.inactive_timeout.0,
+                active_ns: self.active_timeout.0,
             }),
             csv: CsvSpec {
                 key_column: self.csv_key_column,

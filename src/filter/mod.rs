@@ -54,6 +54,10 @@ pub struct RecyclingFilter {
 impl RecyclingFilter {
     pub fn new(config: &FilterConfig) -> Result<Self> {
         config.validate()?;
+        crate::resources::check_memory(
+            &format!("a filter of M = {} bits", config.memory),
+            config.memory as f64 / 8.0,
+        )?;
         let phases = usize::from(config.phases);
         let half = config.half_memory();
         let hashers = (0..phases)

@@ -23,11 +23,12 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 
 use super::nbounded::{worst_case, NBoundedSums};
-use super::renewal::{Renewal, Visit};
+use super::renewal::{Renewal, Visit, PROGRESS_FROM};
 use super::sigma::{predict_sigma, two_phase_fp, CycleSums, FrozenSums};
 use crate::error::{Error, Result};
 use crate::filter::Hashing;
 use crate::model::tau::Transitions;
+use crate::progress::Progress;
 
 /// What to size.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -112,7 +113,18 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
         ));
     }
     let mut per_k = Vec::new();
+    // One pass over the bit chain of M (and M/2) bits per k.
+    let progress = if q.memory >= PROGRESS_FROM {
+        Progress::new(
+            format!("capacity search, M = {}", q.memory),
+            f64::from(q.k_max),
+            "values of k",
+        )
+    } else {
+        Progress::hidden()
+    };
     for k in 1..=q.k_max {
+        progress.step(f64::from(k - 1))?;
         let one = if q.hashing == Hashing::Colliding || u64::from(k) < q.memory {
             best_sigma(q, q.memory, k, 1)?
         } else {
@@ -196,7 +208,7 @@ fn best_sigma(q: &CapacityQuery, m: u64, k: u32, phases: u8) -> Result<Option<Si
     }
     let mut sweep = Sweep::new(t, phases, q.copy_over);
     let mut found = None;
-    renewal.pass(None, |v| {
+    renewal.pass(None, &Progress::hidden(), |v| {
         let sigma = v.state;
         if sigma >= m {
             return ControlFlow::Break(());
