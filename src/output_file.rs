@@ -78,6 +78,48 @@ fn temp_name(target: &Path, tag: &str) -> PathBuf {
     parent_dir(target).join(format!(".{name}.rbf-{tag}-{}-{n}", std::process::id()))
 }
 
+/// Removes the temporary files and directories that runs killed while writing
+/// `target` left beside it (kill -9 gives no chance to clean up): those whose process
+/// is gone. Best effort; only on Linux, where a process's liveness is visible.
+fn remove_stale(target: &Path) {
+    #[cfg(target_os = "linux")]
+    {
+        let Some(name) = target.file_name() else {
+            return;
+        };
+        let prefix = format!(".{}.rbf-", name.to_string_lossy());
+        let Ok(entries) = std::fs::read_dir(parent_dir(target)) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let file = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = file.strip_prefix(&prefix) else {
+                continue;
+            };
+            // rest = "<tag>-<pid>-<n>"
+            let mut parts = rest.split('-');
+            let (Some(tag), Some(pid)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let known = matches!(tag, "tmp" | "new" | "old" | "probe");
+            let Ok(pid) = pid.parse::<u32>() else {
+                continue;
+            };
+            if !known || pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+                continue;
+            }
+            let p = e.path();
+            let _ = if p.is_dir() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = target;
+}
+
 /// Whether an existing `target` is something other than a regular file or directory
 /// (a device, a FIFO, a socket): those are written in place.
 fn is_special(m: &Metadata) -> bool {
@@ -240,6 +282,7 @@ impl OutputFile {
                         .map_err(|e| Error::io(path, e))?,
                 )),
                 existing => {
+                    remove_stale(&target);
                     let temp = temp_name(&target, "tmp");
                     let file = std::fs::OpenOptions::new()
                         .write(true)
@@ -379,6 +422,7 @@ pub fn write_with(
 
 /// A fresh, empty temporary directory next to `target` (for [`replace_dir`]).
 pub fn temp_dir_for(target: &Path, tag: &str) -> Result<PathBuf> {
+    remove_stale(&resolved(target));
     let dir = temp_name(&resolved(target), tag);
     std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
     Ok(dir)

@@ -3,7 +3,8 @@
 //! A [`Progress`] stays silent for the first [`SHOW_AFTER`] (quick work prints nothing),
 //! then draws a bar with an ETA on stderr when stderr is a terminal, or writes a plain
 //! line every [`LINE_INTERVAL`] otherwise (logs, CI), and nothing at all after
-//! [`set_quiet`]. It is shared by reference between threads (rayon workers report into
+//! [`set_quiet`]. Work whose pace over its first [`ESTIMATE_AFTER`] puts it over a
+//! minute says so at once ([`announce_estimate`]). It is shared by reference between threads (rayon workers report into
 //! one bar). Output goes to stderr only, so results on stdout stay clean.
 //!
 //! Ctrl-C: after [`install_interrupt_handler`], the first SIGINT only sets a flag that
@@ -21,7 +22,7 @@ use crate::error::{Error, Result};
 /// Work shorter than this shows no progress at all.
 pub const SHOW_AFTER: Duration = Duration::from_secs(2);
 /// Work measured for this long before its pace is extrapolated to an estimate.
-const ESTIMATE_AFTER: Duration = Duration::from_millis(100);
+pub const ESTIMATE_AFTER: Duration = Duration::from_millis(100);
 /// Redraw interval of the terminal bar.
 const BAR_INTERVAL: Duration = Duration::from_millis(200);
 /// Interval of the plain lines written when stderr is not a terminal.
@@ -157,25 +158,33 @@ impl Progress {
         self.update(|_| done);
     }
 
-    fn update(&self, f: impl FnOnce(f64) -> f64) {
+    /// Applies `f` to the units done and redraws when due; returns the new count
+    /// (0 for a display that is off).
+    fn update(&self, f: impl FnOnce(f64) -> f64) -> f64 {
         if self.mode == Mode::Off {
-            return;
+            return 0.0;
         }
         let Ok(mut s) = self.state.lock() else {
-            return;
+            return 0.0;
         };
         s.done = f(s.done);
+        let done = s.done;
         let now = Instant::now();
         let elapsed = now.duration_since(self.start);
+        if elapsed >= ESTIMATE_AFTER && done > 0.0 && !s.estimated {
+            // Once, from the pace of the first units: long work says so up front.
+            s.estimated = true;
+            announce_estimate(&self.label, elapsed.as_secs_f64() * self.total / done);
+        }
         if elapsed < SHOW_AFTER {
-            return;
+            return done;
         }
         let interval = match self.mode {
             Mode::Bar => BAR_INTERVAL,
             _ => LINE_INTERVAL,
         };
         if s.last.is_some_and(|t| now.duration_since(t) < interval) {
-            return;
+            return done;
         }
         // The first plain line comes at SHOW_AFTER, later ones every LINE_INTERVAL.
         s.last = Some(now);
@@ -189,6 +198,22 @@ impl Progress {
             _ => writeln!(err, "{text}"),
         };
         let _ = err.flush();
+        done
+    }
+
+    /// For a loop of known length: records `done` units (the first report after
+    /// [`ESTIMATE_AFTER`] says how long the whole is expected to take, when that is
+    /// over a minute: [`announce_estimate`]) and returns [`Error::Interrupted`] after
+    /// Ctrl-C. Call it every few milliseconds of work, not per item.
+    pub fn step(&self, done: f64) -> Result<()> {
+        self.set(done);
+        check_interrupt()
+    }
+
+    /// [`Progress::step`] by `delta` more units.
+    pub fn advance(&self, delta: f64) -> Result<()> {
+        self.add(delta);
+        check_interrupt()
     }
 
     /// "label [#####     ] 45.0% (4.5e6 of 1e7 arrivals), 12 s, ETA 15 s"
@@ -217,25 +242,6 @@ impl Progress {
             duration_text(secs)
         )
         .replace(" )", ")")
-    }
-
-    /// For a loop of known length: records `done` units, says once, from the pace of
-    /// the first units, how long the whole is expected to take when that is over a
-    /// minute ([`announce_estimate`]), and returns [`Error::Interrupted`] after Ctrl-C.
-    /// Call it every few milliseconds of work, not per item.
-    pub fn step(&self, done: f64) -> Result<()> {
-        self.set(done);
-        let elapsed = self.start.elapsed();
-        if done > 0.0 && elapsed >= ESTIMATE_AFTER {
-            if let Ok(mut s) = self.state.lock() {
-                if !s.estimated {
-                    s.estimated = true;
-                    let secs = elapsed.as_secs_f64() * self.total / done;
-                    announce_estimate(&self.label, secs);
-                }
-            }
-        }
-        check_interrupt()
     }
 
     /// Counts the items of `iter` as units done (in batches, so that a per-message

@@ -138,6 +138,20 @@ impl Workload {
         )
     }
 
+    /// Without new arrivals (p_r = 1) at most D k bits are ever set and D messages
+    /// inserted: a filter whose trigger lies above that never recycles, its FN rate is
+    /// exactly 0, and the FN models' per-insertion recursion, which runs until the
+    /// filter recycles, would not end.
+    pub fn never_recycles(&self, filter: &crate::filter::FilterConfig) -> bool {
+        let d = self.distinct() as u64;
+        self.p_repeat >= 1.0
+            && match (filter.sigma, filter.max_inserts) {
+                (_, Some(n)) => d <= n,
+                (Some(s), None) => d.saturating_mul(u64::from(filter.hashes)) <= s,
+                (None, None) => false,
+            }
+    }
+
     /// Checks every field, naming the offending key.
     pub fn validate(&self) -> Result<()> {
         if self.format != FORMAT_TAG {

@@ -128,6 +128,8 @@ fn phases(s: &str) -> Result<Vec<u8>> {
 
 pub fn run(a: SizeArgs) -> Result<()> {
     let start = std::time::Instant::now();
+    // The search polls for Ctrl-C between memory sizes.
+    rbf::progress::install_interrupt_handler();
     let w = workload(&a)?;
     let hashing = match a.hashing {
         HashingArg::Colliding => Hashing::Colliding,

@@ -231,17 +231,8 @@ fn fn_models(
     let Some(workload) = &source.workload else {
         return Ok(());
     };
-    // Without new arrivals at most D * k bits are ever set: a filter whose threshold is
-    // above that never recycles, FN is exactly 0, and the models' per-insertion
-    // recursion (which runs until the filter has recycled) would not terminate.
-    let d = workload.distinct() as u64;
-    let never_recycles = workload.p_repeat >= 1.0
-        && match (filter.sigma, filter.max_inserts) {
-            (_, Some(n)) => d <= n,
-            (Some(s), None) => d.saturating_mul(u64::from(filter.hashes)) <= s,
-            (None, None) => false,
-        };
-    if never_recycles {
+    let d = workload.distinct();
+    if workload.never_recycles(filter) {
         row.note(format!(
             "FN models not run: the workload has D = {d} messages and no new arrivals, so the filter never recycles and FN is 0"
         ));

@@ -12,7 +12,7 @@ mod config;
 mod positions;
 
 pub use bits::BitArray;
-pub use config::{FilterConfig, Hashing, Trigger, MAX_HASHES};
+pub use config::{FilterConfig, Hashing, Trigger, MAX_HASHES, MAX_MEMORY};
 pub use positions::{mix64, PositionBuf, PositionHasher};
 
 use crate::error::Result;

@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::progress::Progress;
 
 /// Terms of the f_a sum between two progress reports (a few milliseconds of work).
-const PROGRESS_TERMS: u64 = 1 << 20;
+pub const PROGRESS_TERMS: u64 = 1 << 20;
 
 /// Eq. 1: [1 - (1 - 1/M)^{kn}]^k, the chance that a message finds its k (colliding) bits
 /// set after n messages were inserted into M bits. Computed with ln_1p / exp_m1 so it

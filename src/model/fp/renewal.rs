@@ -110,7 +110,7 @@ impl Renewal {
         let mut row = vec![0.0; k + 1];
         for i in 0..=top {
             if i % PROGRESS_STATES == 0 && i > 0 {
-                progress.step(i as f64)?;
+                progress.advance(PROGRESS_STATES as f64)?;
             }
             let entering = inflow[0];
             t.row(i, &mut row);
