@@ -76,7 +76,7 @@ pub fn check_memory(what: &str, bytes: f64) -> Result<()> {
         ))),
         // Unknown availability: only the impossible is refused (more than any
         // 64-bit machine can address).
-        None if !(bytes < 2f64.powi(63)) => Err(Error::Resource(format!(
+        None if bytes.is_nan() || bytes >= 2f64.powi(63) => Err(Error::Resource(format!(
             "{what} needs {}, more than any machine has",
             bytes_text(bytes)
         ))),

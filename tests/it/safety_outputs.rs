@@ -130,6 +130,11 @@ fn bad_output_paths_fail_before_any_work() {
     let out = rbf(&dir, &["ingest", "t.csv", "-o", "d"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is a directory"), "{}", stderr(&out));
+    // A full disk is an I/O error naming the output (fault injection with /dev/full).
+    let out = rbf(&dir, &["ingest", "t.csv", "-o", "/dev/full"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("/dev/full"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     // Writing to a device is writing in place, not replacing it.
     ok(&rbf(&dir, &["ingest", "t.csv", "-o", "/dev/null"]));
     use std::os::unix::fs::FileTypeExt;
@@ -243,6 +248,19 @@ fn kill_after(dir: &Path, args: &[&str], after: Duration) {
     let _ = child.wait();
 }
 
+/// A synthetic trace that takes many seconds to write.
+const BIG_SYNTH: [&str; 9] = [
+    "synth",
+    "--distinct",
+    "1000",
+    "--p-repeat",
+    "0.9",
+    "--arrivals",
+    "1e8",
+    "-o",
+    "big.csv",
+];
+
 #[test]
 fn killed_writers_leave_the_old_file() {
     let dir = Scratch::new("safe-kill");
@@ -251,21 +269,7 @@ fn killed_writers_leave_the_old_file() {
     std::fs::write(dir.join("big.rbfs"), old).unwrap();
     synth(&dir, "t.csv", "300000");
     for ms in [30, 120] {
-        kill_after(
-            &dir,
-            &[
-                "synth",
-                "--distinct",
-                "1000",
-                "--p-repeat",
-                "0.9",
-                "--arrivals",
-                "1e8",
-                "-o",
-                "big.csv",
-            ],
-            Duration::from_millis(ms),
-        );
+        kill_after(&dir, &BIG_SYNTH, Duration::from_millis(ms));
         assert_eq!(std::fs::read(dir.join("big.csv")).unwrap(), old);
         kill_after(
             &dir,
@@ -276,17 +280,7 @@ fn killed_writers_leave_the_old_file() {
     }
     // Ctrl-C: the generator stops and removes its temporary file.
     let child = Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args([
-            "synth",
-            "--distinct",
-            "1000",
-            "--p-repeat",
-            "0.9",
-            "--arrivals",
-            "1e8",
-            "-o",
-            "big.csv",
-        ])
+        .args(BIG_SYNTH)
         .current_dir(&*dir)
         .stderr(Stdio::piped())
         .spawn()
@@ -351,7 +345,11 @@ fn resume_after_kills(tag: &str, kills: &[u64]) {
     // The old outputs in `part` are replaced only at the very end.
     ok(&rbf(&dir, &["run", "grid.toml", "-o", "part", "-q"]));
     std::fs::write(dir.join("part/results.csv"), "stale\n").unwrap();
+    let mut resumable = 0;
     for &ms in kills {
+        if dir.join(".part.rbf-run/cells.jsonl").exists() {
+            resumable += 1;
+        }
         kill_after(
             &dir,
             &["run", "grid.toml", "-o", "part", "-q"],
@@ -370,6 +368,10 @@ fn resume_after_kills(tag: &str, kills: &[u64]) {
     let out = rbf(&dir, &["run", "grid.toml", "-o", "part"]);
     ok(&out);
     assert_eq!(outputs(&dir.join("part")), whole, "resumed run differs");
+    println!(
+        "{} kills; {resumable} reruns started from a journal; final outputs identical",
+        kills.len()
+    );
     assert!(
         !dir.join(".part.rbf-run").exists(),
         "the journal is removed at the end"

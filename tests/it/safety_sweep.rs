@@ -53,14 +53,15 @@ struct Case {
     flags: Vec<&'static str>,
 }
 
-fn case(base: &[&str], flags: &[&'static str]) -> Case {
+/// `base` is the command line, split at spaces (the scratch paths have none).
+fn case(base: &str, flags: &[&[&'static str]]) -> Case {
     Case {
-        base: base.iter().map(|s| s.to_string()).collect(),
-        flags: flags.to_vec(),
+        base: base.split_whitespace().map(str::to_string).collect(),
+        flags: flags.concat(),
     }
 }
 
-const FILTER: [&str; 6] = [
+const FILTER: &[&str] = &[
     "--memory",
     "--hashes",
     "--sigma",
@@ -69,27 +70,28 @@ const FILTER: [&str; 6] = [
     "--seed",
 ];
 
+const TRACE: &[&str] = &[
+    "--prefix-v4",
+    "--prefix-v6",
+    "--csv-key-column",
+    "--csv-time-column",
+];
+
 fn cases(dir: &Path) -> Vec<Case> {
-    let trace = dir.join("t.csv");
-    let t = trace.to_str().unwrap();
-    let out = dir.join("o.rbfs");
-    let o = out.to_str().unwrap();
-    let cfg = dir.join("grid.toml");
-    let c = cfg.to_str().unwrap();
-    let filter = ["-m", "4000", "-k", "3", "--sigma", "1200"];
-    fn with<'a>(head: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
-        [head, tail].concat()
-    }
-    let mut f = FILTER.to_vec();
-    let mut trace_flags = vec!["--warmup", "--confidence", "--prefix-v4", "--prefix-v6"];
-    trace_flags.extend(["--csv-key-column", "--csv-time-column"]);
-    f.extend(trace_flags.iter().copied());
+    let t = dir.join("t.csv").display().to_string();
+    let cfg = dir.join("grid.toml").display().to_string();
+    let d = dir.display();
+    let filter = "-m 4000 -k 3 --sigma 1200";
+    let workload = "--zipf 1 --distinct 100 --p-repeat 0.9";
     vec![
-        case(&with(&["replay", t], &filter), &f),
         case(
-            &with(&["compare", t], &filter),
+            &format!("replay {t} {filter}"),
+            &[FILTER, TRACE, &["--warmup", "--confidence"]],
+        ),
+        case(
+            &format!("compare {t} {filter}"),
             &[
-                FILTER.as_slice(),
+                FILTER,
                 &[
                     "--target-fp",
                     "--warmup",
@@ -97,84 +99,29 @@ fn cases(dir: &Path) -> Vec<Case> {
                     "--eps",
                     "--confidence",
                 ],
-            ]
-            .concat(),
-        ),
-        case(
-            &[
-                "synth",
-                "--distinct",
-                "100",
-                "--p-repeat",
-                "0.9",
-                "--arrivals",
-                "1000",
-                "-o",
-                dir.join("s.csv").to_str().unwrap(),
             ],
-            &["--distinct", "--zipf", "--p-repeat", "--arrivals", "--seed"],
         ),
         case(
-            &["ingest", t, "-o", o],
-            &["--prefix-v4", "--prefix-v6", "--csv-key-column"],
+            &format!("synth --distinct 100 --p-repeat 0.9 --arrivals 1000 -o {d}/s.csv"),
+            &[&["--distinct", "--zipf", "--p-repeat", "--arrivals", "--seed"]],
+        ),
+        case(&format!("ingest {t} -o {d}/o.rbfs"), &[TRACE]),
+        case(
+            &format!("fit {t}"),
+            &[&["--warmup", "--window", "--pair-cap", "--confidence"]],
+        ),
+        case(&format!("model fp {filter}"), &[FILTER]),
+        case(
+            "model capacity --memory 10000 --target-fp 0.01",
+            &[&["--memory", "--target-fp", "--max-hashes"]],
         ),
         case(
-            &["fit", t],
-            &["--warmup", "--window", "--pair-cap", "--confidence"],
-        ),
-        case(&with(&["model", "fp"], &filter), &FILTER),
-        case(
-            &[
-                "model",
-                "capacity",
-                "--memory",
-                "10000",
-                "--target-fp",
-                "0.01",
-            ],
-            &["--memory", "--target-fp", "--max-hashes"],
+            &format!("model fn {filter} {workload}"),
+            &[FILTER, &["--zipf", "--distinct", "--p-repeat", "--eps"]],
         ),
         case(
-            &with(
-                &["model", "fn"],
-                &[
-                    "-m",
-                    "4000",
-                    "-k",
-                    "3",
-                    "--sigma",
-                    "1200",
-                    "--zipf",
-                    "1",
-                    "--distinct",
-                    "100",
-                    "--p-repeat",
-                    "0.9",
-                ],
-            ),
-            &[
-                FILTER.as_slice(),
-                &["--zipf", "--distinct", "--p-repeat", "--eps"],
-            ]
-            .concat(),
-        ),
-        case(
-            &[
-                "size",
-                "--zipf",
-                "1",
-                "--distinct",
-                "100",
-                "--p-repeat",
-                "0.9",
-                "--target-fp",
-                "0.01",
-                "--memory",
-                "4000",
-                "--confirm-arrivals",
-                "2000",
-            ],
-            &[
+            &format!("size {workload} --target-fp 0.01 --memory 4000 --confirm-arrivals 2000"),
+            &[&[
                 "--zipf",
                 "--distinct",
                 "--p-repeat",
@@ -184,26 +131,12 @@ fn cases(dir: &Path) -> Vec<Case> {
                 "--confirm-arrivals",
                 "--seed",
                 "--eps",
-            ],
+            ]],
         ),
+        case(&format!("run {cfg} -o {d}/run-out"), &[&["--threads"]]),
         case(
-            &["run", c, "-o", dir.join("run-out").to_str().unwrap()],
-            &["--threads"],
-        ),
-        case(
-            &[
-                "bench",
-                "replay",
-                "--arrivals",
-                "1000",
-                "--distinct",
-                "100",
-                "--memory",
-                "4096",
-                "--repeats",
-                "1",
-            ],
-            &[
+            "bench replay --arrivals 1000 --distinct 100 --memory 4096 --repeats 1",
+            &[&[
                 "--arrivals",
                 "--distinct",
                 "--zipf",
@@ -212,20 +145,11 @@ fn cases(dir: &Path) -> Vec<Case> {
                 "--hashes",
                 "--sigma",
                 "--repeats",
-            ],
+            ]],
         ),
         case(
-            &[
-                "bench",
-                "fp",
-                "--memory",
-                "4096",
-                "--capacity-memory",
-                "4096",
-                "--repeats",
-                "1",
-            ],
-            &[
+            "bench fp --memory 4096 --capacity-memory 4096 --repeats 1",
+            &[&[
                 "--memory",
                 "--hashes",
                 "--sigma",
@@ -233,20 +157,11 @@ fn cases(dir: &Path) -> Vec<Case> {
                 "--target-fp",
                 "--max-hashes",
                 "--repeats",
-            ],
+            ]],
         ),
         case(
-            &[
-                "bench",
-                "fit",
-                "--arrivals",
-                "1000",
-                "--distinct",
-                "100",
-                "--chunk",
-                "100",
-            ],
-            &[
+            "bench fit --arrivals 1000 --distinct 100 --chunk 100",
+            &[&[
                 "--arrivals",
                 "--distinct",
                 "--zipf",
@@ -254,48 +169,26 @@ fn cases(dir: &Path) -> Vec<Case> {
                 "--window",
                 "--pair-cap",
                 "--chunk",
-            ],
+            ]],
         ),
         case(
-            &[
-                "bench",
-                "fn",
-                "--suite",
-                "scale",
-                "--distinct",
-                "100",
-                "--min-log2",
-                "8",
-                "--max-log2",
-                "8",
-                "--repeats",
-                "1",
-            ],
-            &[
+            "bench fn --suite scale --distinct 100 --min-log2 8 --max-log2 8 --repeats 1",
+            &[&[
                 "--repeats",
                 "--distinct",
                 "--zipf",
                 "--min-log2",
                 "--max-log2",
                 "--max-seconds",
-            ],
+            ]],
         ),
         case(
-            &[
-                "bench",
-                "ingest",
-                "--which",
-                "jedi",
-                "--jedi-mb",
-                "1",
-                "--repeats",
-                "1",
-            ],
-            &["--jedi-mb", "--rbfs-messages", "--pcap-passes", "--repeats"],
+            "bench ingest --which jedi --jedi-mb 1 --repeats 1",
+            &[&["--jedi-mb", "--rbfs-messages", "--pcap-passes", "--repeats"]],
         ),
         case(
-            &["bench", "experiment", c, "--runs", "1"],
-            &["--threads", "--runs"],
+            &format!("bench experiment {cfg} --runs 1"),
+            &[&["--threads", "--runs"]],
         ),
     ]
 }
