@@ -192,6 +192,10 @@ pub fn check_outputs(outputs: &[&Path], inputs: &[&Path]) -> Result<()> {
             if is_special(&m) {
                 continue;
             }
+            crate::progress::note(&format!(
+                "{} exists; it will be replaced once the new one is complete",
+                out.display()
+            ));
         }
         let dir = parent_dir(&resolved(out));
         if !dir.is_dir() {

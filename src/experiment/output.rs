@@ -105,9 +105,22 @@ const OURS: [&str; 5] = [
 /// (the directory is replaced as a whole, so a user's other files must not be there).
 pub fn check_dir(dir: &Path, inputs: &[&Path]) -> Result<()> {
     output_file::check_output_dir(dir, inputs)?;
+    if holds_only_ours(dir)? {
+        crate::progress::note(&format!(
+            "{} holds an earlier run's outputs; they will be replaced once the new ones are complete",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `dir` holds outputs of an earlier run; an error when it holds anything
+/// else.
+fn holds_only_ours(dir: &Path) -> Result<bool> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
+        return Ok(false);
     };
+    let mut earlier = false;
     for e in entries {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let name = e.file_name().to_string_lossy().into_owned();
@@ -126,15 +139,16 @@ pub fn check_dir(dir: &Path, inputs: &[&Path]) -> Result<()> {
                 dir.display()
             )));
         }
+        earlier = true;
     }
-    Ok(())
+    Ok(earlier)
 }
 
 /// Writes every output of `results` to `dir`. They are written to a new directory
 /// beside it that then takes its place, so `dir` holds either the previous complete
 /// outputs or these, never a mix (see [`output_file::replace_dir`]).
 pub fn write(results: &Results, dir: &Path) -> Result<Written> {
-    check_dir(dir, &[])?;
+    holds_only_ours(dir)?;
     let stage = output_file::temp_dir_for(dir, "new")?;
     let written = write_into(results, &stage, dir).and_then(|w| {
         output_file::replace_dir(&stage, dir)?;

@@ -338,12 +338,13 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// kill -9 at `kills` pseudo-random moments, each followed by a rerun that is killed
 /// in turn, then a final complete rerun: its outputs must equal an uninterrupted run's.
 fn resume_after_kills(tag: &str, kills: &[u64]) {
-    let dir = Scratch::new(tag);
+    let scratch = Scratch::new(tag);
+    let dir: &Path = &scratch;
     std::fs::write(dir.join("grid.toml"), GRID).unwrap();
-    ok(&rbf(&dir, &["run", "grid.toml", "-o", "whole", "-q"]));
+    ok(&rbf(dir, &["run", "grid.toml", "-o", "whole", "-q"]));
     let whole = outputs(&dir.join("whole"));
     // The old outputs in `part` are replaced only at the very end.
-    ok(&rbf(&dir, &["run", "grid.toml", "-o", "part", "-q"]));
+    ok(&rbf(dir, &["run", "grid.toml", "-o", "part", "-q"]));
     std::fs::write(dir.join("part/results.csv"), "stale\n").unwrap();
     let mut resumable = 0;
     for &ms in kills {
@@ -351,7 +352,7 @@ fn resume_after_kills(tag: &str, kills: &[u64]) {
             resumable += 1;
         }
         kill_after(
-            &dir,
+            dir,
             &["run", "grid.toml", "-o", "part", "-q"],
             Duration::from_millis(ms),
         );
@@ -365,7 +366,23 @@ fn resume_after_kills(tag: &str, kills: &[u64]) {
             "after a kill at {ms} ms: a mix of old and new outputs"
         );
     }
-    let out = rbf(&dir, &["run", "grid.toml", "-o", "part"]);
+    // Ctrl-C: the run stops between points, says how to resume, exit status 130.
+    let child = Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(["run", "grid.toml", "-o", "part", "-q"])
+        .current_dir(dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let stopped = child.wait_with_output().unwrap();
+    if stopped.status.code() == Some(130) {
+        assert!(stderr(&stopped).contains("resume"), "{}", stderr(&stopped));
+    } else {
+        ok(&stopped); // it had finished before the signal
+    }
+    let out = rbf(dir, &["run", "grid.toml", "-o", "part"]);
     ok(&out);
     assert_eq!(outputs(&dir.join("part")), whole, "resumed run differs");
     println!(
@@ -376,7 +393,7 @@ fn resume_after_kills(tag: &str, kills: &[u64]) {
         !dir.join(".part.rbf-run").exists(),
         "the journal is removed at the end"
     );
-    let hidden: Vec<String> = listing(&dir)
+    let hidden: Vec<String> = listing(dir)
         .into_iter()
         .filter(|n| n.starts_with('.'))
         .collect();
