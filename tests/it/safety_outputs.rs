@@ -337,17 +337,22 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 /// kill -9 at `kills` pseudo-random moments, each followed by a rerun that is killed
 /// in turn, then a final complete rerun: its outputs must equal an uninterrupted run's.
+/// `kills` are fractions (per mille) of an uninterrupted run's wall time, so that the
+/// kills land from start-up to the final exchange whatever the machine's speed.
 fn resume_after_kills(tag: &str, kills: &[u64]) {
     let scratch = Scratch::new(tag);
     let dir: &Path = &scratch;
     std::fs::write(dir.join("grid.toml"), GRID).unwrap();
+    let t = Instant::now();
     ok(&rbf(dir, &["run", "grid.toml", "-o", "whole", "-q"]));
+    let wall = t.elapsed().as_millis() as u64;
+    let kills: Vec<u64> = kills.iter().map(|k| 5 + k * wall / 1000).collect();
     let whole = outputs(&dir.join("whole"));
     // The old outputs in `part` are replaced only at the very end.
     ok(&rbf(dir, &["run", "grid.toml", "-o", "part", "-q"]));
     std::fs::write(dir.join("part/results.csv"), "stale\n").unwrap();
     let mut resumable = 0;
-    for &ms in kills {
+    for &ms in &kills {
         if dir.join(".part.rbf-run/cells.jsonl").exists() {
             resumable += 1;
         }
@@ -402,10 +407,11 @@ fn resume_after_kills(tag: &str, kills: &[u64]) {
 
 #[test]
 fn run_resumes_after_kill_9_with_identical_outputs() {
-    resume_after_kills("safe-resume", &[150, 400, 700]);
+    resume_after_kills("safe-resume", &[200, 500, 800]);
 }
 
-/// `cargo test --release -- --ignored run_resume_kill_storm`: 40 kills at spread times.
+/// `cargo test --release -- --ignored run_resume_kill_storm`: 40 kills spread over
+/// start-up, the grid and the final writes.
 #[test]
 #[ignore]
 fn run_resume_kill_storm() {
@@ -416,7 +422,7 @@ fn run_resume_kill_storm() {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            20 + x % 1500
+            x % 1100
         })
         .collect();
     resume_after_kills("safe-storm", &kills);
