@@ -82,6 +82,16 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// The values clap fills in for `T`'s flags when none is given: a flag whose value
+/// differs from its default was given, which is how flags that do not apply to the
+/// chosen mode are recognised (and refused rather than ignored).
+pub fn defaults<T: clap::Args + FromArgMatches>() -> T {
+    let matches = T::augment_args(clap::Command::new("rbf"))
+        .try_get_matches_from(["rbf"])
+        .expect("every flag of T has a default");
+    T::from_arg_matches(&matches).expect("defaults parse")
+}
+
 /// Writes `value` as pretty JSON to stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     write_json(&mut std::io::stdout(), value)

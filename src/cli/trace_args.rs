@@ -94,7 +94,7 @@ impl TraceArgs {
     /// silently ignored. Only values other than the defaults can be recognised as
     /// given; with `--format auto` the format is known only once the trace is read.
     fn check_applicable(&self) -> Result<()> {
-        let d = TraceArgs::default_values();
+        let d: TraceArgs = super::defaults();
         let capture_flags = self.key != d.key
             || self.flows
             || self.prefix_v4 != d.prefix_v4
@@ -137,16 +137,6 @@ impl TraceArgs {
             ));
         }
         Ok(())
-    }
-
-    /// The flags' defaults, as clap fills them in.
-    fn default_values() -> TraceArgs {
-        #[derive(clap::Parser)]
-        struct Defaults {
-            #[command(flatten)]
-            trace: TraceArgs,
-        }
-        <Defaults as clap::Parser>::parse_from(["rbf"]).trace
     }
 
     pub fn options(&self) -> Result<IngestOptions> {

@@ -94,12 +94,7 @@ fn point(
 
 /// The scale suite's flags, given with `--suite table1`, would be silently ignored.
 fn check_applicable(a: &FnBench) -> Result<()> {
-    #[derive(clap::Parser)]
-    struct Defaults {
-        #[command(flatten)]
-        fn_bench: FnBench,
-    }
-    let d = <Defaults as clap::Parser>::parse_from(["rbf"]).fn_bench;
+    let d: FnBench = crate::cli::defaults();
     let scale_only = a.distinct != d.distinct
         || a.zipf != d.zipf
         || a.min_log2 != d.min_log2

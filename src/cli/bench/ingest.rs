@@ -84,7 +84,40 @@ fn timed<T>(repeats: u32, mut f: impl FnMut() -> Result<T>) -> Result<(Measureme
     Ok((m, last))
 }
 
+/// Flags of a reader `--which` leaves out would be silently ignored.
+fn check_applicable(a: &IngestBench) -> Result<()> {
+    let d: IngestBench = crate::cli::defaults();
+    let given = [
+        (
+            a.capture != d.capture || a.pcap_passes != d.pcap_passes,
+            Which::Pcap,
+            "--capture and --pcap-passes",
+        ),
+        (a.jedi_mb != d.jedi_mb, Which::Jedi, "--jedi-mb"),
+        (
+            a.rbfs_messages != d.rbfs_messages,
+            Which::Rbfs,
+            "--rbfs-messages",
+        ),
+    ];
+    for (set, which, flags) in given {
+        if set && !matches!(a.which, Which::All) && a.which != which {
+            let name = |w: Which| w.to_possible_value().map(|v| v.get_name().to_string());
+            return Err(Error::config(
+                "which",
+                format!(
+                    "{flags} apply to --which {} (or all), not to --which {}",
+                    name(which).unwrap_or_default(),
+                    name(a.which).unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: IngestBench) -> Result<()> {
+    check_applicable(&a)?;
     if matches!(a.which, Which::All | Which::Pcap) {
         pcap(&a)?;
     }
