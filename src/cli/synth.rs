@@ -59,7 +59,6 @@ pub fn run(a: SynthArgs) -> Result<()> {
             let p = a
                 .p_repeat
                 .ok_or_else(|| Error::config("p_repeat", "--p-repeat P is required"))?;
-            Workload::check_size(d)?;
             Workload::zipf(d, a.zipf, p, Placement::parse(&a.placement)?)
         }
     };
