@@ -94,7 +94,7 @@ pub fn check_outputs(outputs: &[&Path], inputs: &[&Path]) -> Result<()> {
 }
 
 /// Refuses an output directory that is an input or holds one (its contents are
-/// replaced as a whole), and checks that its parent can be written.
+/// replaced as a whole), and checks that its parent can be written (creating it).
 pub fn check_output_dir(dir: &Path, inputs: &[&Path]) -> Result<()> {
     if let Ok(m) = std::fs::metadata(dir) {
         if !m.is_dir() {
@@ -116,15 +116,15 @@ pub fn check_output_dir(dir: &Path, inputs: &[&Path]) -> Result<()> {
             }
         }
     }
+    // Like `mkdir -p`: the parents of an output directory are created (nothing is
+    // replaced by that), so a config's `output = "../out/name"` works on a fresh clone.
     let parent = parent_dir(&resolved(dir));
-    if !parent.is_dir() {
-        return Err(Error::Io {
-            path: dir.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("the directory {} does not exist", parent.display()),
-            ),
-        });
-    }
+    std::fs::create_dir_all(&parent).map_err(|e| Error::Io {
+        path: dir.to_path_buf(),
+        source: std::io::Error::new(
+            e.kind(),
+            format!("cannot create the directory {}: {e}", parent.display()),
+        ),
+    })?;
     check_dir_writable(&parent)
 }

@@ -453,9 +453,9 @@ fn run_output_directories_are_checked_first() {
     let out = rbf(&dir, &["merge", "s0", "-o", "s0"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(dir.join("s0/results.json").exists());
-    // A parent that does not exist fails at once.
-    let out = rbf(&dir, &["run", "grid.toml", "-o", "no/such/out"]);
-    assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+    // A parent that cannot be created (under a file) fails at once.
+    let out = rbf(&dir, &["run", "grid.toml", "-o", "grid.toml/sub/out"]);
+    assert!(stderr(&out).contains("cannot create"), "{}", stderr(&out));
     // More threads than cores are capped with a note.
     let out = rbf(
         &dir,
