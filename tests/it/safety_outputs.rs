@@ -456,7 +456,30 @@ fn run_output_directories_are_checked_first() {
     // A parent that cannot be created (under a file) fails at once.
     let out = rbf(&dir, &["run", "grid.toml", "-o", "grid.toml/sub/out"]);
     assert!(stderr(&out).contains("cannot create"), "{}", stderr(&out));
-    // More threads than cores are capped with a note.
+    // Two runs into one directory: the second is refused while the first works.
+    let first = Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(["run", "grid.toml", "-o", "busy", "-q"])
+        .current_dir(&*dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = dir.join(".busy.rbf-run/lock");
+    let start = Instant::now();
+    while !lock.exists() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let second = rbf(&dir, &["run", "grid.toml", "-o", "busy", "-q"]);
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success());
+    if !second.status.success() {
+        assert!(
+            stderr(&second).contains("another rbf run"),
+            "{}",
+            stderr(&second)
+        );
+    } // (else the first had finished before the second started)
+      // More threads than cores are capped with a note.
     let out = rbf(
         &dir,
         &["run", "grid.toml", "-o", "t", "--threads", "100000"],
