@@ -212,7 +212,7 @@ pub struct IngestOptions {
     pub flows: Option<packet::flows::FlowTimeouts>,
     /// Delimited text: which columns hold what.
     pub csv: csv::CsvSpec,
-    /// Show a progress bar on stderr (only when stderr is a terminal).
+    /// Show reading progress on stderr for long inputs (see [`crate::progress`]).
     pub progress: bool,
 }
 
