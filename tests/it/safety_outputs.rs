@@ -248,6 +248,20 @@ fn kill_after(dir: &Path, args: &[&str], after: Duration) {
     let _ = child.wait();
 }
 
+/// Starts `rbf args`, presses Ctrl-C (SIGINT) after `after`, and waits for it.
+fn interrupt_after(dir: &Path, args: &[&str], after: Duration) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(args)
+        .current_dir(dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().unwrap()
+}
+
 /// A synthetic trace that takes many seconds to write.
 const BIG_SYNTH: [&str; 9] = [
     "synth",
@@ -279,16 +293,7 @@ fn killed_writers_leave_the_old_file() {
         assert_eq!(std::fs::read(dir.join("big.rbfs")).unwrap(), old);
     }
     // Ctrl-C: the generator stops and removes its temporary file.
-    let child = Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(BIG_SYNTH)
-        .current_dir(&*dir)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+    let out = interrupt_after(&dir, &BIG_SYNTH, Duration::from_millis(200));
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_eq!(std::fs::read(dir.join("big.csv")).unwrap(), old);
     // kill -9 leaves temporary files (nothing can remove them then); the next write
@@ -372,16 +377,11 @@ fn resume_after_kills(tag: &str, kills: &[u64]) {
         );
     }
     // Ctrl-C: the run stops between points, says how to resume, exit status 130.
-    let child = Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(["run", "grid.toml", "-o", "part", "-q"])
-        .current_dir(dir)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(250));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let stopped = child.wait_with_output().unwrap();
+    let stopped = interrupt_after(
+        dir,
+        &["run", "grid.toml", "-o", "part", "-q"],
+        Duration::from_millis(250),
+    );
     if stopped.status.code() == Some(130) {
         assert!(stderr(&stopped).contains("resume"), "{}", stderr(&stopped));
     } else {
