@@ -17,6 +17,8 @@
 //! * [`fit`]: estimates the workload model (Q, p_r, placement) from a stream.
 //! * [`report`]: tables for people; JSON comes from the result types' serde forms.
 //! * [`experiment`]: config-driven grids, observed next to predicted, tables and plots.
+//! * [`output_file`]: outputs written whole or not at all, never onto an input.
+//! * [`resources`]: requests checked against this machine's memory, disk and cores.
 //! * [`progress`]: progress bars with an ETA for long work, and a clean stop on Ctrl-C.
 
 pub mod compare;
@@ -27,10 +29,12 @@ pub mod fit;
 pub mod ingest;
 pub mod message;
 pub mod model;
+pub mod output_file;
 mod prefetch;
 pub mod progress;
 pub mod replay;
 pub mod report;
+pub mod resources;
 pub mod size;
 pub mod stats;
 pub mod synth;

@@ -1,16 +1,27 @@
 use std::process::ExitCode;
 
-use clap::Parser;
-
 mod cli;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    quiet_broken_pipe();
+    let args = cli::parse();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_status())
         }
+    }
+}
+
+/// `rbf ... | head`: when the reader goes away, end quietly the way coreutils do
+/// (killed by SIGPIPE, status 141 in the shell) instead of panicking in `println!`.
+/// Files being written are temporary until committed, so nothing half-written stays
+/// under an output's name.
+fn quiet_broken_pipe() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: restoring the default action of a signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

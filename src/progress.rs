@@ -3,7 +3,8 @@
 //! A [`Progress`] stays silent for the first [`SHOW_AFTER`] (quick work prints nothing),
 //! then draws a bar with an ETA on stderr when stderr is a terminal, or writes a plain
 //! line every [`LINE_INTERVAL`] otherwise (logs, CI), and nothing at all after
-//! [`set_quiet`]. It is shared by reference between threads (rayon workers report into
+//! [`set_quiet`]. Work whose pace over its first [`ESTIMATE_AFTER`] puts it over a
+//! minute says so at once ([`announce_estimate`]). It is shared by reference between threads (rayon workers report into
 //! one bar). Output goes to stderr only, so results on stdout stay clean.
 //!
 //! Ctrl-C: after [`install_interrupt_handler`], the first SIGINT only sets a flag that
@@ -20,6 +21,8 @@ use crate::error::{Error, Result};
 
 /// Work shorter than this shows no progress at all.
 pub const SHOW_AFTER: Duration = Duration::from_secs(2);
+/// Work measured for this long before its pace is extrapolated to an estimate.
+pub const ESTIMATE_AFTER: Duration = Duration::from_millis(100);
 /// Redraw interval of the terminal bar.
 const BAR_INTERVAL: Duration = Duration::from_millis(200);
 /// Interval of the plain lines written when stderr is not a terminal.
@@ -97,6 +100,7 @@ struct State {
     done: f64,
     last: Option<Instant>,
     bar_shown: bool,
+    estimated: bool,
 }
 
 /// Progress of one piece of work measured in `unit`s out of a known total.
@@ -139,6 +143,7 @@ impl Progress {
                 done: 0.0,
                 last: None,
                 bar_shown: false,
+                estimated: false,
             }),
         }
     }
@@ -153,25 +158,33 @@ impl Progress {
         self.update(|_| done);
     }
 
-    fn update(&self, f: impl FnOnce(f64) -> f64) {
+    /// Applies `f` to the units done and redraws when due; returns the new count
+    /// (0 for a display that is off).
+    fn update(&self, f: impl FnOnce(f64) -> f64) -> f64 {
         if self.mode == Mode::Off {
-            return;
+            return 0.0;
         }
         let Ok(mut s) = self.state.lock() else {
-            return;
+            return 0.0;
         };
         s.done = f(s.done);
+        let done = s.done;
         let now = Instant::now();
         let elapsed = now.duration_since(self.start);
+        if elapsed >= ESTIMATE_AFTER && done > 0.0 && !s.estimated {
+            // Once, from the pace of the first units: long work says so up front.
+            s.estimated = true;
+            announce_estimate(&self.label, elapsed.as_secs_f64() * self.total / done);
+        }
         if elapsed < SHOW_AFTER {
-            return;
+            return done;
         }
         let interval = match self.mode {
             Mode::Bar => BAR_INTERVAL,
             _ => LINE_INTERVAL,
         };
         if s.last.is_some_and(|t| now.duration_since(t) < interval) {
-            return;
+            return done;
         }
         // The first plain line comes at SHOW_AFTER, later ones every LINE_INTERVAL.
         s.last = Some(now);
@@ -185,6 +198,22 @@ impl Progress {
             _ => writeln!(err, "{text}"),
         };
         let _ = err.flush();
+        done
+    }
+
+    /// For a loop of known length: records `done` units (the first report after
+    /// [`ESTIMATE_AFTER`] says how long the whole is expected to take, when that is
+    /// over a minute: [`announce_estimate`]) and returns [`Error::Interrupted`] after
+    /// Ctrl-C. Call it every few milliseconds of work, not per item.
+    pub fn step(&self, done: f64) -> Result<()> {
+        self.set(done);
+        check_interrupt()
+    }
+
+    /// [`Progress::step`] by `delta` more units.
+    pub fn advance(&self, delta: f64) -> Result<()> {
+        self.add(delta);
+        check_interrupt()
     }
 
     /// "label [#####     ] 45.0% (4.5e6 of 1e7 arrivals), 12 s, ETA 15 s"
@@ -203,15 +232,27 @@ impl Progress {
         } else {
             "ETA unknown".to_string()
         };
+        let unit = if self.unit == "bytes" { "" } else { self.unit };
         format!(
-            "{} {bar} {:5.1}% ({} of {} {}), {} elapsed, {eta}",
+            "{} {bar} {:5.1}% ({} of {} {unit}), {} elapsed, {eta}",
             self.label,
             frac * 100.0,
-            count_text(done),
-            count_text(self.total),
-            self.unit,
+            count_text(done, self.unit),
+            count_text(self.total, self.unit),
             duration_text(secs)
         )
+        .replace(" )", ")")
+    }
+
+    /// Counts the items of `iter` as units done (in batches, so that a per-message
+    /// loop pays one addition per item, not a lock). The iteration ends early after
+    /// Ctrl-C (with [`install_interrupt_handler`]); the caller then checks [`interrupted`].
+    pub fn track<I: Iterator>(&self, iter: I) -> Tracked<'_, I> {
+        Tracked {
+            progress: self,
+            iter,
+            pending: 0,
+        }
     }
 
     /// Clears the bar (so later output starts on a clean line).
@@ -228,6 +269,40 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// Items counted between two updates of a tracked iteration.
+const TRACK_BATCH: u32 = 1 << 16;
+
+/// An iterator that reports its items to a [`Progress`] (see [`Progress::track`]).
+/// It ends early, between two batches, once the user pressed Ctrl-C.
+pub struct Tracked<'a, I> {
+    progress: &'a Progress,
+    iter: I,
+    pending: u32,
+}
+
+impl<I: Iterator> Iterator for Tracked<'_, I> {
+    type Item = I::Item;
+
+    #[inline]
+    fn next(&mut self) -> Option<I::Item> {
+        self.pending += 1;
+        if self.pending == TRACK_BATCH {
+            self.progress.add(f64::from(self.pending));
+            self.pending = 0;
+            if interrupted() {
+                return None;
+            }
+        }
+        self.iter.next()
+    }
+}
+
+impl<I> Drop for Tracked<'_, I> {
+    fn drop(&mut self) {
+        self.progress.add(f64::from(self.pending));
     }
 }
 
@@ -251,11 +326,21 @@ pub fn duration_text(secs: f64) -> String {
     }
 }
 
-fn count_text(x: f64) -> String {
+fn count_text(x: f64, unit: &str) -> String {
+    if unit == "bytes" {
+        return crate::resources::bytes_text(x);
+    }
     if x < 1e5 {
         format!("{x:.0}")
     } else {
         format!("{x:.3e}")
+    }
+}
+
+/// A note for the user on stderr ("note: ..."), unless `--quiet`.
+pub fn note(text: &str) {
+    if !is_quiet() {
+        eprintln!("note: {text}");
     }
 }
 

@@ -31,13 +31,13 @@ pub struct FilterArgs {
     #[arg(long, value_enum)]
     pub hashing: Option<HashingArg>,
     /// Insert the message that triggered a recycle into the emptied filter (default).
-    #[arg(long, overrides_with = "non_retaining")]
+    #[arg(long, conflicts_with = "non_retaining")]
     pub retaining: bool,
     /// Drop the message that triggered a recycle.
     #[arg(long)]
     pub non_retaining: bool,
     /// Two-phase: also insert into the active half a message found only in the frozen one (default).
-    #[arg(long, overrides_with = "no_copy_over")]
+    #[arg(long, conflicts_with = "no_copy_over")]
     pub copy_over: bool,
     /// Two-phase: leave the active half alone for messages found in the frozen one.
     #[arg(long)]
@@ -124,6 +124,21 @@ impl FilterArgs {
         }
         if let Some(s) = self.seed {
             c.seed = s;
+        }
+        if c.phases == 1 {
+            let two_phase_flag = [
+                (self.copy_over, "--copy-over"),
+                (self.no_copy_over, "--no-copy-over"),
+                (self.independent_halves, "--independent-halves"),
+            ]
+            .into_iter()
+            .find(|(given, _)| *given);
+            if let Some((_, flag)) = two_phase_flag {
+                return Err(Error::config(
+                    "phases",
+                    format!("{flag} applies to two-phase filters only (--phases 2)"),
+                ));
+            }
         }
         c.validate()?;
         Ok(c)

@@ -1,10 +1,13 @@
 //! `rbf fit`: estimate the workload model (Q, p_r, placement) from a trace.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use rbf::fit::{table, FitOptions, Fitter, DEFAULT_WINDOW};
+use rbf::ingest::series;
+use rbf::output_file::{check_outputs, is_stdio};
 use rbf::Result;
 
 use super::trace_args::TraceArgs;
@@ -23,10 +26,12 @@ pub struct FitArgs {
     pub window: u64,
     #[command(flatten)]
     pub trace_args: TraceArgs,
-    /// Workload file to write (JSON, readable by `rbf model fn --workload` and `rbf synth --workload`).
+    /// Workload file to write (JSON, readable by `rbf model fn --workload` and `rbf synth
+    /// --workload`; `-`: stdout, the fit summary then goes to stderr).
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
-    /// Rank table (rank, q, zeta, mean_count) to write; .csv or .parquet.
+    /// Rank table (rank, q, zeta, mean_count) to write; .csv or .parquet (`-`: CSV on
+    /// stdout).
     #[arg(long, value_name = "FILE")]
     pub table: Option<PathBuf>,
     /// Bound on distinct (message, successor) pairs of the entropy diagnostic.
@@ -55,9 +60,18 @@ pub fn run(a: FitArgs) -> Result<()> {
         confidence: a.confidence,
         ..FitOptions::default()
     };
-    if let Some(t) = &a.table {
+    if let Some(t) = a.table.as_deref().filter(|t| !is_stdio(t)) {
         table::TableFormat::from_path(t)?;
     }
+    let outputs: Vec<&Path> = a
+        .output
+        .iter()
+        .chain(&a.table)
+        .map(PathBuf::as_path)
+        .collect();
+    let inputs = series::expand(&a.trace)?;
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    check_outputs(&outputs, &inputs)?;
     let mut fitter = Fitter::new(options)?;
     let mut source = a.trace_args.open(&a.trace)?;
     fitter.run(&mut source);
@@ -68,19 +82,31 @@ pub fn run(a: FitArgs) -> Result<()> {
     let fit = fitter.finish()?;
     if let Some(path) = &a.output {
         fit.workload()?.save(path)?;
-        eprintln!("wrote workload to {}", path.display());
+        if !is_stdio(path) {
+            eprintln!("wrote workload to {}", path.display());
+        }
     }
     if let Some(path) = &a.table {
         table::write_rank_table(&fit, path)?;
-        eprintln!("wrote rank table to {}", path.display());
+        if !is_stdio(path) {
+            eprintln!("wrote rank table to {}", path.display());
+        }
     }
-    if a.json {
-        super::print_json(&Output {
-            fit: &fit.summary,
-            ingest: source.summary(),
-        })
+    // With data on stdout, the summary must not be mixed into it.
+    let mut out: Box<dyn Write> = if outputs.iter().any(|p| is_stdio(p)) {
+        Box::new(std::io::stderr())
     } else {
-        print!("{}", rbf::report::fit::fit_table(&fit, 20));
-        Ok(())
+        Box::new(std::io::stdout())
+    };
+    if a.json {
+        super::write_json(
+            &mut out,
+            &Output {
+                fit: &fit.summary,
+                ingest: source.summary(),
+            },
+        )
+    } else {
+        super::write_text(&mut out, &rbf::report::fit::fit_table(&fit, 20))
     }
 }

@@ -1,11 +1,12 @@
 //! `rbf merge`: combine the outputs of `rbf run --shard I/N` into the whole grid's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 
 use rbf::experiment::{self, output};
+use rbf::progress::is_quiet;
 use rbf::Result;
 
 #[derive(Args, Debug)]
@@ -13,16 +14,17 @@ pub struct MergeArgs {
     /// Shard output directories (or their results.json files).
     #[arg(required = true)]
     pub shards: Vec<PathBuf>,
-    /// Where to write the merged tables, plots and report.
+    /// Where to write the merged tables, plots and report (a directory, replaced as a
+    /// whole; it may not be one of the shards').
     #[arg(long, short, required = true)]
     pub output: PathBuf,
-    /// Do not print the results table.
-    #[arg(long)]
-    pub quiet: bool,
 }
 
 pub fn run(a: MergeArgs) -> Result<()> {
     let start = Instant::now();
+    super::run::output_dir(&a.output)?;
+    let inputs: Vec<&Path> = a.shards.iter().map(PathBuf::as_path).collect();
+    output::check_dir(&a.output, &inputs)?;
     let parts = a
         .shards
         .iter()
@@ -37,7 +39,7 @@ pub fn run(a: MergeArgs) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let merged = experiment::merge(parts)?;
     let written = output::write(&merged, &a.output)?;
-    if !a.quiet {
+    if !is_quiet() {
         print!("{}", output::terminal(&merged));
     }
     super::print_written(&written, start.elapsed().as_secs_f64());

@@ -7,13 +7,14 @@ mod fit;
 mod ingest;
 mod merge;
 mod model;
+mod numbers;
 mod replay;
 mod run;
 mod size;
 mod synth;
 mod trace_args;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use rbf::Result;
 
@@ -24,6 +25,10 @@ use rbf::Result;
     about = "Recycling Bloom filters: replay traces with exact ground truth, fit workloads, compare FP/FN models and bounds with what happened"
 )]
 pub struct Cli {
+    /// No progress, estimates or notes on stderr (errors and warnings still show);
+    /// `run` and `merge` also leave out the results table.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -52,7 +57,17 @@ pub enum Command {
     Bench(bench::BenchArgs),
 }
 
+/// Parses the command line: clap's parser with [`numbers::plain_numbers`] on every
+/// numeric flag. Usage errors print their message and exit with status 2.
+pub fn parse() -> Cli {
+    let matches = numbers::plain_numbers(Cli::command())
+        .try_get_matches()
+        .unwrap_or_else(|e| numbers::exit_with(e));
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 pub fn run(cli: Cli) -> Result<()> {
+    rbf::progress::set_quiet(cli.quiet);
     match cli.command {
         Command::Replay(a) => replay::run(a),
         Command::Synth(a) => synth::run(a),
@@ -67,26 +82,51 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Writes `value` as pretty JSON to stdout.
-pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    let s = serde_json::to_string_pretty(value)
-        .map_err(|e| rbf::Error::invalid(format!("cannot serialise output: {e}")))?;
-    println!("{s}");
-    Ok(())
+/// The values clap fills in for `T`'s flags when none is given: a flag whose value
+/// differs from its default was given, which is how flags that do not apply to the
+/// chosen mode are recognised (and refused rather than ignored).
+pub fn defaults<T: clap::Args + FromArgMatches>() -> T {
+    let matches = T::augment_args(clap::Command::new("rbf"))
+        .try_get_matches_from(["rbf"])
+        .expect("every flag of T has a default");
+    T::from_arg_matches(&matches).expect("defaults parse")
 }
 
-/// Runs `f` on a thread pool of `threads` workers (all cores when None).
+/// Writes `value` as pretty JSON to stdout.
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    write_json(&mut std::io::stdout(), value)
+}
+
+/// Writes `value` as pretty JSON (and a line break) to `out`.
+pub fn write_json<T: serde::Serialize>(out: &mut dyn std::io::Write, value: &T) -> Result<()> {
+    let s = serde_json::to_string_pretty(value)
+        .map_err(|e| rbf::Error::invalid(format!("cannot serialise output: {e}")))?;
+    write_text(out, &format!("{s}\n"))
+}
+
+/// Writes report text to `out` (stdout, or stderr when stdout carries data).
+pub fn write_text(out: &mut dyn std::io::Write, text: &str) -> Result<()> {
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| rbf::Error::io("<output>", e))
+}
+
+/// Runs `f` on a thread pool of `threads` workers (all cores when None); more than
+/// the machine has are capped, with a note (see [`rbf::resources::cap_threads`]).
 pub fn with_threads<T: Send>(
     threads: Option<usize>,
     f: impl FnOnce() -> Result<T> + Send,
 ) -> Result<T> {
     match threads {
         None => f(),
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build()
-            .map_err(|e| rbf::Error::invalid(format!("cannot start {n} threads: {e}")))?
-            .install(f),
+        Some(n) => {
+            let n = rbf::resources::cap_threads(n)?;
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| rbf::Error::Resource(format!("cannot start {n} threads: {e}")))?
+                .install(f)
+        }
     }
 }
 

@@ -1,47 +1,85 @@
 //! `rbf run CONFIG`: run an experiment and write its tables, plots and report.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 
-use rbf::experiment::{self, output, ExperimentConfig, RunOptions, Shard};
-use rbf::Result;
+use rbf::experiment::{self, output, ExperimentConfig, Journal, RunOptions, Shard};
+use rbf::progress::{install_interrupt_handler, is_quiet, note};
+use rbf::{Error, Result};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Experiment file (TOML; see configs/ and the README's config reference).
     pub config: PathBuf,
     /// Output directory (default: the config's `output`, relative to the config file).
+    /// It is replaced as a whole when the run completes, so it may hold only the
+    /// outputs of an earlier run.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
     /// Run only shard I of N (0-based; round-robin over grid points), for job arrays.
     /// Combine the shards' outputs with `rbf merge`.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
-    /// Worker threads (default: all cores). Results do not depend on it.
+    /// Worker threads (default: all cores; more than the cores are capped). Results do
+    /// not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Do not print the results table.
-    #[arg(long)]
-    pub quiet: bool,
+}
+
+/// The directory outputs go to: `-` (stdout) cannot hold tables and plots.
+pub fn output_dir(dir: &Path) -> Result<()> {
+    if rbf::output_file::is_stdio(dir) {
+        return Err(Error::config(
+            "output",
+            "writes a directory of tables, plots and a report; `-` (stdout) cannot hold them: give a directory",
+        ));
+    }
+    Ok(())
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
     let config = ExperimentConfig::load(&a.config)?;
     let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
+    let shard = shard.unwrap_or(Shard::ALL);
     let dir = a.output.unwrap_or_else(|| config.output.clone());
+    output_dir(&dir)?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for t in &config.traces {
+        files.extend(rbf::ingest::series::expand(t.path.list())?);
+    }
+    let mut inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    inputs.push(&a.config);
+    output::check_dir(&dir, &inputs)?;
+    install_interrupt_handler();
     super::with_threads(a.threads, || {
         let start = Instant::now();
-        let results = experiment::run(
-            &config,
-            RunOptions {
-                shard: shard.unwrap_or(Shard::ALL),
-                progress: true,
-            },
-        )?;
+        let journal = Journal::open(&dir, &config, shard)?;
+        if journal.resumed() > 0 {
+            note(&format!(
+                "resuming: {} point(s) were finished by an interrupted run (journal {})",
+                journal.resumed(),
+                journal.dir().display()
+            ));
+        }
+        let options = RunOptions {
+            shard,
+            progress: true,
+        };
+        let results = match experiment::run_resumable(&config, options, Some(&journal)) {
+            Err(Error::Interrupted) => {
+                eprintln!(
+                    "the finished points are kept in {}: run the same command again to resume",
+                    journal.dir().display()
+                );
+                return Err(Error::Interrupted);
+            }
+            other => other?,
+        };
         let written = output::write(&results, &dir)?;
-        if !a.quiet {
+        journal.finish()?;
+        if !is_quiet() {
             print!("{}", output::terminal(&results));
         }
         super::print_written(&written, start.elapsed().as_secs_f64());

@@ -14,6 +14,8 @@ use rbf::{Error, Result};
 
 use super::filter_args::HashingArg;
 
+const DEFAULT_SEED: u64 = 1;
+
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("goal").required(true).args(["target_fn", "memory"])))]
 #[command(group(ArgGroup::new("source").required(true).args(["workload", "zipf"])))]
@@ -55,7 +57,7 @@ pub struct SizeArgs {
     #[arg(long, value_name = "N", default_value_t = 2_000_000)]
     pub confirm_arrivals: u64,
     /// Seed of the synthetic trace.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
     /// FN models' truncation: states and arrivals with probability below EPS are dropped.
     #[arg(long, default_value_t = 1e-10)]
@@ -128,6 +130,14 @@ fn phases(s: &str) -> Result<Vec<u8>> {
 
 pub fn run(a: SizeArgs) -> Result<()> {
     let start = std::time::Instant::now();
+    if a.confirm_arrivals == 0 && a.seed != DEFAULT_SEED {
+        return Err(Error::config(
+            "seed",
+            "--seed is the seed of the confirming replay's trace: it does not apply with --confirm-arrivals 0",
+        ));
+    }
+    // The search polls for Ctrl-C between memory sizes.
+    rbf::progress::install_interrupt_handler();
     let w = workload(&a)?;
     let hashing = match a.hashing {
         HashingArg::Colliding => Hashing::Colliding,

@@ -1,7 +1,12 @@
+//! `rbf synth`: write a synthetic request log drawn from the FN paper's arrival model.
+
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
+use rbf::output_file::{check_outputs, is_stdio, OutputFile};
+use rbf::progress::Progress;
 use rbf::synth::{write_request_log, SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
@@ -12,13 +17,13 @@ pub struct SynthArgs {
     #[arg(long, required_unless_present = "workload")]
     pub distinct: Option<usize>,
     /// Zipf exponent alpha of Q (0 = uniform).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, conflicts_with = "workload")]
     pub zipf: f64,
     /// p_r: probability that an arrival repeats a previously seen message.
     #[arg(long, required_unless_present = "workload")]
     pub p_repeat: Option<f64>,
     /// Where new messages enter the ranking.
-    #[arg(long, default_value = "uniform")]
+    #[arg(long, default_value = "uniform", conflicts_with = "workload")]
     pub placement: String,
     /// Workload file (JSON, as written by `rbf fit`) with an explicit Q, p_r and placement;
     /// replaces --distinct/--zipf/--p-repeat/--placement.
@@ -33,12 +38,18 @@ pub struct SynthArgs {
     /// Do not start with the prologue (each of the D initial messages once).
     #[arg(long)]
     pub no_prologue: bool,
-    /// Output file; a name ending in .zst is zstd-compressed.
+    /// Output file; a name ending in .zst is zstd-compressed; `-` is stdout. It appears
+    /// only once complete.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
 }
 
+/// Shortest line of the request log ("0,0,1\n"): a lower bound on the output size.
+const MIN_LINE_BYTES: f64 = 6.0;
+
 pub fn run(a: SynthArgs) -> Result<()> {
+    let inputs: Vec<&std::path::Path> = a.workload.iter().map(PathBuf::as_path).collect();
+    check_outputs(&[&a.output], &inputs)?;
     let workload = match &a.workload {
         Some(path) => Workload::load(path)?,
         None => {
@@ -51,6 +62,18 @@ pub fn run(a: SynthArgs) -> Result<()> {
             Workload::zipf(d, a.zipf, p, Placement::parse(&a.placement)?)
         }
     };
+    let zst = a.output.extension().is_some_and(|e| e == "zst");
+    let lines = a.arrivals as f64 + workload.distinct() as f64;
+    if !is_stdio(&a.output) {
+        // Compressed output has no useful lower bound beyond a byte per line.
+        let per_line = if zst { 1.0 } else { MIN_LINE_BYTES };
+        let dir = a
+            .output
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        rbf::resources::check_disk("the synthetic trace", dir, lines * per_line)?;
+    }
     let config = SynthConfig {
         workload,
         arrivals: a.arrivals,
@@ -59,16 +82,25 @@ pub fn run(a: SynthArgs) -> Result<()> {
     };
     let s = Synthesizer::new(&config)?;
     let prologue = s.prologue_len();
-    let file = std::fs::File::create(&a.output).map_err(|e| Error::io(&a.output, e))?;
-    let zst = a.output.extension().is_some_and(|e| e == "zst");
-    let written = if zst {
-        let enc =
-            zstd::stream::write::Encoder::new(file, 3).map_err(|e| Error::io(&a.output, e))?;
-        let mut enc = enc.auto_finish();
-        write_request_log(s, &mut enc).map_err(|e| Error::io(&a.output, e))?
+    let total = (prologue as f64) + a.arrivals as f64;
+    let progress = Progress::new("rbf synth", total, "arrivals");
+    rbf::progress::install_interrupt_handler();
+    let out = OutputFile::create(&a.output)?;
+    let io = |e| Error::io(&a.output, e);
+    let (written, out) = if zst {
+        let mut enc = zstd::stream::write::Encoder::new(out, 3).map_err(io)?;
+        let n = write_request_log(progress.track(s), &mut enc).map_err(io)?;
+        (n, enc.finish().map_err(io)?)
     } else {
-        write_request_log(s, file).map_err(|e| Error::io(&a.output, e))?
+        let mut out = out;
+        let n = write_request_log(progress.track(s), &mut out).map_err(io)?;
+        out.flush().map_err(io)?;
+        (n, out)
     };
+    progress.finish();
+    // Ctrl-C stopped the generator: the partial trace is dropped, not committed.
+    rbf::progress::check_interrupt()?;
+    out.commit()?;
     eprintln!(
         "wrote {written} arrivals to {} ({prologue} prologue + {} drawn); replay with --warmup {prologue} or more to measure the model's steady state",
         a.output.display(),

@@ -29,11 +29,11 @@ pub struct TraceArgs {
     #[arg(long)]
     pub flows: bool,
     /// Flow export: a flow idle this long is exported (e.g. 15s, 500ms, 2m).
-    #[arg(long, default_value = "15s", value_parser = parse_duration_ns)]
-    pub inactive_timeout: u64,
+    #[arg(long, default_value = "15s", value_parser = duration_arg, requires = "flows")]
+    pub inactive_timeout: Nanos,
     /// Flow export: a flow lasting this long is exported and restarted (e.g. 30m, 1h).
-    #[arg(long, default_value = "30m", value_parser = parse_duration_ns)]
-    pub active_timeout: u64,
+    #[arg(long, default_value = "30m", value_parser = duration_arg, requires = "flows")]
+    pub active_timeout: Nanos,
     /// CSV: 1-based column of the key.
     #[arg(long, default_value_t = 1)]
     pub csv_key_column: usize,
@@ -55,8 +55,67 @@ pub struct TraceArgs {
     pub sort_by_time: bool,
 }
 
+/// A duration in nanoseconds (its own type, so that it keeps its parser; see
+/// [`super::numbers`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Nanos(pub u64);
+
+fn duration_arg(s: &str) -> std::result::Result<Nanos, String> {
+    parse_duration_ns(s).map(Nanos)
+}
+
 impl TraceArgs {
+    /// Flags that cannot apply to the format or key asked for are errors, not
+    /// silently ignored. Only values other than the defaults can be recognised as
+    /// given; with `--format auto` the format is known only once the trace is read.
+    fn check_applicable(&self) -> Result<()> {
+        let d: TraceArgs = super::defaults();
+        let capture_flags = self.key != d.key
+            || self.flows
+            || self.prefix_v4 != d.prefix_v4
+            || self.prefix_v6 != d.prefix_v6;
+        let csv_flags = self.csv_key_column != d.csv_key_column
+            || self.csv_time_column.is_some()
+            || self.csv_time_unit != d.csv_time_unit
+            || self.csv_delimiter != d.csv_delimiter
+            || self.csv_header;
+        let format = self.format;
+        if capture_flags && !matches!(format, Format::Auto | Format::Pcap) {
+            return Err(Error::config(
+                "format",
+                format!(
+                    "--key, --flows and --prefix-v4/v6 apply to packet captures, not to --format {}",
+                    format.name()
+                ),
+            ));
+        }
+        if csv_flags && !matches!(format, Format::Auto | Format::Csv) {
+            return Err(Error::config(
+                "format",
+                format!(
+                    "the --csv-* flags apply to --format csv, not to --format {}",
+                    format.name()
+                ),
+            ));
+        }
+        let prefix_key = matches!(self.key, FlowKeyKind::DstPrefix | FlowKeyKind::SrcPrefix);
+        if !prefix_key && (self.prefix_v4 != d.prefix_v4 || self.prefix_v6 != d.prefix_v6) {
+            return Err(Error::config(
+                "prefix-v4",
+                "--prefix-v4/--prefix-v6 apply only with --key dst-prefix or src-prefix",
+            ));
+        }
+        if self.csv_time_column.is_none() && self.csv_time_unit != d.csv_time_unit {
+            return Err(Error::config(
+                "csv-time-unit",
+                "applies only with --csv-time-column",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn options(&self) -> Result<IngestOptions> {
+        self.check_applicable()?;
         if self.active_timeout < self.inactive_timeout {
             return Err(Error::config(
                 "active-timeout",
@@ -69,8 +128,8 @@ impl TraceArgs {
             keep_keys: false,
             key: KeySpec::new(self.key, self.prefix_v4, self.prefix_v6)?,
             flows: self.flows.then_some(FlowTimeouts {
-                inactive_ns: self.inactive_timeout,
-                active_ns: self.active_timeout,
+                inactive_ns: self.inactive_timeout.0,
+                active_ns: self.active_timeout.0,
             }),
             csv: CsvSpec {
                 key_column: self.csv_key_column,

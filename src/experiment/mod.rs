@@ -12,6 +12,7 @@ pub mod config;
 pub mod grid;
 pub mod output;
 pub mod plots;
+pub mod resume;
 pub mod row;
 pub mod runner;
 pub mod source;
@@ -20,6 +21,7 @@ pub mod svg;
 pub use config::{ExperimentConfig, Measure};
 pub use grid::{Point, Shard};
 pub use output::{Results, Written};
+pub use resume::Journal;
 pub use row::Row;
 
 use rayon::prelude::*;
@@ -31,7 +33,7 @@ use source::Source;
 #[derive(Clone, Copy, Debug)]
 pub struct RunOptions {
     pub shard: Shard,
-    /// A progress line on stderr (only when it is a terminal).
+    /// Points done and an ETA on stderr (see [`crate::progress`]).
     pub progress: bool,
 }
 
@@ -55,6 +57,16 @@ fn measure_names(config: &ExperimentConfig) -> Vec<String> {
 /// Runs the shard's points of `config`. Sources are prepared first (a trace's
 /// workload is fitted once), then the points run in parallel.
 pub fn run(config: &ExperimentConfig, options: RunOptions) -> Result<Results> {
+    run_resumable(config, options, None)
+}
+
+/// [`run`], taking the points in `journal` from an interrupted earlier run and
+/// recording each point computed there (see [`resume`]).
+pub fn run_resumable(
+    config: &ExperimentConfig,
+    options: RunOptions,
+    journal: Option<&Journal>,
+) -> Result<Results> {
     let points: Vec<Point> = grid::expand(config)
         .into_iter()
         .filter(|p| options.shard.contains(p))
@@ -64,13 +76,17 @@ pub fn run(config: &ExperimentConfig, options: RunOptions) -> Result<Results> {
     let used: Vec<bool> = {
         let n = (config.traces.len() + config.synthetic.len()).max(1);
         let mut u = vec![false; n];
-        for p in &points {
+        // A source whose points are all in the journal need not be read again.
+        for p in points
+            .iter()
+            .filter(|p| journal.is_none_or(|j| j.done(p.index).is_none()))
+        {
             u[p.source] = true;
         }
         u
     };
-    // Sources with no point in this shard are not read. Each is prepared on its own
-    // (fits included), in parallel; the order of the results is the sources' order.
+    // Sources with no point left to compute in this shard are not read. Each is
+    // prepared on its own (fits included), in parallel; results keep the sources' order.
     let fit_seed = config.seeds.first().copied().unwrap_or(1);
     let sources = Source::all(config)
         .into_par_iter()
@@ -83,7 +99,7 @@ pub fn run(config: &ExperimentConfig, options: RunOptions) -> Result<Results> {
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    let rows = runner::run_points(config, &sources, &points, options.progress);
+    let rows = runner::run_points(config, &sources, &points, options.progress, journal)?;
     Ok(Results {
         format: output::RESULTS_FORMAT.to_string(),
         name: config.name.clone(),

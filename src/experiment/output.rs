@@ -12,6 +12,7 @@ use super::grid::Shard;
 use super::plots;
 use super::row::Row;
 use crate::error::{Error, Result};
+use crate::output_file;
 use crate::report::{self, Table};
 
 /// `results.json`: the rows and where they came from.
@@ -92,42 +93,103 @@ fn write_text(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }
 
-/// Writes every output of `results` into `dir` (created if needed).
-pub fn write(results: &Results, dir: &Path) -> Result<Written> {
-    let plot_dir = dir.join("plots");
-    std::fs::create_dir_all(&plot_dir).map_err(|e| Error::io(dir, e))?;
-    // Plots of an earlier run into the same directory would be mistaken for this one's.
-    for entry in std::fs::read_dir(&plot_dir).map_err(|e| Error::io(&plot_dir, e))? {
-        let p = entry.map_err(|e| Error::io(&plot_dir, e))?.path();
-        if p.extension().is_some_and(|e| e == "svg") {
-            std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
-        }
+/// What [`write`] puts in an output directory. A directory that holds anything else
+/// is not ours to replace.
+const OURS: [&str; 5] = [
+    "results.csv",
+    "results.parquet",
+    "results.json",
+    "report.md",
+    "plots",
+];
+
+/// Checks, before any work, that `dir` can take a run's outputs: its parent can be
+/// written, it holds no input, and it holds nothing but outputs of an earlier run
+/// (the directory is replaced as a whole, so a user's other files must not be there).
+pub fn check_dir(dir: &Path, inputs: &[&Path]) -> Result<()> {
+    output_file::check_output_dir(dir, inputs)?;
+    if holds_only_ours(dir)? {
+        crate::progress::note(&format!(
+            "{} holds an earlier run's outputs; they will be replaced once the new ones are complete",
+            dir.display()
+        ));
     }
+    Ok(())
+}
+
+/// Whether `dir` holds outputs of an earlier run; an error when it holds anything
+/// else.
+fn holds_only_ours(dir: &Path) -> Result<bool> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(false);
+    };
+    let mut earlier = false;
+    for e in entries {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let foreign = if name == "plots" {
+            std::fs::read_dir(e.path())
+                .map_err(|err| Error::io(e.path(), err))?
+                .flatten()
+                .find(|p| p.path().extension().is_none_or(|x| x != "svg"))
+                .map(|p| format!("plots/{}", p.file_name().to_string_lossy()))
+        } else {
+            (!OURS.contains(&name.as_str())).then_some(name)
+        };
+        if let Some(f) = foreign {
+            return Err(Error::invalid(format!(
+                "refusing to write {}: it holds `{f}`, which rbf did not write, and an output directory is replaced as a whole; choose a new or empty directory",
+                dir.display()
+            )));
+        }
+        earlier = true;
+    }
+    Ok(earlier)
+}
+
+/// Writes every output of `results` to `dir`. They are written to a new directory
+/// beside it that then takes its place, so `dir` holds either the previous complete
+/// outputs or these, never a mix (see [`output_file::replace_dir`]).
+pub fn write(results: &Results, dir: &Path) -> Result<Written> {
+    holds_only_ours(dir)?;
+    let stage = output_file::temp_dir_for(dir, "new")?;
+    let written = write_into(results, &stage, dir).and_then(|w| {
+        output_file::replace_dir(&stage, dir)?;
+        Ok(w)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&stage);
+    }
+    written
+}
+
+/// Writes the outputs into `stage`; the paths returned are where they will be in `dir`.
+fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
+    std::fs::create_dir_all(stage.join("plots")).map_err(|e| Error::io(stage, e))?;
     let mut df = frame(&results.rows)?;
-    let csv = dir.join("results.csv");
-    report::frame::write_csv(&df, &csv)?;
-    let parquet = dir.join("results.parquet");
-    report::frame::write_parquet(&mut df, &parquet)?;
-    let json = dir.join("results.json");
+    report::frame::write_csv(&df, &stage.join("results.csv"))?;
+    report::frame::write_parquet(&mut df, &stage.join("results.parquet"))?;
     let text = serde_json::to_string_pretty(results)
         .map_err(|e| Error::invalid(format!("cannot serialise results: {e}")))?;
-    write_text(&json, &text)?;
+    write_text(&stage.join("results.json"), &text)?;
     let mut plot_paths = Vec::new();
     for (stem, chart) in plots::charts(&results.rows) {
         if let Some(svg) = chart.render() {
-            let p = dir.join("plots").join(format!("{stem}.svg"));
-            write_text(&p, &svg)?;
-            plot_paths.push(p);
+            let name = format!("{stem}.svg");
+            write_text(&stage.join("plots").join(&name), &svg)?;
+            plot_paths.push(dir.join("plots").join(name));
         }
     }
-    let report = dir.join("report.md");
-    write_text(&report, &markdown(results, &plot_paths, dir))?;
+    write_text(
+        &stage.join("report.md"),
+        &markdown(results, &plot_paths, dir),
+    )?;
     Ok(Written {
         dir: dir.to_path_buf(),
-        csv,
-        parquet,
-        json,
-        report,
+        csv: dir.join("results.csv"),
+        parquet: dir.join("results.parquet"),
+        json: dir.join("results.json"),
+        report: dir.join("report.md"),
         plots: plot_paths,
     })
 }

@@ -2,14 +2,11 @@
 //! inputs alone and results are collected in point order, so the output is the same
 //! for any thread count.
 
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
-
 use rayon::prelude::*;
 
 use super::config::{ExperimentConfig, Measure};
 use super::grid::{Point, SigmaRule};
+use super::resume::Journal;
 use super::row::Row;
 use super::source::{Fitted, Prepared, Source};
 use crate::compare::{conservative_renewal, sigma_for_target};
@@ -17,41 +14,47 @@ use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::model::fneg::{Claim, FnModel, Method, RenewalOptions};
 use crate::model::fp::{capacity, predict, CapacityQuery};
+use crate::progress::{check_interrupt, interrupted, Progress};
 use crate::replay::{Replay, ReplayOptions, ReplayReport};
 use crate::stats::student_t_quantile;
 
 /// Runs `points` (already sharded) and returns one row per point, in point order.
+/// Points in `journal` (from an interrupted earlier run) are taken from it, and every
+/// point computed is recorded there. After Ctrl-C no new point starts and the result
+/// is [`crate::Error::Interrupted`] (the points done so far stay in the journal).
 pub fn run_points(
     config: &ExperimentConfig,
     sources: &[Prepared],
     points: &[Point],
     progress: bool,
-) -> Vec<Row> {
-    let done = AtomicUsize::new(0);
-    let start = Instant::now();
-    let show = progress && std::io::stderr().is_terminal();
-    let rows = points
+    journal: Option<&Journal>,
+) -> Result<Vec<Row>> {
+    let bar = if progress {
+        Progress::new("rbf run", points.len() as f64, "points")
+    } else {
+        Progress::hidden()
+    };
+    let rows: Vec<Option<Row>> = points
         .par_iter()
         .map(|p| {
-            let row = evaluate(config, &sources[p.source], p);
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if show {
-                let mut e = std::io::stderr().lock();
-                let _ = write!(
-                    e,
-                    "\r  {n}/{} points, {:.1} s  ",
-                    points.len(),
-                    start.elapsed().as_secs_f64()
-                );
-                let _ = e.flush();
+            if let Some(row) = journal.and_then(|j| j.done(p.index)) {
+                bar.add(1.0);
+                return Some(row.clone());
             }
-            row
+            if interrupted() {
+                return None;
+            }
+            let row = evaluate(config, &sources[p.source], p);
+            if let Some(j) = journal {
+                j.record(&row);
+            }
+            bar.add(1.0);
+            Some(row)
         })
         .collect();
-    if show {
-        eprintln!();
-    }
-    rows
+    bar.finish();
+    check_interrupt()?;
+    Ok(rows.into_iter().flatten().collect())
 }
 
 /// Everything the config asks for at one point. Errors become notes on the row:
@@ -228,17 +231,8 @@ fn fn_models(
     let Some(workload) = &source.workload else {
         return Ok(());
     };
-    // Without new arrivals at most D * k bits are ever set: a filter whose threshold is
-    // above that never recycles, FN is exactly 0, and the models' per-insertion
-    // recursion (which runs until the filter has recycled) would not terminate.
-    let d = workload.distinct() as u64;
-    let never_recycles = workload.p_repeat >= 1.0
-        && match (filter.sigma, filter.max_inserts) {
-            (_, Some(n)) => d <= n,
-            (Some(s), None) => d.saturating_mul(u64::from(filter.hashes)) <= s,
-            (None, None) => false,
-        };
-    if never_recycles {
+    let d = workload.distinct();
+    if workload.never_recycles(filter) {
         row.note(format!(
             "FN models not run: the workload has D = {d} messages and no new arrivals, so the filter never recycles and FN is 0"
         ));

@@ -94,6 +94,9 @@ fn yes() -> bool {
     true
 }
 
+/// Largest M accepted (bits): 128 GiB of filter, beyond any trace this tool replays.
+pub const MAX_MEMORY: u64 = 1 << 40;
+
 /// Largest k accepted; positions live in a fixed stack buffer of this size.
 pub const MAX_HASHES: u32 = 64;
 
@@ -146,7 +149,7 @@ impl FilterConfig {
                 format!("allowed values are 1 and 2, found {}", self.phases),
             ));
         }
-        if self.memory == 0 || self.memory > (1u64 << 40) {
+        if self.memory == 0 || self.memory > MAX_MEMORY {
             return Err(Error::config(
                 "memory",
                 format!("must be between 1 and 2^40 bits, found {}", self.memory),

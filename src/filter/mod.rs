@@ -12,7 +12,7 @@ mod config;
 mod positions;
 
 pub use bits::BitArray;
-pub use config::{FilterConfig, Hashing, Trigger, MAX_HASHES};
+pub use config::{FilterConfig, Hashing, Trigger, MAX_HASHES, MAX_MEMORY};
 pub use positions::{mix64, PositionBuf, PositionHasher};
 
 use crate::error::Result;
@@ -54,6 +54,10 @@ pub struct RecyclingFilter {
 impl RecyclingFilter {
     pub fn new(config: &FilterConfig) -> Result<Self> {
         config.validate()?;
+        crate::resources::check_memory(
+            &format!("a filter of M = {} bits", config.memory),
+            config.memory as f64 / 8.0,
+        )?;
         let phases = usize::from(config.phases);
         let half = config.half_memory();
         let hashers = (0..phases)

@@ -47,9 +47,13 @@ pub fn rank_frame(fit: &Fit) -> Result<DataFrame> {
     .map_err(|e| Error::invalid(format!("cannot build the rank table: {e}")))
 }
 
-/// Writes the rank table to `path` (format from its extension).
+/// Writes the rank table to `path` (format from its extension; `-`: CSV on stdout).
 pub fn write_rank_table(fit: &Fit, path: &Path) -> Result<()> {
-    let format = TableFormat::from_path(path)?;
+    let format = if crate::output_file::is_stdio(path) {
+        TableFormat::Csv
+    } else {
+        TableFormat::from_path(path)?
+    };
     let mut df = rank_frame(fit)?;
     match format {
         TableFormat::Csv => frame::write_csv(&df, path),

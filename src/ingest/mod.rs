@@ -300,7 +300,7 @@ pub struct IngestOptions {
     pub flows: Option<packet::flows::FlowTimeouts>,
     /// Delimited text: which columns hold what.
     pub csv: csv::CsvSpec,
-    /// Show a progress bar on stderr (only when stderr is a terminal).
+    /// Show reading progress on stderr for long inputs (see [`crate::progress`]).
     pub progress: bool,
     /// A series of files is read in the order of their first timestamps, not as given.
     pub sort_by_time: bool,

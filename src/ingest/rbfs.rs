@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! header, uncompressed, 32 bytes
-//!   0  magic "RBFS"           4  version u16 (1)      6  flags u16 (0)
+//!   0  magic "RBFS"           4  version u16 (1)      6  flags u16 (bit 0: STREAMED)
 //!   8  key-hasher seed u64   16  messages u64 (u64::MAX until the writer finished)
 //!  24  reserved u64
 //! body: chunks, each  n u32, len u32, then one zstd frame of len bytes (with checksum)
@@ -19,15 +19,17 @@
 //! the decoding buffer (no streaming window copies), and decoding is a tight loop over
 //! fixed-width fields rather than per-message varints. Times are fixed-width deltas per
 //! block; time `u64::MAX` is "no timestamp". The seed is stored because keys are only
-//! comparable between streams hashed with the same seed.
+//! comparable between streams hashed with the same seed. A stream written to a pipe
+//! (`-o -`) cannot go back to fill in the count: it sets STREAMED, and its trailer
+//! alone marks the end.
 
-use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{IngestSummary, MessageSource};
 use crate::error::{Error, Result};
 use crate::message::{KeyHasher, Message, Timestamp};
+use crate::output_file::OutputFile;
 
 pub const MAGIC: [u8; 4] = *b"RBFS";
 pub const VERSION: u16 = 1;
@@ -37,6 +39,8 @@ pub const BLOCK: usize = 1 << 16;
 /// Largest block a reader accepts (a bigger count is corruption).
 const MAX_BLOCK: usize = 1 << 20;
 const UNFINISHED: u64 = u64::MAX;
+/// Header flag: written to a pipe, the message count is only in the trailer.
+const STREAMED: u16 = 1;
 
 #[inline]
 fn zigzag(v: i64) -> u64 {
@@ -65,7 +69,7 @@ const LEVEL: i32 = 1;
 /// Writes messages to an `.rbfs` file.
 pub struct RbfsWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: OutputFile,
     compressor: zstd::bulk::Compressor<'static>,
     keys: Vec<Message>,
     scratch: Vec<u8>,
@@ -74,13 +78,16 @@ pub struct RbfsWriter {
 }
 
 impl RbfsWriter {
-    /// Creates `path` for messages whose keys were hashed with `hasher`.
+    /// Starts `path` (`-`: stdout) for messages whose keys were hashed with `hasher`;
+    /// the file appears under its name only when [`RbfsWriter::finish`] completes it.
     pub fn create(path: &Path, hasher: KeyHasher) -> Result<Self> {
         let io = |e| Error::io(path, e);
-        let mut file = BufWriter::new(File::create(path).map_err(io)?);
+        let mut file = OutputFile::create(path)?;
         let mut h = [0u8; HEADER_LEN];
         h[..4].copy_from_slice(&MAGIC);
         h[4..6].copy_from_slice(&VERSION.to_le_bytes());
+        let flags = if file.seekable() { 0 } else { STREAMED };
+        h[6..8].copy_from_slice(&flags.to_le_bytes());
         h[8..16].copy_from_slice(&hasher.seed().to_le_bytes());
         h[16..24].copy_from_slice(&UNFINISHED.to_le_bytes());
         file.write_all(&h).map_err(io)?;
@@ -170,10 +177,12 @@ impl RbfsWriter {
             .map_err(|e| Error::invalid(format!("cannot serialise the ingest summary: {e}")))?;
         self.scratch = json;
         self.chunk(0)?;
-        let mut file = self.out.into_inner().map_err(|e| io(e.into_error()))?;
-        file.seek(SeekFrom::Start(16)).map_err(io)?;
-        file.write_all(&self.messages.to_le_bytes()).map_err(io)?;
-        file.flush().map_err(io)?;
+        if self.out.seekable() {
+            self.out
+                .patch(16, &self.messages.to_le_bytes())
+                .map_err(io)?;
+        }
+        self.out.commit()?;
         Ok(self.messages)
     }
 }
@@ -187,6 +196,8 @@ pub struct RbfsReader {
     pub seed: u64,
     /// The count in the header (`None` if the writer never finished).
     pub declared: Option<u64>,
+    /// Written to a pipe: no count in the header, the trailer marks the end.
+    streamed: bool,
     block: Vec<Message>,
     raw: Vec<u8>,
     read: u64,
@@ -224,6 +235,7 @@ impl RbfsReader {
             u64::from_le_bytes(b)
         };
         let declared = Some(u64_at(16)).filter(|&n| n != UNFINISHED);
+        let streamed = u16::from_le_bytes([h[6], h[7]]) & STREAMED != 0;
         let decompressor = zstd::bulk::Decompressor::new().map_err(|e| Error::io(&path, e))?;
         Ok(RbfsReader {
             path,
@@ -232,6 +244,7 @@ impl RbfsReader {
             frame: Vec::new(),
             seed: u64_at(8),
             declared,
+            streamed,
             block: Vec::with_capacity(BLOCK),
             raw: Vec::new(),
             read: 0,
@@ -390,6 +403,7 @@ impl RbfsReader {
                 self.read
             )),
             Some(_) => Ok(()),
+            None if self.streamed => Ok(()),
             None => Err("the writer did not finish (no message count in the header)".into()),
         }
     }

@@ -11,6 +11,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::output_file::{self, OutputFile};
 
 fn frame_error(path: &Path, e: PolarsError) -> Error {
     Error::invalid(format!("{}: cannot write the table: {e}", path.display()))
@@ -70,19 +71,18 @@ pub fn write_csv_to<W: Write>(df: &DataFrame, out: W) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Writes `df` as CSV to `path`.
+/// Writes `df` as CSV to `path` (`-`: stdout), whole or not at all.
 pub fn write_csv(df: &DataFrame, path: &Path) -> Result<()> {
-    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    write_csv_to(df, file).map_err(|e| Error::io(path, e))
+    output_file::write_with(path, |out| write_csv_to(df, out))
 }
 
-/// Writes `df` as Parquet to `path`.
+/// Writes `df` as Parquet to `path` (`-`: stdout), whole or not at all.
 pub fn write_parquet(df: &mut DataFrame, path: &Path) -> Result<()> {
-    let file = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    ParquetWriter::new(file)
+    let mut out = OutputFile::create(path)?;
+    ParquetWriter::new(&mut out)
         .finish(df)
-        .map(|_| ())
-        .map_err(|e| frame_error(path, e))
+        .map_err(|e| frame_error(path, e))?;
+    out.commit()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::message::KeyHasher;
+use crate::progress::{check_interrupt, Progress};
 use crate::replay::{Replay, ReplayOptions, ReplayReport};
 use crate::stats::Interval;
 use crate::synth::{SynthConfig, Synthesizer};
@@ -75,7 +76,14 @@ pub fn confirm(
             confidence: level,
         },
     )?;
-    replay.run(synth.messages(KeyHasher::default()));
+    let progress = Progress::new(
+        "rbf size: confirming by replay",
+        synth.prologue_len() as f64 + arrivals as f64,
+        "arrivals",
+    );
+    replay.run(progress.track(synth.messages(KeyHasher::default())));
+    progress.finish();
+    check_interrupt()?;
     let r = replay.report();
     let intervals = r.confidence.as_ref().map(|c| Intervals {
         fp: c.fp_rate,

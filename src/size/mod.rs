@@ -22,6 +22,7 @@ use crate::compare::sigma_for_target;
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Hashing};
 use crate::model::fneg::{FnModel, Method, RenewalOptions};
+use crate::progress::Progress;
 use crate::workload::Workload;
 
 /// Where the memory search starts (bits).
@@ -147,6 +148,22 @@ pub fn evaluate(
         return Ok(None);
     };
     let f = filter(memory, hashes, phases, options.hashing, sigma);
+    if workload.never_recycles(&f) {
+        return Ok(Some(Candidate {
+            memory,
+            hashes,
+            sigma,
+            phases,
+            fp_model,
+            fn_renewal_upper: 0.0,
+            fn_bound_guaranteed: true,
+            fn_bound_note: format!(
+                "exact: without new arrivals the D = {} messages set at most {} bits, the filter never recycles, and FN is 0",
+                workload.distinct(),
+                workload.distinct() as u64 * u64::from(hashes)
+            ),
+        }));
+    }
     let model = FnModel::new(&f, workload, options.eps)?;
     // The renewal bound refuses sigma + k >= the bits per array (its Theorem 7 process
     // never ends): no bound, so no candidate, like the cases above.
@@ -237,7 +254,17 @@ pub fn smallest_memory(
     workload.validate()?;
     let mut evaluated = 0;
     let mut search = Vec::new();
+    // Doubling from MIN_MEMORY to MAX_MEMORY, then bisecting to RELATIVE_PRECISION:
+    // the most memory sizes the search can try (it usually stops sooner).
+    let most =
+        (MAX_MEMORY / MIN_MEMORY).ilog2() + 1 + (1.0 / RELATIVE_PRECISION).log2().ceil() as u32;
+    let progress = Progress::new(
+        format!("rbf size: memory sizes tried (at most {most})"),
+        f64::from(most),
+        "sizes",
+    );
     let mut probe = |m: u64, search: &mut Vec<(u64, bool)>| -> Result<Option<Candidate>> {
+        progress.step(search.len() as f64)?;
         let (best, n) = best_at(m, options, workload)?;
         evaluated += n;
         let meets = best

@@ -169,6 +169,11 @@ fn format_tag() -> String {
 
 pub const FORMAT_TAG: &str = "rbf-workload/1";
 
+/// Memory per rank of D across the pipeline (8-byte Q and zeta, 16-byte alias
+/// entries for each, the ranking, a few per-rank model arrays): an estimate within a
+/// factor of two, used only to refuse what cannot fit.
+const BYTES_PER_RANK: f64 = 96.0;
+
 impl Workload {
     pub fn zipf(distinct: usize, alpha: f64, p_repeat: f64, placement: Placement) -> Self {
         Workload {
@@ -200,6 +205,29 @@ impl Workload {
         }
     }
 
+    /// Refuses a D whose per-rank arrays (Q, zeta, the generator's alias tables and
+    /// ranking, the FN models' per-rank sums) cannot fit in this machine's memory.
+    pub fn check_size(distinct: usize) -> Result<()> {
+        crate::resources::check_memory(
+            &format!("a workload of D = {distinct} messages"),
+            distinct as f64 * BYTES_PER_RANK,
+        )
+    }
+
+    /// Without new arrivals (p_r = 1) at most D k bits are ever set and D messages
+    /// inserted: a filter whose trigger lies above that never recycles, its FN rate is
+    /// exactly 0, and the FN models' per-insertion recursion, which runs until the
+    /// filter recycles, would not end.
+    pub fn never_recycles(&self, filter: &crate::filter::FilterConfig) -> bool {
+        let d = self.distinct() as u64;
+        self.p_repeat >= 1.0
+            && match (filter.sigma, filter.max_inserts) {
+                (_, Some(n)) => d <= n,
+                (Some(s), None) => d.saturating_mul(u64::from(filter.hashes)) <= s,
+                (None, None) => false,
+            }
+    }
+
     /// Checks every field, naming the offending key.
     pub fn validate(&self) -> Result<()> {
         if self.format != FORMAT_TAG {
@@ -220,6 +248,7 @@ impl Workload {
                 "needs at least one message (distinct >= 1)",
             ));
         }
+        Workload::check_size(self.distinct())?;
         if let Popularity::Zipf { alpha, .. } = self.popularity {
             if !alpha.is_finite() || alpha < 0.0 {
                 return Err(Error::config(
@@ -284,7 +313,7 @@ impl Workload {
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)
             .map_err(|e| Error::invalid(format!("cannot serialise workload: {e}")))?;
-        std::fs::write(path, text).map_err(|e| Error::io(path, e))
+        crate::output_file::write_file(path, text.as_bytes())
     }
 }
 

@@ -27,4 +27,7 @@ mod model_fn_replay;
 mod model_fp;
 mod model_fp_cli;
 mod replay_reference;
+mod safety_flags;
+mod safety_outputs;
+mod safety_sweep;
 mod size;

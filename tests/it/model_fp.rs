@@ -219,7 +219,8 @@ fn n_bounded_oracle_and_real_user_are_lower_bounds() {
         c.max_inserts = Some(max_inserts);
         c.retaining = retaining;
         c.seed = 0x5EED_0002;
-        let p = predict_n_bounded(m, k, held_range(max_inserts, retaining));
+        let p =
+            predict_n_bounded(m, k, held_range(max_inserts, retaining)).expect("N-bounded model");
         let cycles = 6000.0;
         let arrivals = (p.expected_messages_per_cycle * cycles) as u64;
         let r = replay_new(&c, arrivals, 3 * max_inserts, 0xD000 + n as u64);

@@ -7,6 +7,7 @@ use clap::Args;
 
 use rbf::fit::{FitOptions, Fitter, DEFAULT_WINDOW};
 use rbf::message::{KeyHasher, Message};
+use rbf::progress::Progress;
 use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};
 use rbf::Result;
@@ -32,6 +33,13 @@ pub struct FitBench {
 }
 
 pub fn run(a: FitBench) -> Result<()> {
+    if a.chunk == 0 {
+        return Err(rbf::Error::config("chunk", "must be at least 1"));
+    }
+    rbf::resources::check_memory(
+        &format!("chunks of {} messages", a.chunk),
+        a.chunk as f64 * std::mem::size_of::<Message>() as f64,
+    )?;
     let synth = Synthesizer::new(&SynthConfig {
         workload: Workload::zipf(a.distinct, a.zipf, a.p_repeat, Placement::Uniform),
         arrivals: a.arrivals,
@@ -46,7 +54,9 @@ pub fn run(a: FitBench) -> Result<()> {
     })?;
     let mut chunk: Vec<Message> = Vec::with_capacity(a.chunk);
     let mut push_secs = 0.0;
+    let progress = Progress::new("rbf bench fit", a.arrivals as f64, "arrivals");
     loop {
+        progress.advance(chunk.len() as f64)?;
         chunk.clear();
         chunk.extend(stream.by_ref().take(a.chunk));
         if chunk.is_empty() {

@@ -92,7 +92,26 @@ fn point(
     Ok((rb, rm, fn_upper, pb, pm, p, followed))
 }
 
+/// The scale suite's flags, given with `--suite table1`, would be silently ignored.
+fn check_applicable(a: &FnBench) -> Result<()> {
+    let d: FnBench = crate::cli::defaults();
+    let scale_only = a.distinct != d.distinct
+        || a.zipf != d.zipf
+        || a.min_log2 != d.min_log2
+        || a.max_log2 != d.max_log2
+        || a.max_seconds != d.max_seconds
+        || a.skip_renewal;
+    if matches!(a.suite, Suite::Table1) && scale_only {
+        return Err(rbf::Error::config(
+            "suite",
+            "--distinct, --zipf, --min-log2, --max-log2, --max-seconds and --skip-renewal apply to --suite scale only",
+        ));
+    }
+    Ok(())
+}
+
 pub fn run(a: FnBench) -> Result<()> {
+    check_applicable(&a)?;
     match a.suite {
         Suite::Table1 => {
             let w = Workload::zipf(1000, 1.0, 0.9, Placement::Uniform);

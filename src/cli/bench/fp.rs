@@ -55,6 +55,9 @@ fn describe(m: &Measurement) -> String {
 
 pub fn run(a: FpBench) -> Result<()> {
     let sigma = a.sigma.unwrap_or(a.memory / 2);
+    let mut config = rbf::filter::FilterConfig::sigma_bounded(a.memory, a.hashes, sigma);
+    config.retaining = false;
+    config.validate()?;
     let (t, p) = timed(a.repeats, || {
         let r = Renewal::new(
             Transitions::new(a.memory, a.hashes, Hashing::Colliding),

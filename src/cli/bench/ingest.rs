@@ -23,6 +23,7 @@ use rbf::ingest::rbfs::{RbfsReader, RbfsWriter};
 use rbf::ingest::text::{JediParser, TextSource};
 use rbf::ingest::{input, IngestSummary, MessageSource};
 use rbf::message::{KeyHasher, Message, Timestamp};
+use rbf::progress::Progress;
 use rbf::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -83,7 +84,40 @@ fn timed<T>(repeats: u32, mut f: impl FnMut() -> Result<T>) -> Result<(Measureme
     Ok((m, last))
 }
 
+/// Flags of a reader `--which` leaves out would be silently ignored.
+fn check_applicable(a: &IngestBench) -> Result<()> {
+    let d: IngestBench = crate::cli::defaults();
+    let given = [
+        (
+            a.capture != d.capture || a.pcap_passes != d.pcap_passes,
+            Which::Pcap,
+            "--capture and --pcap-passes",
+        ),
+        (a.jedi_mb != d.jedi_mb, Which::Jedi, "--jedi-mb"),
+        (
+            a.rbfs_messages != d.rbfs_messages,
+            Which::Rbfs,
+            "--rbfs-messages",
+        ),
+    ];
+    for (set, which, flags) in given {
+        if set && !matches!(a.which, Which::All) && a.which != which {
+            let name = |w: Which| w.to_possible_value().map(|v| v.get_name().to_string());
+            return Err(Error::config(
+                "which",
+                format!(
+                    "{flags} apply to --which {} (or all), not to --which {}",
+                    name(which).unwrap_or_default(),
+                    name(a.which).unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: IngestBench) -> Result<()> {
+    check_applicable(&a)?;
     if matches!(a.which, Which::All | Which::Pcap) {
         pcap(&a)?;
     }
@@ -110,7 +144,9 @@ fn pcap(a: &IngestBench) -> Result<()> {
         let mut seen = HashSet::new();
         let mut n = 0u64;
         let mut summary = None;
-        for _ in 0..passes {
+        let progress = Progress::new("pcap passes", f64::from(passes), "passes");
+        for pass in 0..passes {
+            progress.step(f64::from(pass))?;
             let mut src = PcapSource::new(
                 a.capture.clone(),
                 Box::new(Cursor::new(Arc::clone(&data))),
@@ -140,6 +176,10 @@ fn pcap(a: &IngestBench) -> Result<()> {
 }
 
 fn jedi(a: &IngestBench) -> Result<()> {
+    rbf::resources::check_memory(
+        &format!("a synthetic JEDI log of {} MB in memory", a.jedi_mb),
+        a.jedi_mb as f64 * 1e6,
+    )?;
     let mut rng = SplitMix64::new(7);
     let mut log = Vec::with_capacity(a.jedi_mb << 20);
     let mut t = 0u64;
@@ -181,6 +221,11 @@ fn jedi(a: &IngestBench) -> Result<()> {
 }
 
 fn rbfs(a: &IngestBench) -> Result<()> {
+    // Keys and times of random streams compress to about 9 bytes per message; the
+    // file is read back into memory.
+    let bytes = a.rbfs_messages as f64 * 9.0;
+    rbf::resources::check_disk("the benchmark's .rbfs file", &std::env::temp_dir(), bytes)?;
+    rbf::resources::check_memory("the benchmark's .rbfs file in memory", bytes)?;
     let dir = std::env::temp_dir().join(format!("rbf-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let path = dir.join("bench.rbfs");
@@ -189,7 +234,15 @@ fn rbfs(a: &IngestBench) -> Result<()> {
     let t = Instant::now();
     let mut w = RbfsWriter::create(&path, hasher)?;
     let mut time = 1_700_000_000_000_000_000u64;
-    for _ in 0..a.rbfs_messages {
+    let progress = Progress::new(
+        "writing the .rbfs stream",
+        a.rbfs_messages as f64,
+        "messages",
+    );
+    for i in 0..a.rbfs_messages {
+        if i % (1 << 20) == 0 {
+            progress.step(i as f64)?;
+        }
         time += rng.next_u64() % 50_000;
         let key = hasher.hash(&(rng.next_u64() % 10_000_000).to_le_bytes());
         w.push(Message::at(key, Timestamp::from_nanos(time)))?;

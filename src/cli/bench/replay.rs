@@ -6,6 +6,7 @@ use clap::Args;
 
 use rbf::filter::FilterConfig;
 use rbf::message::KeyHasher;
+use rbf::progress::Progress;
 use rbf::replay::{Replay, ReplayOptions};
 use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};
@@ -34,6 +35,13 @@ pub struct ReplayBench {
 }
 
 pub fn run(a: ReplayBench) -> Result<()> {
+    let config = FilterConfig::sigma_bounded(a.memory, a.hashes, a.sigma.unwrap_or(a.memory / 2));
+    config.validate()?;
+    // The stream is generated into memory first, so that replay alone is timed.
+    rbf::resources::check_memory(
+        &format!("a stream of {} arrivals in memory", a.arrivals),
+        a.arrivals as f64 * 8.0,
+    )?;
     let t = Instant::now();
     let synth = Synthesizer::new(&SynthConfig {
         workload: Workload::zipf(a.distinct, a.zipf, a.p_repeat, Placement::Uniform),
@@ -41,10 +49,13 @@ pub fn run(a: ReplayBench) -> Result<()> {
         seed: 1,
         prologue: false,
     })?;
-    let stream: Vec<u64> = synth
-        .messages(KeyHasher::default())
+    let progress = Progress::new("generating the stream", a.arrivals as f64, "arrivals");
+    let stream: Vec<u64> = progress
+        .track(synth.messages(KeyHasher::default()))
         .map(|m| m.key)
         .collect();
+    progress.finish();
+    rbf::progress::check_interrupt()?;
     println!(
         "generated {} arrivals (D = {}, Zipf {}, p_r = {}) in {:.2} s",
         stream.len(),
@@ -53,7 +64,6 @@ pub fn run(a: ReplayBench) -> Result<()> {
         a.p_repeat,
         t.elapsed().as_secs_f64()
     );
-    let config = FilterConfig::sigma_bounded(a.memory, a.hashes, a.sigma.unwrap_or(a.memory / 2));
     println!("filter: {}", config.describe());
     let mut last = None;
     let m = super::measure(a.repeats, || {

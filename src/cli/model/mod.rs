@@ -26,8 +26,15 @@ pub enum Model {
 
 pub fn run(a: ModelArgs) -> Result<()> {
     match a.model {
-        Model::Fp(x) => fp::run(x),
-        Model::Capacity(x) => capacity::run(x),
+        // Both poll for Ctrl-C between steps of their long loops.
+        Model::Fp(x) => {
+            rbf::progress::install_interrupt_handler();
+            fp::run(x)
+        }
+        Model::Capacity(x) => {
+            rbf::progress::install_interrupt_handler();
+            capacity::run(x)
+        }
         Model::Fn(x) => fneg::run(x),
     }
 }

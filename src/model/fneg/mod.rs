@@ -193,6 +193,11 @@ impl FnModel {
                 (u64::from(filter.hashes), Some(n))
             }
         };
+        // Bit-count distributions over up to sigma states (eq. 1's chain, a few arrays).
+        crate::resources::check_memory(
+            &format!("the FN models' bit-count distribution for sigma = {sigma}"),
+            32.0 * sigma as f64,
+        )?;
         if sigma < u64::from(filter.hashes) {
             return Err(Error::config(
                 "sigma",

@@ -22,12 +22,13 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 
-use super::nbounded::{worst_case, NBoundedSums};
-use super::renewal::{Renewal, Visit};
+use super::nbounded::{worst_case, NBoundedSums, PROGRESS_TERMS};
+use super::renewal::{Renewal, Visit, PROGRESS_FROM};
 use super::sigma::{predict_sigma, two_phase_fp, CycleSums, FrozenSums};
 use crate::error::{Error, Result};
 use crate::filter::Hashing;
 use crate::model::tau::Transitions;
+use crate::progress::Progress;
 
 /// What to size.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -95,10 +96,10 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
             format!("must be strictly between 0 and 1, found {}", q.target),
         ));
     }
-    if q.memory < 4 {
+    if q.memory < 4 || q.memory > crate::filter::MAX_MEMORY {
         return Err(Error::config(
             "memory",
-            format!("must be at least 4 bits, found {}", q.memory),
+            format!("must be between 4 bits and 2^40 bits, found {}", q.memory),
         ));
     }
     if q.k_max == 0 || q.k_max > crate::filter::MAX_HASHES {
@@ -112,19 +113,37 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
         ));
     }
     let mut per_k = Vec::new();
+    // One pass over the bit chain of M (and M/2) bits per k, up to the sigma where
+    // the FP rate passes the target: about m target^(1/k) states (eq. 1 inverted).
+    // f_a's sum has a term per message up to eq. 1's capacity, -M ln(1 - t^(1/k)) / k.
+    let states: f64 = (1..=q.k_max)
+        .map(|k| {
+            let fill = q.target.powf(1.0 / f64::from(k));
+            q.memory as f64 * (1.5 * fill - (-fill).ln_1p() / f64::from(k))
+        })
+        .sum();
+    let progress = if q.memory >= PROGRESS_FROM {
+        Progress::new(
+            format!("capacity search, M = {}", q.memory),
+            states,
+            "states",
+        )
+    } else {
+        Progress::hidden()
+    };
     for k in 1..=q.k_max {
         let one = if q.hashing == Hashing::Colliding || u64::from(k) < q.memory {
-            best_sigma(q, q.memory, k, 1)?
+            best_sigma(q, q.memory, k, 1, &progress)?
         } else {
             None
         };
         let half = q.memory / 2;
         let two = if q.hashing == Hashing::Colliding || u64::from(k) < half {
-            best_sigma(q, half, k, 2)?
+            best_sigma(q, half, k, 2, &progress)?
         } else {
             None
         };
-        let (n_fa, capacity_fa) = fa_capacity(q.memory, k, q.target);
+        let (n_fa, capacity_fa) = fa_capacity(q.memory, k, q.target, &progress)?;
         per_k.push(KCapacity {
             k,
             one_phase: one,
@@ -177,7 +196,13 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
 
 /// The largest sigma < m (bits per array) whose f_sigma (one or two phases) meets the
 /// target, by one pass with no cutoff.
-fn best_sigma(q: &CapacityQuery, m: u64, k: u32, phases: u8) -> Result<Option<SigmaCapacity>> {
+fn best_sigma(
+    q: &CapacityQuery,
+    m: u64,
+    k: u32,
+    phases: u8,
+    progress: &Progress,
+) -> Result<Option<SigmaCapacity>> {
     let t = Transitions::new(m, k, q.hashing);
     let renewal = Renewal::new(t, q.retaining);
     // Retaining with sigma below the retained insertion's reach: the cycle's start
@@ -196,7 +221,7 @@ fn best_sigma(q: &CapacityQuery, m: u64, k: u32, phases: u8) -> Result<Option<Si
     }
     let mut sweep = Sweep::new(t, phases, q.copy_over);
     let mut found = None;
-    renewal.pass(None, |v| {
+    renewal.pass(None, progress, |v| {
         let sigma = v.state;
         if sigma >= m {
             return ControlFlow::Break(());
@@ -265,17 +290,20 @@ impl Sweep {
 
 /// The largest paper-N with f_a(N) <= target (held counts 0..N-1), and N plus the
 /// expected false positives among its arrivals.
-fn fa_capacity(m: u64, k: u32, target: f64) -> (u64, f64) {
+fn fa_capacity(m: u64, k: u32, target: f64, progress: &Progress) -> Result<(u64, f64)> {
     let mut s = NBoundedSums::default();
     let mut best = (0, 0.0);
-    for n in 0.. {
+    for n in 0u64.. {
+        if n % PROGRESS_TERMS == PROGRESS_TERMS - 1 {
+            progress.advance(PROGRESS_TERMS as f64)?;
+        }
         s.add(worst_case(m, k, n));
         if s.actual() > target {
             break;
         }
         best = (s.count, s.messages());
     }
-    best
+    Ok(best)
 }
 
 /// The largest n with eq. 1 at or below the target.

@@ -15,6 +15,12 @@
 
 use serde::Serialize;
 
+use crate::error::Result;
+use crate::progress::Progress;
+
+/// Terms of the f_a sum between two progress reports (a few milliseconds of work).
+pub const PROGRESS_TERMS: u64 = 1 << 20;
+
 /// Eq. 1: [1 - (1 - 1/M)^{kn}]^k, the chance that a message finds its k (colliding) bits
 /// set after n messages were inserted into M bits. Computed with ln_1p / exp_m1 so it
 /// keeps its precision for M up to 2^40 and tiny n.
@@ -87,16 +93,31 @@ impl NBoundedSums {
 
 /// f_w, f_o and f_a for an array of `m` bits whose cycles' bit-setting arrivals find
 /// `held.0..=held.1` messages (see [`held_range`]).
-pub fn predict_n_bounded(m: u64, k: u32, held: (u64, u64)) -> NBoundedPrediction {
+/// One term per held count: long for a large N, so it reports progress (with an
+/// estimate up front) and stops on Ctrl-C.
+pub fn predict_n_bounded(m: u64, k: u32, held: (u64, u64)) -> Result<NBoundedPrediction> {
     let mut s = NBoundedSums::default();
+    let terms = held.1.saturating_sub(held.0) + 1;
+    let progress = if terms >= PROGRESS_TERMS {
+        Progress::new(
+            format!("FP model (eqs. 1-3), N = {}", held.1),
+            terms as f64,
+            "terms",
+        )
+    } else {
+        Progress::hidden()
+    };
     for n in held.0..=held.1 {
+        if (n - held.0) % PROGRESS_TERMS == PROGRESS_TERMS - 1 {
+            progress.step((n - held.0) as f64)?;
+        }
         s.add(worst_case(m, k, n));
     }
-    NBoundedPrediction {
+    Ok(NBoundedPrediction {
         fp_worst_case: s.last,
         fp_oracle: s.oracle(),
         fp_actual_lower_bound: s.actual(),
         expected_messages_per_cycle: s.messages(),
         bit_setting_per_cycle: s.count,
-    }
+    })
 }

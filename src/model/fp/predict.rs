@@ -62,7 +62,7 @@ pub fn predict(config: &FilterConfig) -> Result<FpPrediction> {
                     "N-bounded formulas describe one array of M/2 bits; the frozen half's false positives are not included".into(),
                 );
             }
-            let p = predict_n_bounded(m, config.hashes, held_range(n, config.retaining));
+            let p = predict_n_bounded(m, config.hashes, held_range(n, config.retaining))?;
             (None, Some(p))
         }
     };

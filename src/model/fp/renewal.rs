@@ -24,8 +24,15 @@ use std::ops::ControlFlow;
 
 use crate::error::{Error, Result};
 use crate::model::tau::Transitions;
+use crate::progress::Progress;
 
 /// One state of the pass.
+/// States of the chain between two progress reports (a few milliseconds of work).
+const PROGRESS_STATES: u64 = 1 << 18;
+
+/// Passes shorter than this many states finish too fast to report progress.
+pub const PROGRESS_FROM: u64 = 1 << 22;
+
 #[derive(Clone, Copy, Debug)]
 pub struct Visit<'a> {
     /// i: bits set when the arrival comes.
@@ -83,8 +90,9 @@ impl Renewal {
     /// trigger: more than sigma bits set after a bit-setting insertion), and states above
     /// sigma are visited only when the retained insertion starts there (sigma < k).
     /// With `None`, nothing leaves: v_i is exact for every sigma >= i, which is what a
-    /// sweep over sigma needs. `f` may stop the pass early.
-    pub fn pass<F>(&self, cutoff: Option<u64>, mut f: F) -> Result<()>
+    /// sweep over sigma needs. `f` may stop the pass early. The states done are
+    /// reported to `progress` (which also stops the pass after Ctrl-C).
+    pub fn pass<F>(&self, cutoff: Option<u64>, progress: &Progress, mut f: F) -> Result<()>
     where
         F: FnMut(&Visit) -> ControlFlow<()>,
     {
@@ -101,6 +109,9 @@ impl Renewal {
         inflow[..self.init.len()].copy_from_slice(&self.init);
         let mut row = vec![0.0; k + 1];
         for i in 0..=top {
+            if i % PROGRESS_STATES == 0 && i > 0 {
+                progress.advance(PROGRESS_STATES as f64)?;
+            }
             let entering = inflow[0];
             t.row(i, &mut row);
             let leave: f64 = row[1..].iter().sum();
@@ -139,7 +150,7 @@ impl Renewal {
     /// tests and small tables; the models themselves never hold it.
     pub fn stationary(&self, sigma: u64) -> Result<Vec<f64>> {
         let mut v = Vec::new();
-        self.pass(Some(sigma), |x| {
+        self.pass(Some(sigma), &Progress::hidden(), |x| {
             v.push(x.visits);
             ControlFlow::Continue(())
         })?;

@@ -5,8 +5,9 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 
-use super::renewal::{Renewal, Visit};
+use super::renewal::{Renewal, Visit, PROGRESS_FROM};
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 
 /// Sums over one cycle of the one-phase chain for a threshold sigma.
 ///
@@ -141,7 +142,16 @@ pub fn predict_sigma(
     let mut active = CycleSums::default();
     let mut frozen = FrozenSums::default();
     let t = renewal.transitions;
-    renewal.pass(Some(sigma), |v| {
+    let progress = if sigma >= PROGRESS_FROM {
+        Progress::new(
+            format!("FP model (eqs. 15-18), M = {}, sigma = {sigma}", t.m),
+            sigma as f64,
+            "states",
+        )
+    } else {
+        Progress::hidden()
+    };
+    renewal.pass(Some(sigma), &progress, |v| {
         active.add(v);
         frozen.add(v, sigma, |j| t.all_set(j));
         ControlFlow::Continue(())

@@ -143,7 +143,7 @@ fn robust_at_scale() {
 #[test]
 fn n_bounded_ordering() {
     // f_o <= f_a (real users also skip false positives, which only adds them) <= f_w.
-    let p = predict_n_bounded(10_000, 5, held_range(1000, false));
+    let p = predict_n_bounded(10_000, 5, held_range(1000, false)).unwrap();
     assert!(p.fp_oracle < p.fp_actual_lower_bound);
     assert!(p.fp_actual_lower_bound < p.fp_worst_case);
     assert_eq!(p.bit_setting_per_cycle, 1001);

@@ -1,0 +1,167 @@
+//! Numbers on the command line, parsed the same way for every flag: whole numbers may
+//! be written `1000000`, `1e6` or `2^20`; a negative, fractional, non-finite or
+//! too-large value gets one plain sentence naming what is allowed. Negative values
+//! reach the parser (so `--zipf -0.1` is a range error, not an unknown flag `-0`).
+//!
+//! [`plain_numbers`] installs these parsers on every numeric flag of the command tree
+//! by the flag's value type, so a new flag gets them without saying so.
+
+use std::any::TypeId;
+
+use clap::builder::ValueParser;
+use clap::{Arg, Command};
+
+/// Gives every numeric flag of `cmd` and its subcommands the parsers of this module.
+pub fn plain_numbers(cmd: Command) -> Command {
+    cmd.mut_args(numeric_arg).mut_subcommands(plain_numbers)
+}
+
+fn numeric_arg(arg: Arg) -> Arg {
+    let t = arg.get_value_parser().type_id();
+    let parser: Option<ValueParser> = if t == TypeId::of::<u64>() {
+        Some(ValueParser::new(|s: &str| whole(s, u64::MAX)))
+    } else if t == TypeId::of::<usize>() {
+        Some(ValueParser::new(|s: &str| {
+            whole(s, usize::MAX as u64).map(|v| v as usize)
+        }))
+    } else if t == TypeId::of::<u32>() {
+        Some(ValueParser::new(|s: &str| {
+            whole(s, u64::from(u32::MAX)).map(|v| v as u32)
+        }))
+    } else if t == TypeId::of::<u8>() {
+        Some(ValueParser::new(|s: &str| {
+            whole(s, u64::from(u8::MAX)).map(|v| v as u8)
+        }))
+    } else if t == TypeId::of::<f64>() {
+        Some(ValueParser::new(real))
+    } else {
+        None
+    };
+    match parser {
+        Some(p) => arg.value_parser(p).allow_negative_numbers(true),
+        None => arg,
+    }
+}
+
+/// Ends the process on a command-line error: a bad value is one line naming the flag
+/// and what is allowed (a very long value is not echoed in full); help, version and
+/// other usage errors are clap's own.
+pub fn exit_with(e: clap::Error) -> ! {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::ValueValidation {
+        let text = |k| match e.get(k) {
+            Some(ContextValue::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let why = std::error::Error::source(&e).map(ToString::to_string);
+        if let (Some(flag), Some(value), Some(why)) = (
+            text(ContextKind::InvalidArg),
+            text(ContextKind::InvalidValue),
+            why,
+        ) {
+            // The flag as the user wrote it, without the value placeholder.
+            let flag = flag.split_whitespace().next().unwrap_or(&flag).to_string();
+            eprintln!("error: {flag}: {why} (found {})", shown(&value));
+            std::process::exit(2);
+        }
+    }
+    e.exit()
+}
+
+/// A number too long to repeat in a message is described by its length.
+fn shown(s: &str) -> String {
+    if s.len() > 24 {
+        format!("a number of {} characters", s.len())
+    } else {
+        format!("`{s}`")
+    }
+}
+
+const WHOLE: &str = "expected a whole number such as 1000, 1e6 or 2^20";
+
+/// A whole number in `0..=max`: decimal digits, scientific notation that names a
+/// whole number (`1e6`, `2.5e3`), or a power of two (`2^20`).
+pub fn whole(s: &str, max: u64) -> Result<u64, String> {
+    let t = s.trim().replace('_', "");
+    let too_large = || format!("too large: at most {max}");
+    if let Some((base, exp)) = t.split_once('^') {
+        let (Ok(b), Ok(e)) = (base.parse::<u64>(), exp.parse::<u32>()) else {
+            return Err(WHOLE.into());
+        };
+        return b.checked_pow(e).filter(|&v| v <= max).ok_or_else(too_large);
+    }
+    if t.bytes().all(|b| b.is_ascii_digit()) && !t.is_empty() {
+        return t
+            .parse::<u64>()
+            .ok()
+            .filter(|&v| v <= max)
+            .ok_or_else(too_large);
+    }
+    let Ok(x) = t.parse::<f64>() else {
+        return Err(WHOLE.into());
+    };
+    if x.is_nan() {
+        return Err("NaN is not a number: expected a whole number".into());
+    }
+    if x < 0.0 {
+        return Err(format!("must not be negative; allowed: 0 to {max}"));
+    }
+    if x.is_infinite() || x > max as f64 {
+        return Err(too_large());
+    }
+    if x.fract() != 0.0 {
+        return Err("must be a whole number".into());
+    }
+    // Exact for the integers an f64 spells in scientific notation, up to 2^53.
+    if x > 9_007_199_254_740_992.0 {
+        return Err("too large to be exact in this notation: write it out in digits".into());
+    }
+    Ok(x as u64)
+}
+
+/// A finite real number (range checks, e.g. probabilities in (0, 1), are the
+/// library's, and name the setting).
+pub fn real(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    match t.parse::<f64>() {
+        Ok(x) if x.is_nan() => Err("NaN is not a number".into()),
+        Ok(x) if x.is_infinite() => Err("must be finite".into()),
+        Ok(x) => Ok(x),
+        Err(_) => Err("expected a number such as 0.5 or 1e-3".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers() {
+        assert_eq!(whole("1000", u64::MAX), Ok(1000));
+        assert_eq!(whole("1e6", u64::MAX), Ok(1_000_000));
+        assert_eq!(whole("2^20", u64::MAX), Ok(1 << 20));
+        assert_eq!(whole("18446744073709551615", u64::MAX), Ok(u64::MAX));
+        assert!(whole("-1", u64::MAX).unwrap_err().contains("negative"));
+        assert!(whole("-0.1", u64::MAX).unwrap_err().contains("negative"));
+        assert!(whole("1.5", u64::MAX).unwrap_err().contains("whole"));
+        assert!(whole("NaN", u64::MAX).unwrap_err().contains("NaN"));
+        assert!(whole("inf", u64::MAX).unwrap_err().contains("too large"));
+        assert!(whole("1e308", u64::MAX).unwrap_err().contains("too large"));
+        assert!(whole("2^64", u64::MAX).unwrap_err().contains("too large"));
+        assert!(whole("300", 255).unwrap_err().contains("at most 255"));
+        let long = "9".repeat(300);
+        let e = whole(&long, u64::MAX).unwrap_err();
+        assert!(e.contains("too large") && e.len() < 80, "{e}");
+        assert_eq!(shown(&long), "a number of 300 characters");
+        assert!(whole("ten", u64::MAX).unwrap_err().contains("expected"));
+    }
+
+    #[test]
+    fn reals() {
+        assert_eq!(real("-0.1"), Ok(-0.1));
+        assert_eq!(real("1e-300"), Ok(1e-300));
+        assert!(real("nan").is_err());
+        assert!(real("-inf").is_err());
+        assert!(real("0.5x").is_err());
+    }
+}

@@ -1,0 +1,94 @@
+//! Flags that contradict each other or do not apply to the chosen mode are errors (exit
+//! status 2) that name the flag, not silently resolved or ignored; numbers get one
+//! plain line; `--quiet` silences notes and progress (issue 24).
+
+use std::process::{Command, Output, Stdio};
+
+use crate::scratch::Scratch;
+
+fn rbf(dir: &std::path::Path, args: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(args.split_whitespace())
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("rbf runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn contradictions_and_inapplicable_flags_are_refused() {
+    let dir = Scratch::new("safe-flags");
+    let synth = "synth --distinct 100 --p-repeat 0.9 --arrivals 2000 -o t.csv";
+    assert!(rbf(&dir, synth).status.success());
+    let replay = "replay t.csv -m 4000 -k 3 --sigma 1200";
+    // (extra arguments, what the message must name)
+    let cases = [
+        (format!("{replay} --retaining --non-retaining"), "--non-retaining"),
+        (format!("{replay} --copy-over --no-copy-over"), "--no-copy-over"),
+        (format!("{replay} --no-copy-over"), "two-phase"),
+        (format!("{replay} --independent-halves"), "two-phase"),
+        (format!("{replay} --max-inserts 5"), "--max-inserts"),
+        (format!("{replay} --inactive-timeout 5s"), "--flows"),
+        (format!("{replay} --format jedi --key dst"), "packet captures"),
+        (format!("{replay} --format pcap --csv-header"), "--csv-*"),
+        (format!("{replay} --key src-dst --prefix-v4 16"), "prefix"),
+        (format!("{replay} --csv-time-unit ms"), "--csv-time-column"),
+        (
+            "synth --workload w.json --zipf 2 --arrivals 5 -o x.csv".to_string(),
+            "--zipf",
+        ),
+        (
+            "size --zipf 1 --distinct 100 --p-repeat 0.9 --target-fp 0.01 --memory 4000 --confirm-arrivals 0 --seed 7"
+                .to_string(),
+            "--seed",
+        ),
+        ("bench fn --distinct 10".to_string(), "--suite scale"),
+        ("bench ingest --which jedi --pcap-passes 2".to_string(), "--which pcap"),
+        // Numbers: one plain line, the flag named, long values not echoed.
+        (format!("{replay} --warmup -1"), "must not be negative"),
+        (format!("{replay} --confidence NaN"), "NaN"),
+        (format!("{replay} --phases 1.5"), "whole number"),
+        (format!("{replay} --seed 1{}", "0".repeat(299)), "300 characters"),
+        (format!("{replay} --confidence -0.1"), "confidence"),
+    ];
+    for (args, named) in &cases {
+        let out = rbf(&dir, args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "rbf {args}: {err}");
+        assert!(
+            err.contains(named),
+            "rbf {args}: expected `{named}` in: {err}"
+        );
+        assert!(err.len() < 600, "rbf {args}: a long message: {err}");
+    }
+    // The same flags where they apply are accepted.
+    for args in [
+        format!("{replay} --phases 2 --no-copy-over"),
+        format!("{replay} --warmup 1e3 --seed 2^10"),
+        format!("{replay} --format csv --csv-header"),
+    ] {
+        let out = rbf(&dir, &args);
+        assert!(out.status.success(), "rbf {args}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn quiet_silences_notes() {
+    let dir = Scratch::new("safe-quiet");
+    let synth = "synth --distinct 100 --p-repeat 0.9 --arrivals 200 -o t.csv";
+    assert!(rbf(&dir, synth).status.success());
+    let again = rbf(&dir, synth);
+    assert!(
+        stderr(&again).contains("note: t.csv exists"),
+        "{}",
+        stderr(&again)
+    );
+    let quiet = rbf(&dir, &format!("-q {synth}"));
+    assert!(!stderr(&quiet).contains("note:"), "{}", stderr(&quiet));
+    let quiet = rbf(&dir, &format!("{synth} --quiet"));
+    assert!(!stderr(&quiet).contains("note:"), "{}", stderr(&quiet));
+}
