@@ -7,7 +7,7 @@ use clap::Args;
 use rbf::compare::{fn_rows, observe, sigma_for_target, ModelRow};
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
 use rbf::ingest;
-use rbf::model::fneg::{FnReport, Method};
+use rbf::model::fneg::{FnReport, Method, RenewalMode, RenewalOptions};
 use rbf::replay::ReplayOptions;
 use rbf::report::Table;
 use rbf::stats::Interval;
@@ -42,6 +42,10 @@ pub struct CompareArgs {
     /// FN models' truncation: states and arrivals with probability below EPS are dropped.
     #[arg(long, default_value_t = 1e-10)]
     pub eps: f64,
+    /// Renewal bound in the certified tolerance mode (exact <= V <= exact (1 + T)),
+    /// as in `rbf model fn --tolerance`.
+    #[arg(long, value_name = "T")]
+    pub tolerance: Option<f64>,
     /// Confidence level of the batch-means intervals.
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
@@ -64,6 +68,10 @@ struct Output<'a> {
     model_distinct: usize,
     /// FN per arrival of each FN method on the fitted workload (null: not run).
     fn_renewal_upper: Option<f64>,
+    /// Which engine produced the renewal bound (exact or certified) and its proven
+    /// tolerance: exact <= fn_renewal_upper <= exact (1 + tolerance).
+    fn_renewal_mode: Option<RenewalMode>,
+    fn_renewal_tolerance: Option<f64>,
     fn_markov_lower: Option<f64>,
     fn_markov_swr: Option<f64>,
     fn_markov_uniform: Option<f64>,
@@ -158,11 +166,20 @@ pub fn run(a: CompareArgs) -> Result<()> {
             a.trace.display()
         ))
     })?;
+    if methods.contains(&Method::Renewal) {
+        // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
+        rbf::progress::install_interrupt_handler();
+    }
     let fn_cmp = fn_rows(
         &config,
         &workload,
         &methods,
-        a.eps,
+        RenewalOptions {
+            eps: a.eps,
+            tolerance: a.tolerance,
+            progress: true,
+            ..RenewalOptions::default()
+        },
         r.fn_rate,
         ci.map(|c| &c.fn_rate),
     )?;
@@ -183,6 +200,8 @@ pub fn run(a: CompareArgs) -> Result<()> {
             distinct: s.distinct_keys,
             model_distinct: s.model_distinct,
             fn_renewal_upper: value(Method::Renewal),
+            fn_renewal_mode: fn_cmp.report.renewal.map(|r| r.mode),
+            fn_renewal_tolerance: fn_cmp.report.renewal.map(|r| r.certified_tolerance),
             fn_markov_lower: value(Method::MarkovLower),
             fn_markov_swr: value(Method::MarkovSwr),
             fn_markov_uniform: value(Method::MarkovUniform),

@@ -13,7 +13,7 @@ use rbf::compare::{fn_rows, observe};
 use rbf::filter::FilterConfig;
 use rbf::fit::FitOptions;
 use rbf::message::KeyHasher;
-use rbf::model::fneg::Method;
+use rbf::model::fneg::{Method, RenewalOptions};
 use rbf::replay::ReplayOptions;
 use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};
@@ -64,7 +64,7 @@ fn round_trip(placement: Placement, seed: u64, filter: &FilterConfig) -> RoundTr
             filter,
             wl,
             &[Method::Renewal],
-            1e-10,
+            RenewalOptions::default(),
             r.fn_rate,
             Some(&ci.fn_rate),
         )

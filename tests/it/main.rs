@@ -21,5 +21,6 @@ mod model_fn_paper;
 mod model_fn_replay;
 mod model_fp;
 mod model_fp_cli;
+mod renewal_tolerance;
 mod replay_reference;
 mod size;

@@ -3,11 +3,11 @@
 //! eq. (24) recursion over every rank and arrival. The proof is in
 //! docs/RENEWAL-TOLERANCE.md; in short:
 //!
-//! 1. *Monotonicity (one phase).* The renewal ratio of eqs. (16)-(26), truncated after
-//!    any fixed number m of arrivals, does not fall when the sequence U_j is replaced
-//!    by a pointwise larger one, and does not rise for a pointwise smaller one, as long
-//!    as the larger of the two sequences is non-increasing in j (coupling by
-//!    bit-setting index). So a bracket U-_j <= U_j <= U+_j of the exact engine's U
+//! 1. *Monotonicity (one phase).* The renewal sums of eqs. (16)-(26), truncated after
+//!    any fixed number m of arrivals, move the ratio up when the sequence U_j is
+//!    replaced by a pointwise larger one, and down for a pointwise smaller one, as long
+//!    as the replacing sequence is non-increasing in j (coupling by bit-setting
+//!    index). So a non-increasing bracket U-_j <= U_j <= U+_j of the exact engine's U
 //!    gives a bracket of its numerator and denominator at every m.
 //! 2. *Stopping.* The exact engine stops at an arrival m that depends on U; the rules
 //!    it uses are monotone too, so m lies between the stops m_lo and m_hi that the two
@@ -42,6 +42,8 @@ const SHIFTS: &str = "new messages enter above other ranks, so ranks shift and U
 const DIRECT: &str = "the certified mode follows the insertion-count decomposition, not the direct reference recursion; the exact engine ran";
 const LONG: &str = "cycles last longer than the certified mode's rounding margin covers (2^28 arrivals); the exact engine ran";
 
+/// Arrivals per step of the two sides.
+const BLOCK: usize = 1024;
 /// Most arrivals the rounding margin is sized for.
 const MAX_ARRIVALS: u64 = 1 << 28;
 /// Unit roundoff of f64.
@@ -62,6 +64,7 @@ pub fn bracket(
     let Some(kill) = no_shift_kills(input) else {
         return Ok(Err(SHIFTS));
     };
+    let mut tracker = Tracker::new(&opt, "renewal bound (certified)");
     let Stepper::Decomposed(bits) = bit_process(input, opt)? else {
         return Ok(Err(DIRECT));
     };
@@ -78,45 +81,59 @@ pub fn bracket(
     let mut sums = PowerSums::with_kills(&kill, input.q);
     let mut plus = Side::new(Stepper::Decomposed(bits.clone()));
     let mut minus = Side::new(Stepper::Decomposed(bits));
-    let mut tracker = Tracker::new(&opt, &plus.bits, "renewal bound (certified)");
+    tracker.begin(&plus.bits, opt.eps);
     // Running minima keep both sequences non-increasing (point 1 of the module doc).
     let (mut up, mut low) = (f64::INFINITY, f64::INFINITY);
+    let (mut ups, mut lows) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
     let mut at_lo = None;
-    let mut j = 0u64;
-    let last_alive;
-    loop {
-        j += 1;
-        let (_, f) = sums.at(j - 1);
-        up = up.min(f * (1.0 + margin) + floor);
-        low = low.min((f * (1.0 - margin) - floor).max(0.0));
-        let sp = plus.arrival(p_r, up);
-        let sm = minus.arrival(p_r, low);
-        // The exact engine cannot have stopped before the first arrival at which the
-        // process with more insertions is over, or U- is exhausted by the larger ratio.
-        let may_stop = sp.alive_cap < opt.eps
-            || j >= opt.max_arrivals
-            || p_r * low <= 1e-9 * (1.0 + TEST_SLACK) * plus.c_sum / plus.a_sum;
-        if at_lo.is_none() && may_stop {
-            at_lo = Some((plus.a_sum, minus.c_sum));
+    let mut j0 = 0u64;
+    // The two sides advance a block of arrivals at a time on two threads (they only
+    // meet in the stopping tests, checked per arrival from what each side recorded).
+    let stop = loop {
+        ups.clear();
+        lows.clear();
+        for j in j0..j0 + BLOCK as u64 {
+            let (_, f) = sums.at(j);
+            up = up.min(f * (1.0 + margin) + floor);
+            low = low.min((f * (1.0 - margin) - floor).max(0.0));
+            ups.push(up);
+            lows.push(low);
         }
-        // ... and has stopped by the first at which the process with fewer
-        // insertions is over, or U+ is exhausted by the smaller ratio.
-        let must_stop = sm.alive_cap < opt.eps
-            || j >= opt.max_arrivals
-            || p_r * up <= 1e-9 * (1.0 - TEST_SLACK) * minus.c_sum / minus.a_sum;
-        if must_stop {
-            last_alive = sm.alive_cap;
-            break;
+        let (rp, rm) = rayon::join(|| plus.block(p_r, &ups), || minus.block(p_r, &lows));
+        let mut stop = None;
+        for (t, (p, m)) in rp.iter().zip(&rm).enumerate() {
+            let j = j0 + t as u64 + 1;
+            // The exact engine cannot have stopped before the first arrival at which
+            // the process with more insertions is over, or U- is exhausted by the
+            // larger ratio ...
+            let may_stop = p.alive_cap < opt.eps
+                || j >= opt.max_arrivals
+                || p_r * lows[t] <= 1e-9 * (1.0 + TEST_SLACK) * p.c_sum / p.a_sum;
+            if at_lo.is_none() && may_stop {
+                at_lo = Some((p.a_sum, m.c_sum));
+            }
+            // ... and has stopped by the first at which the process with fewer
+            // insertions is over, or U+ is exhausted by the smaller ratio.
+            let must_stop = m.alive_cap < opt.eps
+                || j >= opt.max_arrivals
+                || p_r * ups[t] <= 1e-9 * (1.0 - TEST_SLACK) * m.c_sum / m.a_sum;
+            if must_stop {
+                stop = Some((j, *p, *m));
+                break;
+            }
         }
-        if j >= cap {
+        if let Some(s) = stop {
+            break s;
+        }
+        j0 += BLOCK as u64;
+        if j0 >= cap {
             return Ok(Err(LONG));
         }
-        plus.step(p_r, up);
-        minus.step(p_r, low);
-        tracker.arrival((1.0 - p_r) + p_r * up)?;
-    }
+        tracker.arrivals(BLOCK as u64, rp.last().map_or(0.0, |p| p.insertions))?;
+    };
+    let (j, p, mm) = stop;
     let m = j as f64;
-    let (a_plus_lo, n_minus_lo) = at_lo.unwrap_or((plus.a_sum, minus.c_sum));
+    let (a_plus_lo, n_minus_lo) = at_lo.unwrap_or((p.a_sum, mm.c_sum));
     // Mass either engine's windows may drop: the per-insertion sums' (the same in
     // both), and at most one cell below `tiny` per arrival and one leak of at most
     // `tiny` per arrival from the insertion-count window (each arrival adds at most
@@ -125,10 +142,10 @@ pub fn bracket(
     let window = dropped * (2.0 * m + 1.0);
     // Sequential sums of m terms: at most m unit roundoffs each, in both engines.
     let rounding = 4.0 * UNIT * m + 1e-15;
-    let ratio = plus.c_sum / a_plus_lo;
+    let ratio = p.c_sum / a_plus_lo;
     let window_term = window / a_plus_lo;
     let fn_upper = ((ratio + window_term) * (1.0 + rounding)).min(1.0);
-    let fn_lower = ((n_minus_lo - window).max(0.0) / (minus.a_sum + window) * (1.0 - rounding))
+    let fn_lower = ((n_minus_lo - window).max(0.0) / (mm.a_sum + window) * (1.0 - rounding))
         .max(0.0)
         .min(fn_upper);
     let certified_tolerance = if fn_lower > 0.0 {
@@ -142,10 +159,10 @@ pub fn bracket(
         fn_upper,
         fn_ratio: ratio,
         window_term,
-        fp_rate: (1.0 - p_r) * plus.lucky_sum / plus.a_sum,
-        arrivals_per_cycle: plus.a_sum,
+        fp_rate: (1.0 - p_r) * p.lucky_sum / p.a_sum,
+        arrivals_per_cycle: p.a_sum,
         arrivals_followed: j,
-        truncated_mass: last_alive,
+        truncated_mass: mm.alive_cap,
         mode: RenewalMode::Certified,
         tolerance: opt.tolerance,
         certified_tolerance,

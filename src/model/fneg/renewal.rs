@@ -196,6 +196,18 @@ pub(super) struct Side {
     pub a_sum: f64,
     pub c_sum: f64,
     pub lucky_sum: f64,
+    /// Expected insertions so far.
+    pub insertions: f64,
+}
+
+/// A side's state after an arrival (see [`Side::block`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Record {
+    pub alive_cap: f64,
+    pub a_sum: f64,
+    pub c_sum: f64,
+    pub lucky_sum: f64,
+    pub insertions: f64,
 }
 
 impl Side {
@@ -205,6 +217,7 @@ impl Side {
             a_sum: 0.0,
             c_sum: 0.0,
             lucky_sum: 0.0,
+            insertions: 0.0,
         }
     }
 
@@ -221,7 +234,28 @@ impl Side {
     /// Moves the bit process past that arrival: it sets bits with probability
     /// eta = (1 - p_r) + p_r U (eq. 25).
     pub fn step(&mut self, p_r: f64, u: f64) {
-        self.bits.step(((1.0 - p_r) + p_r * u).clamp(0.0, 1.0));
+        let eta = ((1.0 - p_r) + p_r * u).clamp(0.0, 1.0);
+        self.insertions += eta;
+        self.bits.step(eta);
+    }
+
+    /// Adds and steps past the arrivals with the given U, one after another, and
+    /// returns the state after adding each one (before its step).
+    pub fn block(&mut self, p_r: f64, us: &[f64]) -> Vec<Record> {
+        us.iter()
+            .map(|&u| {
+                let s = self.arrival(p_r, u);
+                let r = Record {
+                    alive_cap: s.alive_cap,
+                    a_sum: self.a_sum,
+                    c_sum: self.c_sum,
+                    lucky_sum: self.lucky_sum,
+                    insertions: self.insertions,
+                };
+                self.step(p_r, u);
+                r
+            })
+            .collect()
     }
 
     /// The one-phase stopping rule's "exhausted" test: a further arrival adds at most
@@ -235,32 +269,39 @@ impl Side {
 /// after which cycles are over (the per-insertion process falls below epsilon there).
 pub(super) struct Tracker {
     bar: crate::progress::Progress,
-    insertions: f64,
     arrivals: u64,
 }
 
 impl Tracker {
-    pub fn new(opt: &RenewalOptions, bits: &Stepper, what: &str) -> Tracker {
-        let total = bits.insertions_to(opt.eps) as f64;
+    /// Starts the clock before the per-insertion sums are built (their count, the
+    /// total, is known once they are: [`Tracker::begin`]).
+    pub fn new(opt: &RenewalOptions, what: &str) -> Tracker {
         let bar = if opt.progress {
-            crate::progress::Progress::new(what, total, "insertions")
+            crate::progress::Progress::new(what, 0.0, "insertions")
         } else {
             crate::progress::Progress::hidden()
         };
-        Tracker {
-            bar,
-            insertions: 0.0,
-            arrivals: 0,
-        }
+        Tracker { bar, arrivals: 0 }
     }
 
-    /// One arrival that inserts with probability eta; polls Ctrl-C now and then.
-    pub fn arrival(&mut self, eta: f64) -> Result<()> {
-        self.insertions += eta;
-        self.arrivals += 1;
-        if self.arrivals.is_multiple_of(4096) {
+    /// The per-arrival loop starts on the bit process `bits`.
+    pub fn begin(&self, bits: &Stepper, eps: f64) {
+        self.bar.set_total(bits.insertions_to(eps) as f64);
+    }
+
+    /// One more arrival, after which `insertions` are expected; polls Ctrl-C now and
+    /// then.
+    pub fn arrival(&mut self, insertions: f64) -> Result<()> {
+        self.arrivals(1, insertions)
+    }
+
+    /// `n` more arrivals, after which `insertions` are expected.
+    pub fn arrivals(&mut self, n: u64, insertions: f64) -> Result<()> {
+        let before = self.arrivals;
+        self.arrivals += n;
+        if before / 4096 != self.arrivals / 4096 {
             crate::progress::check_interrupt()?;
-            self.bar.set(self.insertions);
+            self.bar.set(insertions);
         }
         Ok(())
     }
@@ -270,6 +311,18 @@ impl Tracker {
 /// `direct`, eq. 19 literally).
 pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<Stepper> {
     let k = u64::from(input.t.k);
+    // Insertions until the sigma + k (or N + 1) process is over, about: the expected
+    // count to reach sigma + k bits (FP paper eq. 1's mean), for the progress display.
+    let m = input.t.m as f64;
+    let expected = match input.max_inserts {
+        Some(n) => n as f64,
+        None => m / k as f64 * (m / (m - (input.sigma + k) as f64).max(1.0)).ln(),
+    };
+    let stage = if opt.progress {
+        crate::progress::Progress::new("renewal bound (bit distribution)", expected, "insertions")
+    } else {
+        crate::progress::Progress::hidden()
+    };
     let bits = BitDist::new(
         input.t,
         input.sigma,
@@ -279,7 +332,7 @@ pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<S
     );
     Ok(if let Some(n) = input.max_inserts {
         let mut joint = JointDist::new(input.t, n, input.retaining);
-        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, || {
+        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
             let s = joint.summary();
             joint.step();
             s
@@ -294,7 +347,7 @@ pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<S
         Stepper::Direct(bits)
     } else {
         let mut bits = bits;
-        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, || {
+        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
             let s = bits.summary();
             bits.step(1.0);
             s
@@ -316,8 +369,9 @@ fn run(
     enabled: &mut EnabledMassSeq,
 ) -> Result<RenewalResult> {
     let p_r = input.p_r;
+    let mut tracker = Tracker::new(&opt, "renewal bound");
     let mut side = Side::new(bit_process(input, opt)?);
-    let mut tracker = Tracker::new(&opt, &side.bits, "renewal bound");
+    tracker.begin(&side.bits, opt.eps);
     crate::progress::announce_estimate(
         "the renewal bound",
         exact_seconds(input.q.len(), tracker_total(&side.bits, opt.eps, p_r)),
@@ -348,7 +402,7 @@ fn run(
             break;
         }
         side.step(p_r, u);
-        tracker.arrival((1.0 - p_r) + p_r * u)?;
+        tracker.arrival(side.insertions)?;
     }
     if two {
         // U_s for s up to 2m: keep drawing past the end of the active cycle.
@@ -503,16 +557,21 @@ fn frozen_lucky(t: &Transitions, sigma: u64, crossed: &[f64]) -> f64 {
 /// Per-insertion sums until the mass still within the sigma + k (or N + 1) process
 /// falls below `tiny`. `next` yields the current sums and advances one insertion.
 /// Errors instead of allocating without bound when that takes more than `limit`
-/// insertions.
+/// insertions, and on Ctrl-C.
 fn per_insertion(
     tiny: f64,
     limit: usize,
+    progress: &crate::progress::Progress,
     mut next: impl FnMut() -> Summary,
 ) -> Result<Vec<Summary>> {
     let mut per_n = Vec::new();
     loop {
         let s = next();
         per_n.push(s);
+        if per_n.len().is_multiple_of(1024) {
+            crate::progress::check_interrupt()?;
+            progress.set(per_n.len() as f64);
+        }
         if s.alive_cap < tiny.max(1e-300) {
             return Ok(per_n);
         }
@@ -571,7 +630,7 @@ mod tests {
             lucky: 1.0,
         };
         assert!(matches!(
-            per_insertion(1e-30, 1000, || stuck),
+            per_insertion(1e-30, 1000, &crate::progress::Progress::hidden(), || stuck),
             Err(Error::Invalid(_))
         ));
     }
