@@ -276,6 +276,9 @@ pub fn run(a: CompareArgs) -> Result<()> {
         ]);
     }
     print!("{}", t.render());
+    if let Some(r) = &fn_cmp.report.renewal {
+        println!("{}", super::model::fneg::renewal_mode_line(r));
+    }
     if !not_run.is_empty() {
         println!(
             "FN methods not run (not in --method): {}",

@@ -242,10 +242,13 @@ fn print_human(
         "FN renewal upper bound".to_string(),
         format!("{:.3e}", b.fn_renewal_upper),
         a.target_fn.map_or("-".into(), |g| g.to_string()),
-        if b.fn_bound_guaranteed {
-            "proven".to_string()
-        } else {
-            format!("NOT proven: {}", b.fn_bound_note)
+        match (b.fn_bound_guaranteed, b.fn_renewal_mode) {
+            (true, RenewalMode::Exact) => "proven (exact engine)".to_string(),
+            (true, RenewalMode::Certified) => format!(
+                "proven (certified mode, at most {:.1e} above the exact engine's value)",
+                b.fn_renewal_tolerance
+            ),
+            (false, _) => format!("NOT proven: {}", b.fn_bound_note),
         },
     ]);
     if let Some(c) = c {
