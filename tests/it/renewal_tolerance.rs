@@ -201,3 +201,45 @@ fn a_long_renewal_shows_progress_and_stops_on_ctrl_c() {
         "{err}"
     );
 }
+
+#[test]
+fn the_exact_engine_gives_the_same_bits_on_any_number_of_threads() {
+    // D above the split threshold: eq. (24) runs in as many parts as threads, and the
+    // printed value (JSON keeps every bit of an f64) must not change.
+    let run = |threads: &str| -> String {
+        let out = rbf()
+            .env("RAYON_NUM_THREADS", threads)
+            .args([
+                "model",
+                "fn",
+                "-m",
+                "4000",
+                "-k",
+                "3",
+                "--sigma",
+                "1500",
+                "--zipf",
+                "0.9",
+                "--distinct",
+                "50000",
+                "--p-repeat",
+                "0.8",
+                "--method",
+                "renewal",
+                "--json",
+            ])
+            .output()
+            .expect("rbf runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        format!("{} {}", v["fn_renewal_upper"], v["fp_rate"])
+    };
+    let one = run("1");
+    for threads in ["2", "3", "5"] {
+        assert_eq!(run(threads), one, "{threads} threads");
+    }
+}
