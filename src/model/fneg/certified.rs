@@ -27,9 +27,10 @@
 //! this mode has no proof or no faster bracket for), the exact engine runs instead and
 //! the result says why ([`RenewalResult::mode_note`]).
 
+use super::cycle::{Side, Tracker};
 use super::powersums::PowerSums;
 use super::renewal::{
-    bit_process, RenewalInput, RenewalMode, RenewalOptions, RenewalResult, Side, Stepper, Tracker,
+    bit_process, RenewalInput, RenewalMode, RenewalOptions, RenewalResult, Stepper,
 };
 use crate::error::Result;
 

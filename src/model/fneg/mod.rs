@@ -12,6 +12,7 @@
 //! * [`markov`]: steady state and rates of the chain, one and two phases (eqs. 12-15);
 //! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28);
 //! * [`certified`]: its certified tolerance mode (a bracket of U without eq. 24);
+//! * [`cycle`]: a cycle's bit process and running sums, arrival by arrival;
 //! * [`inscount`]: its bit process through the insertion count (eq. 19, decomposed);
 //! * [`simd`]: the kernels' run-time choice of vector width (same results at each).
 //!
@@ -24,6 +25,7 @@
 
 pub mod bitdist;
 pub mod certified;
+pub mod cycle;
 pub mod disabling;
 pub mod eq24;
 pub mod inscount;
