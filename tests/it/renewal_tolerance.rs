@@ -102,6 +102,36 @@ fn certified_mode_brackets_the_exact_engine() {
 }
 
 #[test]
+fn certified_mode_brackets_n_bounded_and_non_retaining_filters() {
+    // The coupling of docs/RENEWAL-TOLERANCE.md only needs a bit process indexed by
+    // insertions: N-bounded (the joint law of insertions and bits) and non-retaining
+    // filters too.
+    let mut n_bounded = FilterConfig::sigma_bounded(6000, 4, 2000);
+    n_bounded.sigma = None;
+    n_bounded.max_inserts = Some(150);
+    let mut empty_start = FilterConfig::sigma_bounded(6000, 4, 2000);
+    empty_start.retaining = false;
+    for f in [n_bounded, empty_start] {
+        for (p_r, placement) in [(1.0, Placement::Uniform), (0.7, Placement::Bottom)] {
+            let w = Workload::zipf(1500, 0.9, p_r, placement.clone());
+            let model = FnModel::new(&f, &w, 1e-10).expect("model");
+            let exact = model.renewal(RenewalOptions::default()).expect("exact");
+            let v = model
+                .renewal(RenewalOptions {
+                    tolerance: Some(T),
+                    ..RenewalOptions::default()
+                })
+                .expect("tolerance mode");
+            let (e, x) = (exact.fn_upper, v.fn_upper);
+            let what = format!("{} p_r {p_r} {placement:?}", f.describe());
+            assert_eq!(v.mode, RenewalMode::Certified, "{what}");
+            assert!(v.fn_lower <= e && e <= x && x <= e * (1.0 + v.certified_tolerance));
+            assert!(v.certified_tolerance <= T, "{what}");
+        }
+    }
+}
+
+#[test]
 fn the_output_names_the_mode_and_its_tolerance() {
     let base = [
         "model",
