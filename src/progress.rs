@@ -95,7 +95,6 @@ enum Mode {
 
 struct State {
     done: f64,
-    total: f64,
     last: Option<Instant>,
     bar_shown: bool,
 }
@@ -104,6 +103,7 @@ struct State {
 pub struct Progress {
     label: String,
     unit: &'static str,
+    total: f64,
     start: Instant,
     mode: Mode,
     state: Mutex<State>,
@@ -132,11 +132,11 @@ impl Progress {
         Progress {
             label,
             unit,
+            total: total.max(0.0),
             start: Instant::now(),
             mode,
             state: Mutex::new(State {
                 done: 0.0,
-                total: total.max(0.0),
                 last: None,
                 bar_shown: false,
             }),
@@ -151,14 +151,6 @@ impl Progress {
     /// Sets the units done.
     pub fn set(&self, done: f64) {
         self.update(|_| done);
-    }
-
-    /// Sets the total, for work whose size is only known once it has started (the
-    /// elapsed time and ETA still count from the start).
-    pub fn set_total(&self, total: f64) {
-        if let Ok(mut s) = self.state.lock() {
-            s.total = total.max(0.0);
-        }
     }
 
     fn update(&self, f: impl FnOnce(f64) -> f64) {
@@ -183,7 +175,7 @@ impl Progress {
         }
         // The first plain line comes at SHOW_AFTER, later ones every LINE_INTERVAL.
         s.last = Some(now);
-        let text = self.describe(s.done, s.total, elapsed);
+        let text = self.describe(s.done, elapsed);
         let mut err = std::io::stderr().lock();
         let _ = match self.mode {
             Mode::Bar => {
@@ -196,9 +188,9 @@ impl Progress {
     }
 
     /// "label [#####     ] 45.0% (4.5e6 of 1e7 arrivals), 12 s, ETA 15 s"
-    fn describe(&self, done: f64, total: f64, elapsed: Duration) -> String {
-        let frac = if total > 0.0 {
-            (done / total).clamp(0.0, 1.0)
+    fn describe(&self, done: f64, elapsed: Duration) -> String {
+        let frac = if self.total > 0.0 {
+            (done / self.total).clamp(0.0, 1.0)
         } else {
             0.0
         };
@@ -216,7 +208,7 @@ impl Progress {
             self.label,
             frac * 100.0,
             count_text(done),
-            count_text(total),
+            count_text(self.total),
             self.unit,
             duration_text(secs)
         )
@@ -284,11 +276,11 @@ mod tests {
     #[test]
     fn describes_fraction_and_eta() {
         let p = Progress::with_mode("renewal".into(), 200.0, "arrivals", Mode::Off);
-        let t = p.describe(50.0, 200.0, Duration::from_secs(10));
+        let t = p.describe(50.0, Duration::from_secs(10));
         assert!(t.starts_with("renewal ["), "{t}");
         assert!(t.contains(" 25.0% (50 of 200 arrivals)"), "{t}");
         assert!(t.contains("10 s elapsed, ETA 30 s"), "{t}");
-        let t = p.describe(0.0, 200.0, Duration::from_secs(3));
+        let t = p.describe(0.0, Duration::from_secs(3));
         assert!(t.contains("ETA unknown"), "{t}");
     }
 

@@ -190,8 +190,10 @@ fn the_output_names_the_mode_and_its_tolerance() {
 
 #[test]
 fn a_long_renewal_shows_progress_and_stops_on_ctrl_c() {
-    // M = 2^20 with D = 10^5 takes 10 s or more on two cores: progress lines start
-    // after 2 s (stderr is a pipe here), and SIGINT then ends it cleanly (status 130).
+    // M = 2^20 with D = 10^5 takes 10 s or more on two cores. Each stage (the
+    // per-insertion sums, then the arrivals) prints a progress line once it has run
+    // 2 s (stderr is a pipe here), so one has appeared by 5 s; SIGINT then ends it
+    // cleanly (status 130).
     let child = rbf()
         .args([
             "model",
@@ -215,7 +217,7 @@ fn a_long_renewal_shows_progress_and_stops_on_ctrl_c() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("rbf starts");
-    std::thread::sleep(Duration::from_millis(3500));
+    std::thread::sleep(Duration::from_millis(5000));
     let sent = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

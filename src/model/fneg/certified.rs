@@ -65,7 +65,6 @@ pub fn bracket(
     let Some(kill) = no_shift_kills(input) else {
         return Ok(Err(SHIFTS));
     };
-    let mut tracker = Tracker::new(&opt, "renewal bound (certified)");
     let Stepper::Decomposed(bits) = bit_process(input, opt)? else {
         return Ok(Err(DIRECT));
     };
@@ -82,7 +81,7 @@ pub fn bracket(
     let mut sums = PowerSums::with_kills(&kill, input.q);
     let mut plus = Side::new(Stepper::Decomposed(bits.clone()));
     let mut minus = Side::new(Stepper::Decomposed(bits));
-    tracker.begin(&plus.bits, opt.eps);
+    let mut tracker = Tracker::new(&opt, "renewal bound (certified)", &plus.bits);
     // Running minima keep both sequences non-increasing (point 1 of the module doc).
     let (mut up, mut low) = (f64::INFINITY, f64::INFINITY);
     let (mut ups, mut lows) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));

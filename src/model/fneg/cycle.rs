@@ -91,20 +91,16 @@ pub(super) struct Tracker {
 }
 
 impl Tracker {
-    /// Starts the clock before the per-insertion sums are built (their count, the
-    /// total, is known once they are: [`Tracker::begin`]).
-    pub fn new(opt: &RenewalOptions, what: &str) -> Tracker {
+    /// Progress of the per-arrival loop on the bit process `bits` (the per-insertion
+    /// sums before it show their own).
+    pub fn new(opt: &RenewalOptions, what: &str, bits: &Stepper) -> Tracker {
         let bar = if opt.progress {
-            crate::progress::Progress::new(what, 0.0, "insertions")
+            let total = bits.insertions_to(opt.eps) as f64;
+            crate::progress::Progress::new(what, total, "insertions")
         } else {
             crate::progress::Progress::hidden()
         };
         Tracker { bar, arrivals: 0 }
-    }
-
-    /// The per-arrival loop starts on the bit process `bits`.
-    pub fn begin(&self, bits: &Stepper, eps: f64) {
-        self.bar.set_total(bits.insertions_to(eps) as f64);
     }
 
     /// One more arrival, after which `insertions` are expected; polls Ctrl-C now and

@@ -252,9 +252,8 @@ fn run(
     enabled: &mut EnabledMassSeq,
 ) -> Result<RenewalResult> {
     let p_r = input.p_r;
-    let mut tracker = Tracker::new(&opt, "renewal bound");
     let mut side = Side::new(bit_process(input, opt)?);
-    tracker.begin(&side.bits, opt.eps);
+    let mut tracker = Tracker::new(&opt, "renewal bound", &side.bits);
     crate::progress::announce_estimate(
         "the renewal bound",
         exact_seconds(input.q.len(), tracker_total(&side.bits, opt.eps, p_r)),
