@@ -76,7 +76,8 @@ pub struct RenewalOptions {
     /// ([`super::certified`]), else from the exact engine. None: the exact engine.
     pub tolerance: Option<f64>,
     /// Show progress with an ETA on stderr when the computation runs for more than a
-    /// couple of seconds (off for library callers and parallel workers).
+    /// couple of seconds, and the expected time up front when it is over a minute (off
+    /// for library callers and parallel workers).
     pub progress: bool,
 }
 
@@ -254,10 +255,12 @@ fn run(
     let p_r = input.p_r;
     let mut side = Side::new(bit_process(input, opt)?);
     let mut tracker = Tracker::new(&opt, "renewal bound", &side.bits);
-    crate::progress::announce_estimate(
-        "the renewal bound",
-        exact_seconds(input.q.len(), tracker_total(&side.bits, opt.eps, p_r)),
-    );
+    if opt.progress {
+        crate::progress::announce_estimate(
+            "the renewal bound",
+            exact_seconds(input.q.len(), tracker_total(&side.bits, opt.eps, p_r)),
+        );
+    }
     let two = input.phases == 2;
     // Per arrival: A_j, c_j, U_j (only kept for two phases).
     let mut alive_series = Vec::new();
