@@ -9,7 +9,7 @@ use rbf::compare::{
     ConservativeRenewal, ModelRow,
 };
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
-use rbf::model::fneg::{FnReport, Method};
+use rbf::model::fneg::{FnReport, Method, RenewalMode, RenewalOptions};
 use rbf::replay::ReplayOptions;
 use rbf::report::Table;
 use rbf::stats::Interval;
@@ -46,6 +46,10 @@ pub struct CompareArgs {
     /// FN models' truncation: states and arrivals with probability below EPS are dropped.
     #[arg(long, default_value_t = 1e-10)]
     pub eps: f64,
+    /// Renewal bound in the certified tolerance mode (exact <= V <= exact (1 + T)),
+    /// as in `rbf model fn --tolerance`.
+    #[arg(long, value_name = "T")]
+    pub tolerance: Option<f64>,
     /// Confidence level of the batch-means intervals.
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
@@ -72,6 +76,10 @@ struct Output<'a> {
     /// The renewal bound at the conservative end of the fit's uncertainty.
     fn_renewal_conservative: Option<f64>,
     fn_renewal_conservative_detail: Option<&'a ConservativeRenewal>,
+    /// Which engine produced the renewal bound (exact or certified) and its proven
+    /// tolerance: exact <= fn_renewal_upper <= exact (1 + tolerance).
+    fn_renewal_mode: Option<RenewalMode>,
+    fn_renewal_tolerance: Option<f64>,
     fn_markov_lower: Option<f64>,
     fn_markov_swr: Option<f64>,
     fn_markov_uniform: Option<f64>,
@@ -167,11 +175,20 @@ pub fn run(a: CompareArgs) -> Result<()> {
             source.summary().source
         ))
     })?;
+    if methods.contains(&Method::Renewal) {
+        // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
+        rbf::progress::install_interrupt_handler();
+    }
     let fn_cmp = fn_rows(
         &config,
         &workload,
         &methods,
-        a.eps,
+        RenewalOptions {
+            eps: a.eps,
+            tolerance: a.tolerance,
+            progress: true,
+            ..RenewalOptions::default()
+        },
         r.fn_rate,
         ci.map(|c| &c.fn_rate),
     )?;
@@ -205,6 +222,8 @@ pub fn run(a: CompareArgs) -> Result<()> {
             fn_renewal_upper: value(Method::Renewal),
             fn_renewal_conservative: conservative.as_ref().map(|c| c.fn_upper),
             fn_renewal_conservative_detail: conservative.as_ref(),
+            fn_renewal_mode: fn_cmp.report.renewal.map(|r| r.mode),
+            fn_renewal_tolerance: fn_cmp.report.renewal.map(|r| r.certified_tolerance),
             fn_markov_lower: value(Method::MarkovLower),
             fn_markov_swr: value(Method::MarkovSwr),
             fn_markov_uniform: value(Method::MarkovUniform),
@@ -279,6 +298,9 @@ pub fn run(a: CompareArgs) -> Result<()> {
         ]);
     }
     print!("{}", t.render());
+    if let Some(r) = &fn_cmp.report.renewal {
+        println!("{}", super::model::fneg::renewal_mode_line(r));
+    }
     if !not_run.is_empty() {
         println!(
             "FN methods not run (not in --method): {}",

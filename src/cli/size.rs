@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{ArgGroup, Args};
 
 use rbf::filter::Hashing;
+use rbf::model::fneg::RenewalMode;
 use rbf::report::Table;
 use rbf::size::confirm::{confirm, Confirmation, LEVEL};
 use rbf::size::{best_fn, smallest_memory, SizeOptions, Sizing, RELATIVE_PRECISION};
@@ -62,6 +63,11 @@ pub struct SizeArgs {
     /// FN models' truncation: states and arrivals with probability below EPS are dropped.
     #[arg(long, default_value_t = 1e-10)]
     pub eps: f64,
+    /// Renewal bound in the certified tolerance mode (exact <= V <= exact (1 + T)),
+    /// as in `rbf model fn --tolerance`: faster where a method is proven, and the
+    /// sizing stays on the safe side.
+    #[arg(long, value_name = "T")]
+    pub tolerance: Option<f64>,
     /// Print a JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -79,6 +85,10 @@ struct Output<'a> {
     independent_halves: bool,
     fp_model: f64,
     fn_renewal_upper: f64,
+    /// Which engine produced the FN bound (exact or certified) and its proven
+    /// tolerance: exact <= fn_renewal_upper <= exact (1 + tolerance).
+    fn_renewal_mode: RenewalMode,
+    fn_renewal_tolerance: f64,
     fn_bound_guaranteed: bool,
     fn_bound_note: &'a str,
     target_fp: f64,
@@ -149,6 +159,7 @@ pub fn run(a: SizeArgs) -> Result<()> {
         max_hashes: a.max_hashes,
         hashing,
         eps: a.eps,
+        renewal_tolerance: a.tolerance,
     };
     let sizing = match (a.target_fn, a.memory) {
         (Some(g), _) => smallest_memory(g, &options, &w)?,
@@ -180,6 +191,8 @@ pub fn run(a: SizeArgs) -> Result<()> {
             independent_halves: filter.independent_halves,
             fp_model: b.fp_model,
             fn_renewal_upper: b.fn_renewal_upper,
+            fn_renewal_mode: b.fn_renewal_mode,
+            fn_renewal_tolerance: b.fn_renewal_tolerance,
             fn_bound_guaranteed: b.fn_bound_guaranteed,
             fn_bound_note: &b.fn_bound_note,
             target_fp: a.target_fp,
@@ -239,10 +252,13 @@ fn print_human(
         "FN renewal upper bound".to_string(),
         format!("{:.3e}", b.fn_renewal_upper),
         a.target_fn.map_or("-".into(), |g| g.to_string()),
-        if b.fn_bound_guaranteed {
-            "proven".to_string()
-        } else {
-            format!("NOT proven: {}", b.fn_bound_note)
+        match (b.fn_bound_guaranteed, b.fn_renewal_mode) {
+            (true, RenewalMode::Exact) => "proven (exact engine)".to_string(),
+            (true, RenewalMode::Certified) => format!(
+                "proven (certified mode, at most {:.1e} above the exact engine's value)",
+                b.fn_renewal_tolerance
+            ),
+            (false, _) => format!("NOT proven: {}", b.fn_bound_note),
         },
     ]);
     if let Some(c) = c {

@@ -92,18 +92,12 @@ pub fn fn_rows(
     filter: &FilterConfig,
     workload: &Workload,
     methods: &[Method],
-    eps: f64,
+    renewal: RenewalOptions,
     observed_fn: f64,
     observed_ci: Option<&Interval>,
 ) -> Result<FnComparison> {
-    let model = FnModel::new(filter, workload, eps)?;
-    let report = model.evaluate(
-        methods,
-        RenewalOptions {
-            eps,
-            ..RenewalOptions::default()
-        },
-    )?;
+    let model = FnModel::new(filter, workload, renewal.eps)?;
+    let report = model.evaluate(methods, renewal)?;
     let rows = report
         .results
         .iter()

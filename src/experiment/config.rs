@@ -6,6 +6,7 @@
 //! output = "../out/quickstart"   # relative paths are relative to this file
 //! seeds = [1, 2]                 # filter hashing (and synthetic traces) per seed
 //! measures = ["observed", "fp-model", "renewal", "drop-pins"]
+//! renewal_tolerance = 1e-3       # optional: the renewal bound's certified mode
 //!
 //! [[trace]]                      # a real trace, read as `rbf replay` reads it
 //! path = "../traces/cdn/tragen-100k.csv.zst"   # or a list, a directory, a glob
@@ -60,6 +61,11 @@ pub struct ExperimentConfig {
     /// FN models' truncation epsilon (§4.1.3, §5.1).
     #[serde(default = "default_eps")]
     pub eps: f64,
+    /// Renewal bound in the certified tolerance mode: a relative tolerance T in (0, 1);
+    /// each point's bound V then satisfies exact <= V <= exact (1 + T)
+    /// (`RenewalOptions::tolerance`). Absent: the exact engine.
+    #[serde(default)]
+    pub renewal_tolerance: Option<f64>,
     /// Confidence level of observed intervals.
     #[serde(default = "default_confidence")]
     pub confidence: f64,
@@ -474,6 +480,14 @@ impl ExperimentConfig {
         }
         if !(self.eps > 0.0 && self.eps < 1.0) {
             return Err(Error::config("eps", "must lie strictly between 0 and 1"));
+        }
+        if let Some(t) = self.renewal_tolerance {
+            if !(t > 0.0 && t < 1.0) {
+                return Err(Error::config(
+                    "renewal_tolerance",
+                    format!("a relative tolerance strictly between 0 and 1, e.g. 1e-3; found {t}"),
+                ));
+            }
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
             return Err(Error::config(

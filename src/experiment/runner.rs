@@ -12,7 +12,7 @@ use super::source::{Fitted, Prepared, Source};
 use crate::compare::{conservative_renewal, sigma_for_target};
 use crate::error::Result;
 use crate::filter::FilterConfig;
-use crate::model::fneg::{Claim, FnModel, Method, RenewalOptions};
+use crate::model::fneg::{Claim, FnModel, Method, RenewalMode, RenewalOptions};
 use crate::model::fp::{capacity, predict, CapacityQuery};
 use crate::progress::{check_interrupt, interrupted, Progress};
 use crate::replay::{Replay, ReplayOptions, ReplayReport};
@@ -243,6 +243,7 @@ fn fn_models(
         methods,
         RenewalOptions {
             eps: config.eps,
+            tolerance: config.renewal_tolerance,
             ..RenewalOptions::default()
         },
     )?;
@@ -281,6 +282,15 @@ fn fn_models(
             (Method::MarkovLower, _, Some(high)) => row.lower_holds = Some(r.fn_rate <= high),
             _ => {}
         }
+    }
+    if let (Some(r), Some(_)) = (&report.renewal, config.renewal_tolerance) {
+        row.note(match r.mode {
+            RenewalMode::Certified => format!(
+                "renewal bound from the certified mode: at most {:.1e} above the exact engine's value",
+                r.certified_tolerance
+            ),
+            RenewalMode::Exact => format!("renewal bound from the exact engine: {}", r.mode_note),
+        });
     }
     if methods.contains(&Method::Renewal) {
         if let Some(fitted) = &source.fitted {

@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::compare::sigma_for_target;
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Hashing};
-use crate::model::fneg::{FnModel, Method, RenewalOptions};
+use crate::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions};
 use crate::progress::Progress;
 use crate::workload::Workload;
 
@@ -48,6 +48,9 @@ pub struct SizeOptions {
     pub hashing: Hashing,
     /// Truncation of the FN models.
     pub eps: f64,
+    /// Renewal bound's certified tolerance mode (`RenewalOptions::tolerance`); every
+    /// candidate's FN is then still an upper bound, within this of the exact one.
+    pub renewal_tolerance: Option<f64>,
 }
 
 /// One evaluated (M, k, sigma, phases).
@@ -61,6 +64,9 @@ pub struct Candidate {
     pub fp_model: f64,
     /// FN paper's renewal upper bound on FN per arrival.
     pub fn_renewal_upper: f64,
+    /// The engine behind it and its proven distance from the exact engine's value.
+    pub fn_renewal_mode: RenewalMode,
+    pub fn_renewal_tolerance: f64,
     /// Whether the renewal bound is proven for this filter and workload.
     pub fn_bound_guaranteed: bool,
     pub fn_bound_note: String,
@@ -156,6 +162,8 @@ pub fn evaluate(
             phases,
             fp_model,
             fn_renewal_upper: 0.0,
+            fn_renewal_mode: RenewalMode::Exact,
+            fn_renewal_tolerance: 0.0,
             fn_bound_guaranteed: true,
             fn_bound_note: format!(
                 "exact: without new arrivals the D = {} messages set at most {} bits, the filter never recycles, and FN is 0",
@@ -169,6 +177,7 @@ pub fn evaluate(
     // never ends): no bound, so no candidate, like the cases above.
     let Ok(r) = model.renewal(RenewalOptions {
         eps: options.eps,
+        tolerance: options.renewal_tolerance,
         ..RenewalOptions::default()
     }) else {
         return Ok(None);
@@ -181,6 +190,8 @@ pub fn evaluate(
         phases,
         fp_model,
         fn_renewal_upper: r.fn_upper,
+        fn_renewal_mode: r.mode,
+        fn_renewal_tolerance: r.certified_tolerance,
         fn_bound_guaranteed: g.guaranteed,
         fn_bound_note: g.note,
     }))

@@ -83,3 +83,17 @@ fn missing_files_are_named() {
     let e = rbf::experiment::run(&c, Default::default()).expect_err("missing trace");
     assert!(e.to_string().contains("nowhere.csv"), "{e}");
 }
+
+#[test]
+fn the_renewal_tolerance_is_checked() {
+    let good = GOOD.replace("name = \"e\"", "name = \"e\"\nrenewal_tolerance = 1e-3");
+    let c = ExperimentConfig::parse(&good, Path::new("configs/good.toml")).expect("parses");
+    assert_eq!(c.renewal_tolerance, Some(1e-3));
+    for bad in ["0.0", "1.5", "-1e-3"] {
+        let e = err(&GOOD.replace(
+            "name = \"e\"",
+            &format!("name = \"e\"\nrenewal_tolerance = {bad}"),
+        ));
+        assert_mentions(&e, &["renewal_tolerance", "between 0 and 1"]);
+    }
+}

@@ -26,6 +26,7 @@ mod model_fn_paper;
 mod model_fn_replay;
 mod model_fp;
 mod model_fp_cli;
+mod renewal_tolerance;
 mod replay_reference;
 mod safety_flags;
 mod safety_outputs;

@@ -24,6 +24,7 @@ fn options(phases: Vec<u8>) -> SizeOptions {
         max_hashes: 8,
         hashing: Hashing::Colliding,
         eps: 1e-10,
+        renewal_tolerance: None,
     }
 }
 

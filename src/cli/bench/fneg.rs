@@ -3,15 +3,17 @@
 //! * `--suite table1`: FN Table 1's setting (M = 10000, k = 5, p_r = 0.9, Zipf(1000, 1),
 //!   uniform placement, sigma = 1000, 2000, 3000): renewal bound and drop-pins times
 //!   and their relative difference.
-//! * `--suite scale`: time vs M = 2^a ... 2^b for sigma = M/2, k = 4, p_r = 0.9, D
-//!   messages with Zipf(alpha) popularity, renewal bound and drop-pins.
+//! * `--suite scale`: time vs M = 2^a ... 2^b for sigma = M/2, k = 4 (`--hashes`),
+//!   p_r = 0.9 (`--p-repeat`), D messages with Zipf(alpha) popularity, uniform
+//!   placement (`--placement`), renewal bound (exact, or the certified mode with
+//!   `--tolerance T`) and drop-pins. The thread count follows RAYON_NUM_THREADS.
 
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
 use rbf::filter::FilterConfig;
-use rbf::model::fneg::{FnModel, Method, RenewalOptions};
+use rbf::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions};
 use rbf::workload::{Placement, Workload};
 use rbf::Result;
 
@@ -43,6 +45,18 @@ pub struct FnBench {
     /// Scale suite: stop the sweep after a point slower than this (seconds).
     #[arg(long, default_value_t = 120.0)]
     max_seconds: f64,
+    /// Scale suite: hashes k.
+    #[arg(long, default_value_t = 4)]
+    hashes: u32,
+    /// Scale suite: p_r.
+    #[arg(long, default_value_t = 0.9)]
+    p_repeat: f64,
+    /// Scale suite: placement of new messages (uniform, top, bottom).
+    #[arg(long, default_value = "uniform")]
+    placement: String,
+    /// Scale suite: the renewal bound's certified tolerance mode with this T.
+    #[arg(long, value_name = "T")]
+    tolerance: Option<f64>,
     /// Scale suite: time drop-pins only (the renewal bound's O(D x arrivals) recursion
     /// is out of reach at the largest sizes).
     #[arg(long)]
@@ -66,6 +80,10 @@ fn time<T>(repeats: u32, mut f: impl FnMut() -> T) -> (f64, f64, T) {
     )
 }
 
+/// What the renewal computation of a point gave: value, arrivals followed, engine,
+/// certified tolerance.
+type RenewalPoint = (f64, u64, &'static str, f64);
+
 /// Renewal and drop-pins times and values at one setting (renewal NaN when skipped).
 fn point(
     m: u64,
@@ -73,15 +91,23 @@ fn point(
     sigma: u64,
     w: &Workload,
     repeats: u32,
-    renewal: bool,
-) -> Result<(f64, f64, f64, f64, f64, f64, u64)> {
+    renewal: Option<RenewalOptions>,
+) -> Result<(f64, f64, RenewalPoint, f64, f64, f64)> {
     let model = FnModel::new(&FilterConfig::sigma_bounded(m, k, sigma), w, 1e-10)?;
-    let (rb, rm, (fn_upper, followed)) = if renewal {
-        let (rb, rm, r) = time(repeats, || model.renewal(RenewalOptions::default()));
+    let (rb, rm, r) = if let Some(options) = renewal {
+        let (rb, rm, r) = time(repeats, || model.renewal(options));
         let r = r?;
-        (rb, rm, (r.fn_upper, r.arrivals_followed))
+        let mode = match r.mode {
+            RenewalMode::Exact => "exact",
+            RenewalMode::Certified => "certified",
+        };
+        (
+            rb,
+            rm,
+            (r.fn_upper, r.arrivals_followed, mode, r.certified_tolerance),
+        )
     } else {
-        (f64::NAN, f64::NAN, (f64::NAN, 0))
+        (f64::NAN, f64::NAN, (f64::NAN, 0, "skipped", f64::NAN))
     };
     let (pb, pm, p) = time(repeats, || {
         let profile = model.profile();
@@ -89,7 +115,7 @@ fn point(
             .markov(Method::DropPins, &profile)
             .map_or(f64::NAN, |r| r.fn_rate)
     });
-    Ok((rb, rm, fn_upper, pb, pm, p, followed))
+    Ok((rb, rm, r, pb, pm, p))
 }
 
 /// The scale suite's flags, given with `--suite table1`, would be silently ignored.
@@ -118,7 +144,14 @@ pub fn run(a: FnBench) -> Result<()> {
             println!("FN Table 1 setting: M = 10000, k = 5, p_r = 0.9, Zipf(1000, 1), uniform placement; best / median of {} runs", a.repeats);
             println!("sigma  renewal_best_ms  renewal_median_ms  fn_renewal  drop_pins_best_ms  drop_pins_median_ms  fn_drop_pins  diff_%  arrivals_followed");
             for sigma in [1000u64, 2000, 3000] {
-                let (rb, rm, r, pb, pm, p, m) = point(10_000, 5, sigma, &w, a.repeats, true)?;
+                let (rb, rm, (r, m, _, _), pb, pm, p) = point(
+                    10_000,
+                    5,
+                    sigma,
+                    &w,
+                    a.repeats,
+                    Some(RenewalOptions::default()),
+                )?;
                 println!(
                     "{sigma}  {:.2}  {:.2}  {r:.6}  {:.2}  {:.2}  {p:.6}  {:+.2}  {m}",
                     rb * 1e3,
@@ -130,17 +163,23 @@ pub fn run(a: FnBench) -> Result<()> {
             }
         }
         Suite::Scale => {
-            let w = Workload::zipf(a.distinct, a.zipf, 0.9, Placement::Uniform);
+            let placement = Placement::parse(&a.placement)?;
+            let w = Workload::zipf(a.distinct, a.zipf, a.p_repeat, placement);
             println!(
-                "scale: sigma = M/2, k = 4, p_r = 0.9, Zipf({}, {}), uniform placement; best / median of {} runs",
-                a.distinct, a.zipf, a.repeats
+                "scale: sigma = M/2, k = {}, p_r = {}, Zipf({}, {}), {} placement, renewal tolerance {:?}, {} threads; best / median of {} runs",
+                a.hashes, a.p_repeat, a.distinct, a.zipf, a.placement, a.tolerance,
+                rayon::current_num_threads(), a.repeats
             );
-            println!("log2M  renewal_best_s  renewal_median_s  fn_renewal  drop_pins_best_s  drop_pins_median_s  fn_drop_pins  arrivals_followed");
+            println!("log2M  renewal_best_s  renewal_median_s  fn_renewal  renewal_mode  certified_tolerance  drop_pins_best_s  drop_pins_median_s  fn_drop_pins  arrivals_followed");
+            let options = (!a.skip_renewal).then_some(RenewalOptions {
+                tolerance: a.tolerance,
+                ..RenewalOptions::default()
+            });
             for e in a.min_log2..=a.max_log2 {
                 let m = 1u64 << e;
-                let (rb, rm, r, pb, pm, p, steps) =
-                    point(m, 4, m / 2, &w, a.repeats, !a.skip_renewal)?;
-                println!("{e}  {rb:.3}  {rm:.3}  {r:.6}  {pb:.3}  {pm:.3}  {p:.6}  {steps}");
+                let (rb, rm, (r, steps, mode, tol), pb, pm, p) =
+                    point(m, a.hashes, m / 2, &w, a.repeats, options)?;
+                println!("{e}  {rb:.3}  {rm:.3}  {r:.6}  {mode}  {tol:.1e}  {pb:.3}  {pm:.3}  {p:.6}  {steps}");
                 if rb.max(pb) > a.max_seconds {
                     // A skipped renewal time is NaN, and max() then takes the other.
                     println!("stopping: a point took more than {} s", a.max_seconds);

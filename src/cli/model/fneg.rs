@@ -7,7 +7,9 @@ use clap::Args;
 use serde::Serialize;
 
 use rbf::filter::FilterConfig;
-use rbf::model::fneg::{FnModel, FnReport, Method, MethodResult, RenewalOptions, RenewalResult};
+use rbf::model::fneg::{
+    FnModel, FnReport, Method, MethodResult, RenewalMode, RenewalOptions, RenewalResult,
+};
 use rbf::report::{rate, Table};
 use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
@@ -42,6 +44,12 @@ pub struct FnArgs {
     /// Truncation: states and arrivals with probability below EPS are dropped.
     #[arg(long, default_value_t = 1e-10)]
     pub eps: f64,
+    /// Renewal bound in the certified tolerance mode: a value V with
+    /// exact <= V <= exact (1 + T) for a relative tolerance T in (0, 1) such as 1e-3,
+    /// from a faster method where one is proven for the workload (else the exact
+    /// engine runs, and the output says so). Without it: the exact engine.
+    #[arg(long, value_name = "T")]
+    pub tolerance: Option<f64>,
     /// Print a JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -61,6 +69,10 @@ struct Output<'a> {
     p_repeat: f64,
     placement: &'a Placement,
     fn_renewal_upper: Option<f64>,
+    /// Which engine produced the renewal bound (exact or certified) and its proven
+    /// tolerance: exact <= fn_renewal_upper <= exact (1 + tolerance).
+    fn_renewal_mode: Option<RenewalMode>,
+    fn_renewal_tolerance: Option<f64>,
     fn_markov_lower: Option<f64>,
     fn_markov_swr: Option<f64>,
     fn_markov_uniform: Option<f64>,
@@ -129,10 +141,16 @@ pub fn run(a: FnArgs) -> Result<()> {
     let w = workload(&a)?;
     let methods = Method::parse_list(&a.method)?;
     let model = FnModel::new(&filter, &w, a.eps)?;
+    if methods.contains(&Method::Renewal) {
+        // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
+        rbf::progress::install_interrupt_handler();
+    }
     let report = model.evaluate(
         &methods,
         RenewalOptions {
             eps: a.eps,
+            tolerance: a.tolerance,
+            progress: true,
             ..RenewalOptions::default()
         },
     )?;
@@ -144,6 +162,8 @@ pub fn run(a: FnArgs) -> Result<()> {
             p_repeat: w.p_repeat,
             placement: &w.placement,
             fn_renewal_upper: value(&report, Method::Renewal),
+            fn_renewal_mode: report.renewal.map(|r| r.mode),
+            fn_renewal_tolerance: report.renewal.map(|r| r.certified_tolerance),
             fn_markov_lower: value(&report, Method::MarkovLower),
             fn_markov_swr: value(&report, Method::MarkovSwr),
             fn_markov_uniform: value(&report, Method::MarkovUniform),
@@ -170,6 +190,9 @@ pub fn run(a: FnArgs) -> Result<()> {
         w.placement
     );
     print!("{}", table(&report));
+    if let Some(r) = &report.renewal {
+        println!("{}", renewal_mode_line(r));
+    }
     if let Some((fp, from)) = report.fp_rate() {
         println!(
             "FP per arrival (FN paper's definition, {} model): {}",
@@ -203,4 +226,21 @@ fn table(r: &FnReport) -> String {
         ]);
     }
     t.render()
+}
+
+/// Which engine produced the renewal bound, and how close to the exact value it is.
+pub fn renewal_mode_line(r: &RenewalResult) -> String {
+    match r.mode {
+        RenewalMode::Exact if r.mode_note.is_empty() => {
+            "renewal bound: exact engine (eq. 24 for every arrival)".to_string()
+        }
+        RenewalMode::Exact => format!("renewal bound: exact engine ({})", r.mode_note),
+        RenewalMode::Certified => format!(
+            "renewal bound: certified mode, within {:.1e} of the exact engine's value (tolerance asked: {:.1e}); exact lies in [{}, {}]",
+            r.certified_tolerance,
+            r.tolerance.unwrap_or(f64::NAN),
+            rate(r.fn_lower),
+            rate(r.fn_upper)
+        ),
+    }
 }

@@ -1,7 +1,7 @@
 //! `rbf model`: analytical predictions without a trace.
 
 mod capacity;
-mod fneg;
+pub mod fneg;
 mod fp;
 
 use clap::{Args, Subcommand};

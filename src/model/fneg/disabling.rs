@@ -35,8 +35,9 @@ pub struct Disabling<'a> {
     shift: AlignedVec,
     q_pad: AlignedVec,
     g: AlignedVec,
-    /// Run the two parts on two threads (same results either way).
-    threads: bool,
+    /// Parts the ranks are cut into, each on a thread of its own (1: no threads).
+    /// The results do not depend on it.
+    parts: usize,
     /// Vector level of the kernels (same results at every level).
     simd: Simd,
     /// U after each of the arrivals computed ahead, and how many were consumed.
@@ -56,22 +57,30 @@ const BLOCK: usize = 64;
 /// core's L1 cache for the BLOCK steps. With 2048 ranks (L2) the kernel was 20-25 %
 /// slower (`rbf bench fn --suite scale`, 2^16 and 2^17); 256 was slower too.
 const CHUNK: usize = 512;
-/// Live ranks from which the update is split in two parts (two threads when there are
-/// two cores); below that a block costs too little to share.
+/// Ranks per group: U's partial sums restart at every group and the groups' sums are
+/// added in rank order, so a cut between parts at a group boundary changes no bit.
+/// Four chunks: the reduction per group and step is 0.4 % of the kernel's work, and
+/// parts balance to within one group.
+const GROUP: usize = 4 * CHUNK;
+/// Live ranks from which the update is split in parts on threads of their own; below
+/// that a block costs too little to share.
 const SPLIT_MIN: usize = 16_384;
-/// Blocks advanced per call when split, at most: the lower part starts one block late,
-/// so the pipeline idles one block in SUB_BLOCKS + 1. The first calls advance 1, 2,
-/// 4, ... blocks, so that short cycles do not compute many arrivals they never use.
+/// Blocks advanced per call when split, at most: part p starts p blocks late, so the
+/// pipeline idles about (parts - 1) / 2 blocks per part in SUB_BLOCKS + parts - 1.
+/// The first calls advance 1, 2, 4, ... blocks, so that short cycles do not compute
+/// many arrivals they never use.
 const SUB_BLOCKS: usize = 128;
 
 const UNDERFLOW: f64 = 1e-300;
 
 use super::eq24::{self, Coefficients, LANES};
-use super::simd::{sum_lanes, AlignedVec, Simd};
+use super::simd::{AlignedVec, Simd};
 use crate::workload::reuse::{ReuseProfile, ReuseSequence};
 
 /// Lane sums of U for each arrival of a block.
 type BlockLanes = [[f64; LANES]; BLOCK];
+/// One group's share of U after each arrival of a block.
+type GroupSums = [f64; BLOCK];
 
 /// A run of consecutive ranks advanced together (its start a multiple of [`LANES`]).
 struct Part<'p> {
@@ -84,30 +93,59 @@ struct Part<'p> {
 impl Part<'_> {
     /// Advances the part by [`BLOCK`] arrivals, chunk by chunk (temporal blocking, see
     /// [`Disabling::advance_block`]); `edge[t]` is the value of the rank above the part
-    /// at step t. Adds the part's share of U after each step to the lanes of `acc` and
-    /// returns its last rank's values at the BLOCK steps (the edge of the part below).
-    fn advance(&mut self, simd: Simd, edge: &[f64; BLOCK], acc: &mut BlockLanes) -> [f64; BLOCK] {
+    /// at step t. Writes each [`GROUP`]'s share of U after each step to `sums` (one
+    /// entry per group of the part) and returns its last rank's values at the BLOCK
+    /// steps (the edge of the part below).
+    fn advance(&mut self, simd: Simd, edge: &[f64; BLOCK], sums: &mut [GroupSums]) -> [f64; BLOCK] {
         let d = self.g.len();
+        debug_assert_eq!(sums.len(), d.div_ceil(GROUP));
         let mut boundary = *edge;
-        let mut c0 = 0;
-        while c0 < d {
-            let c1 = (c0 + CHUNK).min(d);
-            let coef = Coefficients {
-                a: &self.stay[c0..c1],
-                b: &self.shift[c0..c1],
-                q: &self.q[c0..c1],
-            };
-            let g = &mut self.g[c0..c1];
-            let mut below = [0.0f64; BLOCK];
-            for t in 0..BLOCK {
-                below[t] = g[g.len() - 1];
-                eq24::step(simd, coef, g, boundary[t], &mut acc[t]);
+        for (k, out) in sums.iter_mut().enumerate() {
+            let end = ((k + 1) * GROUP).min(d);
+            let mut acc: BlockLanes = [[0.0; LANES]; BLOCK];
+            let mut c0 = k * GROUP;
+            while c0 < end {
+                let c1 = (c0 + CHUNK).min(end);
+                let coef = Coefficients {
+                    a: &self.stay[c0..c1],
+                    b: &self.shift[c0..c1],
+                    q: &self.q[c0..c1],
+                };
+                let g = &mut self.g[c0..c1];
+                let mut below = [0.0f64; BLOCK];
+                for t in 0..BLOCK {
+                    below[t] = g[g.len() - 1];
+                    eq24::step(simd, coef, g, boundary[t], &mut acc[t]);
+                }
+                boundary = below;
+                c0 = c1;
             }
-            boundary = below;
-            c0 = c1;
+            for (o, lanes) in out.iter_mut().zip(&acc) {
+                *o = group_sum(lanes);
+            }
         }
         boundary
     }
+}
+
+/// A group's lanes added as a fixed tree (halves added lane by lane: four dependent
+/// adds instead of the fifteen of a running sum, once per group and step).
+fn group_sum(lanes: &[f64; LANES]) -> f64 {
+    let mut v = *lanes;
+    let mut n = LANES;
+    while n > 1 {
+        n /= 2;
+        for i in 0..n {
+            v[i] += v[i + n];
+        }
+    }
+    v[0]
+}
+
+/// `groups` groups cut into `parts` runs of nearly equal length: run p is groups
+/// `cuts[p]..cuts[p + 1]` (the work of a group is proportional to its ranks).
+fn cut_groups(groups: usize, parts: usize) -> Vec<usize> {
+    (0..=parts).map(|p| p * groups / parts).collect()
 }
 
 impl<'a> Disabling<'a> {
@@ -142,12 +180,14 @@ impl<'a> Disabling<'a> {
             shift: AlignedVec::padded(&shift, padded),
             q_pad: AlignedVec::padded(q, padded),
             g: AlignedVec::padded(&vec![1.0; d], padded),
-            // A second thread only when rayon would allow two (RAYON_NUM_THREADS=1
-            // turns it off) and the caller is not itself a rayon worker, such as the
-            // experiment runner's parallel points (the cores are taken already).
-            threads: d >= SPLIT_MIN
-                && rayon::current_thread_index().is_none()
-                && rayon::current_num_threads() >= 2,
+            // Threads only as many as rayon would allow (RAYON_NUM_THREADS=1 turns
+            // them off), and none when the caller is itself a rayon worker, such as
+            // the experiment runner's parallel points (the cores are taken already).
+            parts: if d >= SPLIT_MIN && rayon::current_thread_index().is_none() {
+                rayon::current_num_threads().max(1)
+            } else {
+                1
+            },
             simd: Simd::detect(),
             ahead: Vec::new(),
             ahead_pos: 0,
@@ -173,23 +213,26 @@ impl<'a> Disabling<'a> {
         self.ahead_pos += 1;
     }
 
-    /// Advances g by [`BLOCK`] arrivals (or [`SUB_BLOCKS`] x BLOCK when the ranks are
-    /// split in two parts, see below) and stores U after each of them.
+    /// Advances g by [`BLOCK`] arrivals (or up to [`SUB_BLOCKS`] x BLOCK when the ranks
+    /// are cut in parts, see below) and stores U after each of them.
     ///
     /// Temporal blocking: g_i(t + 1) = stay_i g_i(t) + shift_i g_{i-1}(t) only looks one
     /// rank up, so ranks are processed in cache-sized chunks, each advanced all BLOCK
     /// steps before the next; the chunk below needs only the last rank's values at the
     /// BLOCK times, kept in `boundary`. The arithmetic per rank and step is that of one
     /// full pass per arrival, but the arrays are streamed from memory once per block
-    /// instead of once per arrival. U after each step is summed in [`LANES`] lanes
-    /// (rank i in lane i mod LANES, chunks in order), reduced once per step.
+    /// instead of once per arrival.
     ///
-    /// Two parts: with at least [`SPLIT_MIN`] live ranks, the ranks are cut in two
-    /// halves and the upper half runs one BLOCK ahead of the lower one, which only needs
-    /// the upper half's last rank at each step. With two cores the halves run on two
-    /// threads (a pipeline). The U lanes of each half are kept apart and added the same
-    /// way whether or not a second thread ran, so the result does not depend on the
-    /// machine.
+    /// U after each step is summed in [`LANES`] lanes per [`GROUP`] of ranks (rank i in
+    /// lane i mod LANES, chunks in order), each group's lanes reduced to one number, and
+    /// the groups' numbers added in rank order starting from zero. That order does not
+    /// depend on how the ranks are shared out, so U is the same to the last bit for any
+    /// number of parts or threads.
+    ///
+    /// Parts: with at least [`SPLIT_MIN`] live ranks and more than one thread allowed,
+    /// the live groups are cut into as many runs of nearly equal length as threads, and
+    /// each run advances on a thread of its own, one block behind the run above it
+    /// (it only needs that run's last rank at each step): a pipeline.
     ///
     /// The kernel starts at the multiple of [`LANES`] at or below `head`: the ranks in
     /// between are 0 and stay 0 (their rank above is 0 too).
@@ -197,7 +240,13 @@ impl<'a> Disabling<'a> {
         let d = self.g.len();
         let start = self.head / LANES * LANES;
         let live = d - start;
-        let sub = if live >= SPLIT_MIN {
+        let groups = live.div_ceil(GROUP).max(1);
+        let parts = if live >= SPLIT_MIN {
+            self.parts.min(groups)
+        } else {
+            1
+        };
+        let sub = if parts > 1 {
             self.calls += 1;
             SUB_BLOCKS.min(1 << self.calls.min(16))
         } else {
@@ -207,68 +256,65 @@ impl<'a> Disabling<'a> {
         self.ahead.resize(sub * BLOCK, 0.0);
         self.ahead_pos = 0;
         let simd = self.simd;
-        let zero = [[0.0; LANES]; BLOCK];
-        if sub == 1 {
-            let mut part = Part {
-                stay: &self.stay[start..],
-                shift: &self.shift[start..],
-                q: &self.q_pad[start..],
-                g: &mut self.g[start..],
-            };
-            let mut lanes = zero;
-            part.advance(simd, &[0.0; BLOCK], &mut lanes);
-            for (u, l) in self.ahead.iter_mut().zip(&lanes) {
-                *u = sum_lanes(l);
-            }
+        let cuts = cut_groups(groups, parts);
+        // Per part: its groups' sums, block after block.
+        let mut sums: Vec<Vec<GroupSums>> = (0..parts)
+            .map(|p| vec![[0.0; BLOCK]; sub * (cuts[p + 1] - cuts[p])])
+            .collect();
+        let mut g_rest = &mut self.g[start..];
+        let mut pieces = Vec::with_capacity(parts);
+        for p in 0..parts {
+            let (r0, r1) = (cuts[p] * GROUP, (cuts[p + 1] * GROUP).min(live));
+            let (g, rest) = g_rest.split_at_mut(r1 - r0);
+            g_rest = rest;
+            let (r0, r1) = (start + r0, start + r1);
+            pieces.push(Part {
+                stay: &self.stay[r0..r1],
+                shift: &self.shift[r0..r1],
+                q: &self.q_pad[r0..r1],
+                g,
+            });
+        }
+        if parts == 1 {
+            pieces[0].advance(simd, &[0.0; BLOCK], &mut sums[0]);
         } else {
-            // Cut at a chunk boundary near the middle of the live ranks.
-            let mid = (start + (live / 2).div_ceil(CHUNK) * CHUNK).min(d);
-            let (g_top, g_bottom) = self.g.split_at_mut(mid);
-            let mut top = Part {
-                stay: &self.stay[start..mid],
-                shift: &self.shift[start..mid],
-                q: &self.q_pad[start..mid],
-                g: &mut g_top[start..],
-            };
-            let mut bottom = Part {
-                stay: &self.stay[mid..],
-                shift: &self.shift[mid..],
-                q: &self.q_pad[mid..],
-                g: g_bottom,
-            };
-            let mut lanes_top = vec![zero; sub];
-            let mut lanes_bottom = vec![zero; sub];
-            if self.threads {
-                std::thread::scope(|s| {
+            std::thread::scope(|s| {
+                let mut from_above: Option<std::sync::mpsc::Receiver<[f64; BLOCK]>> = None;
+                for (p, (mut piece, mine)) in pieces.into_iter().zip(sums.iter_mut()).enumerate() {
                     let (tx, rx) = std::sync::mpsc::channel::<[f64; BLOCK]>();
-                    let lanes = &mut lanes_bottom;
+                    let above = from_above.replace(rx);
+                    let own = cuts[p + 1] - cuts[p];
+                    let last = p + 1 == parts;
                     s.spawn(move || {
-                        for acc in lanes.iter_mut() {
-                            // The sender only stops early if the upper half panicked,
-                            // which the scope then reports.
-                            let Ok(edge) = rx.recv() else { return };
-                            bottom.advance(simd, &edge, acc);
+                        for block in mine.chunks_mut(own) {
+                            let edge = match &above {
+                                None => [0.0; BLOCK],
+                                // The sender only stops early if the part above
+                                // panicked, which the scope then reports.
+                                Some(rx) => match rx.recv() {
+                                    Ok(edge) => edge,
+                                    Err(_) => return,
+                                },
+                            };
+                            let below = piece.advance(simd, &edge, block);
+                            if !last && tx.send(below).is_err() {
+                                return;
+                            }
                         }
                     });
-                    for acc in lanes_top.iter_mut() {
-                        let edge = top.advance(simd, &[0.0; BLOCK], acc);
-                        if tx.send(edge).is_err() {
-                            break;
-                        }
-                    }
-                });
-            } else {
-                for (a, b) in lanes_top.iter_mut().zip(lanes_bottom.iter_mut()) {
-                    let edge = top.advance(simd, &[0.0; BLOCK], a);
-                    bottom.advance(simd, &edge, b);
                 }
-            }
-            let steps = lanes_top
-                .iter()
-                .flatten()
-                .zip(lanes_bottom.iter().flatten());
-            for (u, (a, b)) in self.ahead.iter_mut().zip(steps) {
-                *u = sum_lanes(a) + sum_lanes(b);
+            });
+        }
+        for (b, out) in self.ahead.chunks_mut(BLOCK).enumerate() {
+            for (t, u) in out.iter_mut().enumerate() {
+                let mut acc = 0.0;
+                for (p, part) in sums.iter().enumerate() {
+                    let own = cuts[p + 1] - cuts[p];
+                    for group in &part[b * own..(b + 1) * own] {
+                        acc += group[t];
+                    }
+                }
+                *u = acc;
             }
         }
         self.advance_head();
@@ -318,8 +364,8 @@ impl<'a> Disabling<'a> {
 /// same sequence read from a measured reuse profile (U_j = S(j - 1), see
 /// [`crate::workload::reuse`]).
 ///
-/// With at least [`SPLIT_MIN`] ranks and a second core free (the same rule as the
-/// two-part split), the sequence is computed on threads of its own, ahead of the
+/// With at least [`SPLIT_MIN`] ranks and more than one thread allowed (the same rule
+/// as the split into parts), the sequence is computed on threads of its own, ahead of the
 /// caller: it does not depend on the bit process, so the caller's per-arrival work on
 /// the bit distribution runs alongside instead of in turn. The values are the same
 /// either way.
@@ -350,7 +396,7 @@ impl<'a> EnabledMassSeq<'a> {
     ) -> Self {
         let mut dis = Disabling::new(q, zeta, p_r);
         let u0 = dis.enabled_mass();
-        let source = if dis.threads {
+        let source = if dis.parts > 1 {
             let (tx, rx) = std::sync::mpsc::sync_channel(BATCHES_AHEAD);
             scope.spawn(move || loop {
                 let batch = (0..BATCH)
@@ -445,37 +491,50 @@ mod tests {
     }
 
     #[test]
-    fn split_update_matches_eq_24_with_and_without_threads() {
-        // Enough ranks for the two-part update; 300 arrivals span two calls of it.
-        let d = 3 * SPLIT_MIN / 2;
-        let q = crate::workload::zipf(d, 1.0);
+    fn any_number_of_parts_gives_the_same_bits_and_eq_24() {
+        // Enough ranks for several groups per part; the head of Q dies within the
+        // arrivals followed, so the live range (and the cuts) move; 700 arrivals span
+        // several calls of growing length.
+        let d = 3 * SPLIT_MIN + 5 * LANES + 3;
+        let q = crate::workload::zipf(d, 1.3);
         let zeta = vec![1.0 / d as f64; d];
         let p_r = 0.9;
-        let mut threaded = Disabling::new(&q, &zeta, p_r);
-        threaded.threads = true;
-        let mut serial = Disabling::new(&q, &zeta, p_r);
-        serial.threads = false;
+        let run = |parts: usize| {
+            let mut dis = Disabling::new(&q, &zeta, p_r);
+            dis.parts = parts;
+            (0..700)
+                .map(|_| {
+                    dis.arrival();
+                    dis.enabled_mass()
+                })
+                .collect::<Vec<f64>>()
+        };
+        let one = run(1);
+        for parts in [2, 3, 4, 7] {
+            assert!(same_bits(&run(parts), &one), "{parts} parts");
+        }
+        let serial = Disabling::new(&q, &zeta, p_r);
         let mut g = vec![1.0f64; d];
-        for step in 0..300 {
+        for (step, &u) in one.iter().enumerate() {
             let mut next = vec![0.0; d];
             for i in 0..d {
                 let up = if i > 0 { g[i - 1] } else { 0.0 };
                 next[i] = serial.stay[i] * g[i] + serial.shift[i] * up;
             }
             g = next;
-            threaded.arrival();
-            serial.arrival();
             let want: f64 = q.iter().zip(&g).map(|(x, gi)| x * gi).sum();
-            assert_eq!(
-                threaded.enabled_mass(),
-                serial.enabled_mass(),
-                "step {step}"
-            );
-            assert!(
-                (serial.enabled_mass() - want).abs() < 1e-12,
-                "step {step}: {} vs {want}",
-                serial.enabled_mass()
-            );
+            assert!((u - want).abs() < 1e-12, "step {step}: {u} vs {want}");
+        }
+    }
+
+    #[test]
+    fn cuts_cover_the_groups_evenly() {
+        for (groups, parts) in [(1, 1), (10, 3), (49, 2), (7, 7), (100, 16)] {
+            let c = cut_groups(groups, parts);
+            assert_eq!((c[0], c[parts]), (0, groups));
+            let sizes: Vec<usize> = c.windows(2).map(|w| w[1] - w[0]).collect();
+            let (lo, hi) = (sizes.iter().min(), sizes.iter().max());
+            assert!(hi.zip(lo).is_some_and(|(h, l)| h - l <= 1), "{sizes:?}");
         }
     }
 
@@ -487,7 +546,7 @@ mod tests {
         let q = crate::workload::zipf(d, 1.0);
         let zeta = vec![1.0 / d as f64; d];
         let mut inline = Disabling::new(&q, &zeta, 0.9);
-        inline.threads = false;
+        inline.parts = 1;
         let mut want = vec![inline.enabled_mass()];
         for _ in 0..2 * BATCH + 100 {
             inline.arrival();

@@ -13,6 +13,7 @@ use super::bitdist::{trim_window, Summary};
 use super::simd::{sum_lanes, with_avx2, Simd};
 
 /// P(N_j = n) on a window of n and the per-insertion sums it weighs.
+#[derive(Clone)]
 pub struct Decomposed {
     /// Per insertion count n: the sums of psi(., n), one array per field (alive,
     /// alive_cap, sets_cap, lucky).
@@ -58,6 +59,12 @@ impl Decomposed {
             dropped_psi: dropped + tail,
             frozen_lucky,
         }
+    }
+
+    /// The first insertion count at which the sigma + k process holds less than
+    /// `eps` (the number of counts followed when it never does).
+    pub fn insertions_to(&self, eps: f64) -> usize {
+        self.fields[1].partition_point(|&x| x >= eps)
     }
 
     pub fn summary(&self) -> Summary {

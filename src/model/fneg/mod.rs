@@ -11,6 +11,8 @@
 //! * [`eq24`]: its inner kernel, one arrival for a chunk of ranks;
 //! * [`markov`]: steady state and rates of the chain, one and two phases (eqs. 12-15);
 //! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28);
+//! * [`certified`]: its certified tolerance mode (a bracket of U without eq. 24);
+//! * [`cycle`]: a cycle's bit process and running sums, arrival by arrival;
 //! * [`inscount`]: its bit process through the insertion count (eq. 19, decomposed);
 //! * [`simd`]: the kernels' run-time choice of vector width (same results at each).
 //!
@@ -22,6 +24,8 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod bitdist;
+pub mod certified;
+pub mod cycle;
 pub mod disabling;
 pub mod eq24;
 pub mod inscount;
@@ -42,7 +46,7 @@ use crate::workload::{ReuseProfile, Workload};
 
 pub use markov::ChainRates;
 pub use profile::Profile;
-pub use renewal::{RenewalOptions, RenewalResult};
+pub use renewal::{RenewalMode, RenewalOptions, RenewalResult};
 
 /// One way of computing the FN rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -43,15 +43,24 @@ pub struct PowerSums {
 
 impl PowerSums {
     pub fn new(q: &[f64]) -> Self {
-        let mut ranks: Vec<(f64, f64)> = q
+        PowerSums::with_kills(q, q)
+    }
+
+    /// The sums for base_j = 1 - kill_j and weight_j in place of 1 - q_j and q_j:
+    /// S(l) = sum_j (1 - kill_j)^l and F(l) = sum_j weight_j (1 - kill_j)^l (the
+    /// renewal model's U_l when no message changes rank, see `renewal`). The rates
+    /// -ln(1 - kill_j) come from `ln_1p`, accurate for small kills.
+    pub fn with_kills(kill: &[f64], weight: &[f64]) -> Self {
+        let mut ranks: Vec<(f64, f64)> = kill
             .iter()
-            .filter(|&&x| x < 1.0)
-            .map(|&x| (-(-x).ln_1p(), x))
+            .zip(weight)
+            .filter(|&(&x, _)| x < 1.0)
+            .map(|(&x, &w)| (-(-x).ln_1p(), w))
             .collect();
         ranks.sort_by(|a, b| a.0.total_cmp(&b.0));
         PowerSums {
-            d: q.len(),
-            total: q.iter().sum(),
+            d: kill.len(),
+            total: weight.iter().sum(),
             ranks,
             epochs: Vec::new(),
         }

@@ -45,6 +45,8 @@
 //! their mass Z_s is accounted the same way: at most Z_s sum_j c_j is missing.
 
 use super::bitdist::{BitDist, Summary};
+use super::certified;
+use super::cycle::{Side, Tracker};
 use super::disabling::EnabledMassSeq;
 use super::inscount::Decomposed;
 use super::nbounded::JointDist;
@@ -71,6 +73,15 @@ pub struct RenewalOptions {
     /// insertion-count decomposition (same arithmetic up to rounding and windows,
     /// several times slower; kept as the reference).
     pub direct: bool,
+    /// Certified tolerance mode: a relative tolerance T in (0, 1). The result is then
+    /// a value V with exact <= V <= exact (1 + T), where exact is what this function
+    /// returns without it, from a faster method where one is proven for the workload
+    /// ([`super::certified`]), else from the exact engine. None: the exact engine.
+    pub tolerance: Option<f64>,
+    /// Show progress with an ETA on stderr when the computation runs for more than a
+    /// couple of seconds, and the expected time up front when it is over a minute (off
+    /// for library callers and parallel workers).
+    pub progress: bool,
 }
 
 impl Default for RenewalOptions {
@@ -80,6 +91,8 @@ impl Default for RenewalOptions {
             tiny: 1e-30,
             max_arrivals: 1 << 32,
             direct: false,
+            tolerance: None,
+            progress: false,
         }
     }
 }
@@ -101,6 +114,28 @@ pub struct RenewalResult {
     pub arrivals_followed: u64,
     /// Probability that a cycle outlives the arrivals followed.
     pub truncated_mass: f64,
+    /// Which engine produced `fn_upper`.
+    pub mode: RenewalMode,
+    /// The tolerance T asked for (`RenewalOptions::tolerance`), if any.
+    pub tolerance: Option<f64>,
+    /// Proven: exact <= fn_upper <= exact (1 + certified_tolerance), with exact the
+    /// exact engine's value; 0 for the exact engine itself. At most `tolerance`.
+    pub certified_tolerance: f64,
+    /// Proven: fn_lower <= exact (equal to `fn_upper` for the exact engine).
+    pub fn_lower: f64,
+    /// Why the exact engine ran although a tolerance was given (empty otherwise).
+    pub mode_note: &'static str,
+}
+
+/// The engine behind a renewal result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenewalMode {
+    /// The eq. (24) recursion for every arrival (the reference).
+    Exact,
+    /// A certified bracket of U_j without the eq. (24) recursion
+    /// ([`super::certified`]).
+    Certified,
 }
 
 /// Inputs of the renewal model.
@@ -120,14 +155,18 @@ pub struct RenewalInput<'a> {
     pub reuse: Option<&'a ReuseProfile>,
 }
 
+/// Why `--tolerance` runs the exact engine on a measured reuse profile.
+const REUSE_EXACT: &str =
+    "U_j is read from the measured reuse profile (no eq. 24 recursion): the exact engine is as fast as a bracket would be";
+
 /// Computes the renewal bound (one or two phases).
 ///
 /// Errors when the sigma + k process of Theorem 7 can never end (sigma + k >= M bits per
 /// array: mass at M bits stays "alive" forever) or would need more than
-/// [`MAX_INSERTIONS`] insertions to end.
+/// [`MAX_INSERTIONS`] insertions to end, when the tolerance is not in (0, 1), and with
+/// [`Error::Interrupted`] when the user pressed Ctrl-C.
 pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResult> {
     let k = u64::from(input.t.k);
-    let p_r = input.p_r;
     if input.max_inserts.is_none() && input.sigma.saturating_add(k) >= input.t.m {
         return Err(Error::config(
             "sigma",
@@ -137,26 +176,55 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
             ),
         ));
     }
+    let mut note = "";
+    if let Some(t) = opt.tolerance {
+        if !(t > 0.0 && t < 1.0) {
+            return Err(Error::config(
+                "tolerance",
+                format!("the renewal tolerance is relative and must lie in (0, 1), e.g. 1e-3; found {t}"),
+            ));
+        }
+        if input.reuse.is_some() {
+            note = REUSE_EXACT;
+        } else {
+            match certified::bracket(input, opt)? {
+                Ok(r) if r.certified_tolerance <= t => return Ok(r),
+                Ok(_) => note = certified::TOO_WIDE,
+                Err(why) => note = why,
+            }
+        }
+    }
     // U_j comes from threads of its own when Q is large (`EnabledMassSeq`); they start
     // now, so they already run while the bit process's per-insertion sums are built,
     // and end with the scope.
-    if let Some(profile) = input.reuse {
-        return run(input, opt, &mut EnabledMassSeq::from_profile(profile));
-    }
-    std::thread::scope(|scope| {
-        let mut enabled = EnabledMassSeq::start(scope, input.q, input.zeta, p_r);
-        run(input, opt, &mut enabled)
-    })
+    let mut r = if let Some(profile) = input.reuse {
+        run(input, opt, &mut EnabledMassSeq::from_profile(profile))?
+    } else {
+        std::thread::scope(|scope| {
+            let mut enabled = EnabledMassSeq::start(scope, input.q, input.zeta, input.p_r);
+            run(input, opt, &mut enabled)
+        })?
+    };
+    r.mode_note = note;
+    Ok(r)
 }
 
-/// [`renewal`] once the setting is checked, with U_0, U_1, ... from `enabled`.
-fn run(
-    input: &RenewalInput,
-    opt: RenewalOptions,
-    enabled: &mut EnabledMassSeq,
-) -> Result<RenewalResult> {
+/// The bit process of the renewal model: the insertion-count decomposition (or, with
+/// `direct`, eq. 19 literally).
+pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<Stepper> {
     let k = u64::from(input.t.k);
-    let p_r = input.p_r;
+    // Insertions until the sigma + k (or N + 1) process is over, about: the expected
+    // count to reach sigma + k bits (FP paper eq. 1's mean), for the progress display.
+    let m = input.t.m as f64;
+    let expected = match input.max_inserts {
+        Some(n) => n as f64,
+        None => m / k as f64 * (m / (m - (input.sigma + k) as f64).max(1.0)).ln(),
+    };
+    let stage = if opt.progress {
+        crate::progress::Progress::new("renewal bound (bit distribution)", expected, "insertions")
+    } else {
+        crate::progress::Progress::hidden()
+    };
     let bits = BitDist::new(
         input.t,
         input.sigma,
@@ -164,9 +232,9 @@ fn run(
         input.retaining,
         opt.tiny,
     );
-    let mut bits = if let Some(n) = input.max_inserts {
+    Ok(if let Some(n) = input.max_inserts {
         let mut joint = JointDist::new(input.t, n, input.retaining);
-        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, || {
+        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
             let s = joint.summary();
             joint.step();
             s
@@ -181,7 +249,7 @@ fn run(
         Stepper::Direct(bits)
     } else {
         let mut bits = bits;
-        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, || {
+        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
             let s = bits.summary();
             bits.step(1.0);
             s
@@ -193,13 +261,29 @@ fn run(
             frozen,
             opt.tiny,
         ))
-    };
+    })
+}
+
+/// [`renewal`] once the setting is checked, with U_0, U_1, ... from `enabled`.
+fn run(
+    input: &RenewalInput,
+    opt: RenewalOptions,
+    enabled: &mut EnabledMassSeq,
+) -> Result<RenewalResult> {
+    let p_r = input.p_r;
+    let mut side = Side::new(bit_process(input, opt)?);
+    let mut tracker = Tracker::new(&opt, "renewal bound", &side.bits);
+    if opt.progress {
+        crate::progress::announce_estimate(
+            "the renewal bound",
+            exact_seconds(input.q.len(), tracker_total(&side.bits, opt.eps, p_r)),
+        );
+    }
     let two = input.phases == 2;
     // Per arrival: A_j, c_j, U_j (only kept for two phases).
     let mut alive_series = Vec::new();
     let mut c_series = Vec::new();
     let mut u_series = Vec::new();
-    let (mut a_sum, mut c_sum, mut lucky_sum) = (0.0, 0.0, 0.0);
     let mut lucky_series = Vec::new();
     let mut j = 0u64;
     let truncated;
@@ -216,10 +300,7 @@ fn run(
             Some(u) => u,
             None => enabled.next_mass(),
         };
-        let s = bits.summary();
-        a_sum += s.alive;
-        c_sum += p_r * u * s.sets_cap;
-        lucky_sum += s.lucky;
+        let s = side.arrival(p_r, u);
         if two {
             alive_series.push(s.alive);
             c_series.push(s.sets_cap);
@@ -229,7 +310,7 @@ fn run(
         // Stop once cycles are unlikely to still run, or once a further arrival can
         // add at most a negligible share to the numerator (p_r = 1 and Q nearly
         // exhausted: cycles may then last almost forever, and the ratio only falls).
-        let exhausted = p_r * u <= 1e-9 * c_sum / a_sum;
+        let exhausted = side.exhausted(p_r, u);
         if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two && p_r >= 1.0) {
             truncated = s.alive_cap;
             break;
@@ -237,7 +318,8 @@ fn run(
         if exhausted && !two && held.is_none() {
             held = Some(u);
         }
-        bits.step(((1.0 - p_r) + p_r * u).clamp(0.0, 1.0));
+        side.step(p_r, u);
+        tracker.arrival(side.insertions)?;
     }
     if two {
         // U_s for s up to 2m: keep drawing past the end of the active cycle.
@@ -247,6 +329,8 @@ fn run(
         }
     }
     let m = j;
+    let (a_sum, c_sum, lucky_sum) = (side.a_sum, side.c_sum, side.lucky_sum);
+    let bits = side.bits;
     let dropped = bits.dropped();
     let (numerator, fp_rate, extra) = if two {
         alive_series.push(0.0);
@@ -285,15 +369,35 @@ fn run(
     };
     let ratio = numerator / a_sum;
     let window_term = (dropped * (2 * m + 1) as f64 + extra) / a_sum;
+    let fn_upper = (ratio + window_term).min(1.0);
     Ok(RenewalResult {
-        fn_upper: (ratio + window_term).min(1.0),
+        fn_upper,
         fn_ratio: ratio,
         window_term,
         fp_rate,
         arrivals_per_cycle: a_sum,
         arrivals_followed: m,
         truncated_mass: truncated,
+        mode: RenewalMode::Exact,
+        tolerance: opt.tolerance,
+        certified_tolerance: 0.0,
+        fn_lower: fn_upper,
+        mode_note: "",
     })
+}
+
+/// Arrivals a cycle is expected to last at most, for the up-front estimate: the
+/// insertions after which cycles are over, each taking at most 1 / (1 - p_r) arrivals
+/// on average (capped at 20 per insertion when p_r is near 1).
+fn tracker_total(bits: &Stepper, eps: f64, p_r: f64) -> f64 {
+    bits.insertions_to(eps) as f64 * (1.0 / (1.0 - p_r).max(0.05))
+}
+
+/// Seconds the exact engine is expected to take for D ranks and that many arrivals:
+/// the eq. (24) kernel's 0.14 ns per rank and arrival per core (docs/PERFORMANCE.md,
+/// issue 23), on the threads rayon allows.
+fn exact_seconds(d: usize, arrivals: f64) -> f64 {
+    d as f64 * arrivals * 0.14e-9 / rayon::current_num_threads().max(1) as f64
 }
 
 /// The per-arrival bit-count process of a cycle, followed either literally (eq. 19) or
@@ -308,27 +412,36 @@ fn run(
 /// The two windows (over n for N_j, over bits for psi) drop cells below `tiny`; each
 /// per-arrival sum then misses at most the dropped masses W_N + W_psi (plus the psi
 /// tail beyond the last n followed, below `tiny`), which the window term covers.
-enum Stepper {
+pub(super) enum Stepper {
     Direct(BitDist),
     Decomposed(Decomposed),
 }
 
 impl Stepper {
-    fn summary(&mut self) -> Summary {
+    /// Insertions after which the sigma + k process holds less than `eps` (the
+    /// per-insertion sums' length when they do not reach it).
+    pub fn insertions_to(&self, eps: f64) -> usize {
+        match self {
+            Stepper::Direct(_) => 0,
+            Stepper::Decomposed(d) => d.insertions_to(eps),
+        }
+    }
+
+    pub fn summary(&mut self) -> Summary {
         match self {
             Stepper::Direct(b) => b.summary(),
             Stepper::Decomposed(d) => d.summary(),
         }
     }
 
-    fn step(&mut self, eta: f64) {
+    pub fn step(&mut self, eta: f64) {
         match self {
             Stepper::Direct(b) => b.step(eta),
             Stepper::Decomposed(d) => d.step(eta),
         }
     }
 
-    fn dropped(&self) -> f64 {
+    pub fn dropped(&self) -> f64 {
         match self {
             Stepper::Direct(b) => b.dropped(),
             Stepper::Decomposed(d) => d.dropped_n + d.dropped_psi,
@@ -361,16 +474,21 @@ fn frozen_lucky(t: &Transitions, sigma: u64, crossed: &[f64]) -> f64 {
 /// Per-insertion sums until the mass still within the sigma + k (or N + 1) process
 /// falls below `tiny`. `next` yields the current sums and advances one insertion.
 /// Errors instead of allocating without bound when that takes more than `limit`
-/// insertions.
+/// insertions, and on Ctrl-C.
 fn per_insertion(
     tiny: f64,
     limit: usize,
+    progress: &crate::progress::Progress,
     mut next: impl FnMut() -> Summary,
 ) -> Result<Vec<Summary>> {
     let mut per_n = Vec::new();
     loop {
         let s = next();
         per_n.push(s);
+        if per_n.len().is_multiple_of(1024) {
+            crate::progress::check_interrupt()?;
+            progress.set(per_n.len() as f64);
+        }
         if s.alive_cap < tiny.max(1e-300) {
             return Ok(per_n);
         }
@@ -430,7 +548,7 @@ mod tests {
             lucky: 1.0,
         };
         assert!(matches!(
-            per_insertion(1e-30, 1000, || stuck),
+            per_insertion(1e-30, 1000, &crate::progress::Progress::hidden(), || stuck),
             Err(Error::Invalid(_))
         ));
     }

@@ -1,0 +1,280 @@
+//! The renewal bound's certified tolerance mode (`--tolerance T`) against the exact
+//! engine: exact <= V <= exact (1 + T) on a grid of workloads (Q Zipf 0.6-1.2, uniform
+//! and fitted from a real CDN trace; p_r 0.1-1; placement uniform, bi-uniform, front
+//! and back; one and two phases), the output naming the engine, and progress and
+//! Ctrl-C on a long computation.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use rbf::filter::FilterConfig;
+use rbf::fit::{FitOptions, Fitter};
+use rbf::ingest::{self, IngestOptions};
+use rbf::model::fneg::{FnModel, RenewalMode, RenewalOptions};
+use rbf::workload::{Placement, Workload};
+
+const T: f64 = 1e-3;
+
+fn rbf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rbf"))
+}
+
+/// The Q and zeta fitted from the TRAGEN CDN trace shipped with the tests (without the
+/// measured reuse profile, which gives U_j directly and so never needs a bracket).
+fn fitted() -> Workload {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tragen-100k.csv");
+    let mut fitter = Fitter::new(FitOptions::default()).expect("fit options");
+    let mut source = ingest::open(&path, &IngestOptions::default()).expect("trace opens");
+    fitter.run(&mut source);
+    let mut w = fitter.finish().expect("fit").workload().expect("workload");
+    w.reuse = None;
+    w
+}
+
+/// Two levels: the most popular tenth of the ranks takes new messages five times as
+/// often as the rest.
+fn bi_uniform(d: usize) -> Placement {
+    Placement::Explicit((0..d).map(|i| if i < d / 10 { 5.0 } else { 1.0 }).collect())
+}
+
+#[test]
+fn certified_mode_brackets_the_exact_engine() {
+    let mut qs: Vec<(String, Workload)> = [0.6, 0.9, 1.2, 0.0]
+        .iter()
+        .map(|&a| {
+            let w = Workload::zipf(1500, a, 1.0, Placement::Uniform);
+            (format!("zipf {a}"), w)
+        })
+        .collect();
+    let w = fitted();
+    qs.push((format!("fitted TRAGEN (D = {})", w.distinct()), w));
+    let (mut checked, mut certified) = (0, 0);
+    for (name, base) in &qs {
+        let d = base.distinct();
+        let placements = [
+            ("uniform", Placement::Uniform),
+            ("bi-uniform", bi_uniform(d)),
+            ("front", Placement::Top),
+            ("back", Placement::Bottom),
+        ];
+        for p_r in [0.1, 0.5, 0.9, 1.0] {
+            for (pname, placement) in &placements {
+                for phases in [1u8, 2] {
+                    let mut f = FilterConfig::sigma_bounded(6000, 4, 2000 / u64::from(phases));
+                    f.phases = phases;
+                    f.independent_halves = true;
+                    let w = Workload {
+                        p_repeat: p_r,
+                        placement: placement.clone(),
+                        ..base.clone()
+                    };
+                    let model = FnModel::new(&f, &w, 1e-10).expect("model");
+                    let exact = model.renewal(RenewalOptions::default()).expect("exact");
+                    let v = model
+                        .renewal(RenewalOptions {
+                            tolerance: Some(T),
+                            ..RenewalOptions::default()
+                        })
+                        .expect("tolerance mode");
+                    let what = format!("{name}, p_r {p_r}, {pname}, {phases} phase(s)");
+                    let (e, x) = (exact.fn_upper, v.fn_upper);
+                    assert!(e <= x && x <= e * (1.0 + T), "{what}: exact {e} vs {x}");
+                    assert!(v.fn_lower <= e, "{what}: lower {} > {e}", v.fn_lower);
+                    assert_eq!(v.tolerance, Some(T));
+                    // No rank ever shifts with p_r = 1 or new messages at the back:
+                    // there the bracket applies (one phase) and is tight.
+                    let no_shift = p_r == 1.0 || *pname == "back";
+                    if phases == 1 && no_shift {
+                        assert_eq!(v.mode, RenewalMode::Certified, "{what}");
+                        assert!(v.certified_tolerance <= T, "{what}");
+                        assert!(v.fn_lower <= e && e <= x);
+                        certified += 1;
+                    } else {
+                        assert_eq!(v.mode, RenewalMode::Exact, "{what}");
+                        assert!(!v.mode_note.is_empty(), "{what}: no reason given");
+                        assert_eq!(x, e, "{what}: the exact engine's value");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 160);
+    assert_eq!(certified, 35);
+}
+
+#[test]
+fn certified_mode_brackets_n_bounded_and_non_retaining_filters() {
+    // The coupling of docs/RENEWAL-TOLERANCE.md only needs a bit process indexed by
+    // insertions: N-bounded (the joint law of insertions and bits) and non-retaining
+    // filters too.
+    let mut n_bounded = FilterConfig::sigma_bounded(6000, 4, 2000);
+    n_bounded.sigma = None;
+    n_bounded.max_inserts = Some(150);
+    let mut empty_start = FilterConfig::sigma_bounded(6000, 4, 2000);
+    empty_start.retaining = false;
+    for f in [n_bounded, empty_start] {
+        for (p_r, placement) in [(1.0, Placement::Uniform), (0.7, Placement::Bottom)] {
+            let w = Workload::zipf(1500, 0.9, p_r, placement.clone());
+            let model = FnModel::new(&f, &w, 1e-10).expect("model");
+            let exact = model.renewal(RenewalOptions::default()).expect("exact");
+            let v = model
+                .renewal(RenewalOptions {
+                    tolerance: Some(T),
+                    ..RenewalOptions::default()
+                })
+                .expect("tolerance mode");
+            let (e, x) = (exact.fn_upper, v.fn_upper);
+            let what = format!("{} p_r {p_r} {placement:?}", f.describe());
+            assert_eq!(v.mode, RenewalMode::Certified, "{what}");
+            assert!(v.fn_lower <= e && e <= x && x <= e * (1.0 + v.certified_tolerance));
+            assert!(v.certified_tolerance <= T, "{what}");
+        }
+    }
+}
+
+#[test]
+fn the_output_names_the_mode_and_its_tolerance() {
+    let base = [
+        "model",
+        "fn",
+        "-m",
+        "20000",
+        "-k",
+        "4",
+        "--sigma",
+        "8000",
+        "--zipf",
+        "1",
+        "--distinct",
+        "3000",
+        "--method",
+        "renewal",
+        "--json",
+    ];
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let out = rbf().args(base).args(extra).output().expect("rbf runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let exact = json(&["--p-repeat", "1"]);
+    assert_eq!(exact["fn_renewal_mode"], "exact");
+    assert_eq!(exact["fn_renewal_tolerance"], 0.0);
+    let fast = json(&["--p-repeat", "1", "--tolerance", "1e-3"]);
+    assert_eq!(fast["fn_renewal_mode"], "certified");
+    assert_eq!(fast["renewal"]["tolerance"], 1e-3);
+    let t = fast["fn_renewal_tolerance"].as_f64().expect("a number");
+    assert!(t > 0.0 && t <= 1e-3, "{t}");
+    let (e, v) = (
+        exact["fn_renewal_upper"].as_f64().expect("value"),
+        fast["fn_renewal_upper"].as_f64().expect("value"),
+    );
+    assert!(e <= v && v <= e * (1.0 + t), "{e} {v}");
+    // Ranks shift: the exact engine runs, and says why.
+    let shifted = json(&["--p-repeat", "0.9", "--tolerance", "1e-3"]);
+    assert_eq!(shifted["fn_renewal_mode"], "exact");
+    assert!(shifted["renewal"]["mode_note"]
+        .as_str()
+        .is_some_and(|n| n.contains("shift")));
+    // A tolerance that is not relative is refused, naming the setting.
+    let out = rbf()
+        .args(base)
+        .args(["--p-repeat", "1", "--tolerance", "2"])
+        .output()
+        .expect("rbf runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tolerance"));
+}
+
+#[test]
+fn a_long_renewal_shows_progress_and_stops_on_ctrl_c() {
+    // M = 2^20 with D = 10^5 takes 10 s or more on two cores. Each stage (the
+    // per-insertion sums, then the arrivals) prints a progress line once it has run
+    // 2 s (stderr is a pipe here), so one has appeared by 5 s; SIGINT then ends it
+    // cleanly (status 130).
+    let child = rbf()
+        .args([
+            "model",
+            "fn",
+            "-m",
+            "1048576",
+            "-k",
+            "4",
+            "--sigma",
+            "524288",
+            "--zipf",
+            "1",
+            "--distinct",
+            "100000",
+            "--p-repeat",
+            "0.9",
+            "--method",
+            "renewal",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rbf starts");
+    std::thread::sleep(Duration::from_millis(5000));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().expect("rbf ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "slow to stop");
+    assert!(
+        err.contains("renewal bound") && err.contains("ETA"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_exact_engine_gives_the_same_bits_on_any_number_of_threads() {
+    // D above the split threshold: eq. (24) runs in as many parts as threads, and the
+    // printed value (JSON keeps every bit of an f64) must not change.
+    let run = |threads: &str| -> String {
+        let out = rbf()
+            .env("RAYON_NUM_THREADS", threads)
+            .args([
+                "model",
+                "fn",
+                "-m",
+                "4000",
+                "-k",
+                "3",
+                "--sigma",
+                "1500",
+                "--zipf",
+                "0.9",
+                "--distinct",
+                "50000",
+                "--p-repeat",
+                "0.8",
+                "--method",
+                "renewal",
+                "--json",
+            ])
+            .output()
+            .expect("rbf runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        format!("{} {}", v["fn_renewal_upper"], v["fp_rate"])
+    };
+    let one = run("1");
+    for threads in ["2", "3", "5"] {
+        assert_eq!(run(threads), one, "{threads} threads");
+    }
+}
