@@ -19,6 +19,10 @@ pub struct MergeArgs {
     /// Do not print the results table.
     #[arg(long)]
     pub quiet: bool,
+    /// Print every column (intervals, Markov lower bound, drop-pins) in one wide table
+    /// instead of the 100-column summary; results.csv always has them all.
+    #[arg(long)]
+    pub wide: bool,
 }
 
 pub fn run(a: MergeArgs) -> Result<()> {
@@ -38,7 +42,7 @@ pub fn run(a: MergeArgs) -> Result<()> {
     let merged = experiment::merge(parts)?;
     let written = output::write(&merged, &a.output)?;
     if !a.quiet {
-        print!("{}", output::terminal(&merged));
+        print!("{}", output::terminal(&merged, a.wide));
     }
     super::print_written(&written, start.elapsed().as_secs_f64());
     Ok(())

@@ -25,6 +25,10 @@ pub struct RunArgs {
     /// Do not print the results table.
     #[arg(long)]
     pub quiet: bool,
+    /// Print every column (intervals, Markov lower bound, drop-pins) in one wide table
+    /// instead of the 100-column summary; results.csv always has them all.
+    #[arg(long)]
+    pub wide: bool,
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
@@ -42,7 +46,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         )?;
         let written = output::write(&results, &dir)?;
         if !a.quiet {
-            print!("{}", output::terminal(&results));
+            print!("{}", output::terminal(&results, a.wide));
         }
         super::print_written(&written, start.elapsed().as_secs_f64());
         Ok(())

@@ -450,7 +450,7 @@ impl Fitter {
             repeats: self.repeats,
             new: self.new,
             p_repeat: self.repeats as f64 / arrivals as f64,
-            p_repeat_interval: ratio_interval(&batches, self.options.confidence),
+            p_repeat_interval: ratio_interval(&batches, self.options.confidence).map(Interval::rate),
             distinct_keys: distinct,
             one_hit_wonders: one_hit,
             one_hit_share: one_hit as f64 / distinct.max(1) as f64,

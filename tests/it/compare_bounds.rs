@@ -213,7 +213,7 @@ fn tragen_renewal_holds_at_fp_target() {
             .find(|r| r["name"] == "fn renewal")
             .expect("renewal row");
         assert_eq!(row["guaranteed"], true);
-        assert_eq!(row["holds"], true);
+        assert_eq!(row["verdict"], "holds");
     }
 }
 
