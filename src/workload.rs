@@ -47,6 +47,16 @@ impl Placement {
         }
     }
 
+    /// The placement for people: "uniform", "top", "bottom", or "explicit over D ranks".
+    pub fn describe(&self) -> String {
+        match self {
+            Placement::Uniform => "uniform".into(),
+            Placement::Top => "top".into(),
+            Placement::Bottom => "bottom".into(),
+            Placement::Explicit(v) => format!("explicit zeta over {} ranks", v.len()),
+        }
+    }
+
     /// The placement probabilities zeta_0..zeta_{D-1}.
     pub fn probabilities(&self, distinct: usize) -> Result<Vec<f64>> {
         let mut z = vec![0.0; distinct];

@@ -71,12 +71,14 @@ pub fn run(a: FitBench) -> Result<()> {
     );
     let s = &fit.summary;
     println!(
-        "check: p_r {:.5}, distinct keys {}, fitted D {}, windows {}, entropy {:?} (pairs {}, truncated {})",
+        "check: p_r {:.5}, distinct keys {}, fitted D {}, windows {}, entropy {} (pairs {}, truncated {})",
         s.p_repeat,
         s.distinct_keys,
         s.model_distinct,
         s.windows,
-        s.successor_entropy.mean_entropy,
+        s.successor_entropy
+            .mean_entropy
+            .map_or("-".into(), |e| format!("{e:.3}")),
         s.successor_entropy.distinct_pairs,
         s.successor_entropy.truncated
     );
