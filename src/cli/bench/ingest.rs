@@ -51,6 +51,7 @@ pub struct IngestBench {
     /// Messages in the synthetic .rbfs stream.
     #[arg(long, default_value_t = 20_000_000)]
     rbfs_messages: u64,
+    /// Timed runs of each reader (the median and the best are reported).
     #[arg(long, default_value_t = 5)]
     repeats: u32,
 }
