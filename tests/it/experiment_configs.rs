@@ -107,6 +107,7 @@ fn every_shipped_config_parses_and_a_reduced_version_runs() {
             );
         }
         assert!(!w.plots.is_empty(), "{}: no plot", path.display());
+        crate::svg_layout::check_dir(&dir.join("plots"));
         let report = std::fs::read_to_string(&w.report).expect("report");
         for p in &w.plots {
             let rel = p.strip_prefix(&dir).expect("plot inside output dir");

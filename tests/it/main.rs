@@ -23,3 +23,4 @@ mod model_fp;
 mod model_fp_cli;
 mod replay_reference;
 mod size;
+mod svg_layout;
