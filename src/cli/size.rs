@@ -198,8 +198,8 @@ fn print_human(
     c: Option<&Confirmation>,
 ) {
     let b = &s.best;
-    match s.question {
-        "smallest-memory" => println!(
+    let headline = match s.question {
+        "smallest-memory" => format!(
             "smallest memory for FP <= {} and FN <= {} (renewal bound), to {}%: {} bits{}",
             a.target_fp,
             a.target_fn.unwrap_or(f64::NAN),
@@ -208,15 +208,26 @@ fn print_human(
             s.memory_fails
                 .map_or(String::new(), |m| format!(" ({m} bits fail)"))
         ),
-        _ => println!(
+        _ => format!(
             "best FN bound at {} bits with FP <= {}",
             b.memory, a.target_fp
         ),
-    }
-    println!(
-        "filter: {} ({} candidates evaluated)",
-        filter.describe(),
-        s.candidates_evaluated
+    };
+    print!(
+        "{}",
+        rbf::report::wrap(&headline, rbf::report::WIDTH, "    ")
+    );
+    print!(
+        "{}",
+        rbf::report::wrap(
+            &format!(
+                "filter: {} ({} candidates evaluated)",
+                filter.describe(),
+                s.candidates_evaluated
+            ),
+            rbf::report::WIDTH,
+            "    "
+        )
     );
     print!("{}", table(a, b, c).render());
     if let Some(c) = c {

@@ -353,11 +353,20 @@ pub fn wide_table(rows: &[Row]) -> String {
 /// violated, and where the observed point lies beyond the bound (by how much).
 pub fn verdict_summary(rows: &[Row]) -> String {
     let mut out = String::new();
-    let bounds: [(&str, fn(&Row) -> &BoundColumns); 2] = [
-        ("renewal upper bound", |r| &r.renewal_verdict),
-        ("markov lower bound", |r| &r.markov_lower_verdict),
+    type Proven = fn(&Row) -> Option<bool>;
+    let bounds: [(&str, fn(&Row) -> &BoundColumns, Proven); 2] = [
+        (
+            "renewal upper bound",
+            |r| &r.renewal_verdict,
+            |r| r.renewal_guaranteed,
+        ),
+        (
+            "markov lower bound",
+            |r| &r.markov_lower_verdict,
+            |r| r.markov_guaranteed,
+        ),
     ];
-    for (name, get) in bounds {
+    for (name, get, proven) in bounds {
         for (regime, pick) in [
             (
                 "steady state",
@@ -394,6 +403,13 @@ pub fn verdict_summary(rows: &[Row]) -> String {
                 count(BoundVerdict::Violated),
                 if n == 1 { "" } else { "s" }
             );
+            let unproven = judged
+                .iter()
+                .filter(|(r, _)| proven(r) == Some(false) || r.fitted_workload)
+                .count();
+            if unproven > 0 {
+                let _ = write!(out, " (not a proven bound at {unproven} of them)");
+            }
             if beyond.is_empty() {
                 out.push_str(".\n");
             } else {

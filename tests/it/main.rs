@@ -21,6 +21,7 @@ mod model_fn_paper;
 mod model_fn_replay;
 mod model_fp;
 mod model_fp_cli;
+mod readme;
 mod replay_reference;
 mod size;
 mod svg_layout;
