@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::grid::Shard;
 use super::plots;
-use super::row::BoundColumns;
 use super::row::Row;
+use super::row::{BoundColumns, JUDGED_BOUNDS};
 use crate::error::{Error, Result};
-use crate::report::verdict::{percent, BoundVerdict};
+use crate::report::verdict::{percent, BoundVerdict, Side};
 use crate::report::{self, sci, sci_or_dash, Notes, Table};
 
 /// `results.json`: the rows and where they came from.
@@ -91,15 +91,12 @@ fn frame(rows: &[Row]) -> Result<DataFrame> {
     .map_err(|e| Error::invalid(format!("cannot build the results table: {e}")))?;
     // Each judged bound: its verdict in the steady-state or the transient column, and
     // how far the observed point is beyond it.
-    let bounds: [(&str, fn(&Row) -> &BoundColumns); 2] = [
-        ("renewal", |r| &r.renewal_verdict),
-        ("markov_lower", |r| &r.markov_lower_verdict),
-    ];
-    for (name, get) in bounds {
+    for b in &JUDGED_BOUNDS {
+        let name = b.column;
         let more = df!(
-            format!("{name}_verdict_steady").as_str() => col(rows, |r| verdict(get(r).steady)),
-            format!("{name}_verdict_transient").as_str() => col(rows, |r| verdict(get(r).transient)),
-            format!("{name}_excess").as_str() => col(rows, |r| get(r).excess),
+            format!("{name}_verdict_steady").as_str() => col(rows, |r| verdict((b.verdict)(r).steady)),
+            format!("{name}_verdict_transient").as_str() => col(rows, |r| verdict((b.verdict)(r).transient)),
+            format!("{name}_excess").as_str() => col(rows, |r| (b.verdict)(r).excess),
         )
         .map_err(|e| Error::invalid(format!("cannot build the results table: {e}")))?;
         df = df
@@ -353,20 +350,8 @@ pub fn wide_table(rows: &[Row]) -> String {
 /// violated, and where the observed point lies beyond the bound (by how much).
 pub fn verdict_summary(rows: &[Row]) -> String {
     let mut out = String::new();
-    type Proven = fn(&Row) -> Option<bool>;
-    let bounds: [(&str, fn(&Row) -> &BoundColumns, Proven); 2] = [
-        (
-            "renewal upper bound",
-            |r| &r.renewal_verdict,
-            |r| r.renewal_guaranteed,
-        ),
-        (
-            "markov lower bound",
-            |r| &r.markov_lower_verdict,
-            |r| r.markov_guaranteed,
-        ),
-    ];
-    for (name, get, proven) in bounds {
+    for b in &JUDGED_BOUNDS {
+        let (name, get, proven) = (b.name, b.verdict, b.proven);
         for (regime, pick) in [
             (
                 "steady state",
@@ -382,10 +367,9 @@ pub fn verdict_summary(rows: &[Row]) -> String {
                 continue;
             }
             let count = |v: BoundVerdict| judged.iter().filter(|(_, x)| *x == v).count();
-            let dir = if name.contains("upper") {
-                "above"
-            } else {
-                "below"
+            let dir = match b.side {
+                Side::AtMost => "above",
+                Side::AtLeast => "below",
             };
             let beyond: Vec<String> = judged
                 .iter()

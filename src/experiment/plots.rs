@@ -225,6 +225,7 @@ fn quantities() -> [Quantity; 3] {
         kind,
         workload: !matches!(kind, Kind::Observed(_)),
     };
+    let markov = |label, color, value| m(label, color, value, Kind::Bound(markov_proven));
     let fp = |label, color, value| Measure {
         workload: false,
         ..m(label, color, value, Kind::Approx)
@@ -247,30 +248,10 @@ fn quantities() -> [Quantity; 3] {
                     |r| r.fn_renewal_upper,
                     Kind::Bound(renewal_proven),
                 ),
-                m(
-                    "markov lower bound",
-                    "#1f77b4",
-                    |r| r.fn_markov_lower,
-                    Kind::Bound(markov_proven),
-                ),
-                m(
-                    "markov swr",
-                    "#17becf",
-                    |r| r.fn_markov_swr,
-                    Kind::Bound(markov_proven),
-                ),
-                m(
-                    "markov uniform",
-                    "#9467bd",
-                    |r| r.fn_markov_uniform,
-                    Kind::Bound(markov_proven),
-                ),
-                m(
-                    "markov bi-uniform",
-                    "#8c564b",
-                    |r| r.fn_markov_biuniform,
-                    Kind::Bound(markov_proven),
-                ),
+                markov("markov lower bound", "#1f77b4", |r| r.fn_markov_lower),
+                markov("markov swr", "#17becf", |r| r.fn_markov_swr),
+                markov("markov uniform", "#9467bd", |r| r.fn_markov_uniform),
+                markov("markov bi-uniform", "#8c564b", |r| r.fn_markov_biuniform),
                 m("drop-pins", "#ff7f0e", |r| r.fn_drop_pins, Kind::Approx),
                 m(
                     "markov disabling",

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::grid::{Point, SigmaRule};
-use crate::report::verdict::{BoundVerdict, Check, Regime};
+use crate::report::verdict::{BoundVerdict, Check, Regime, Side};
 
 /// A bound judged against the observed FN interval (see [`crate::report::verdict`]):
 /// the verdict lands in the column of the replay's regime, so a transient replay never
@@ -36,6 +36,42 @@ impl BoundColumns {
         self.steady.or(self.transient)
     }
 }
+
+/// A bound judged against the observed FN at every point: the one list the runner,
+/// the tables, the CSV and the summaries read (a new bound is one more entry).
+pub struct JudgedBound {
+    /// For people: "renewal upper bound".
+    pub name: &'static str,
+    /// CSV column prefix: `{column}_verdict_steady`, ...
+    pub column: &'static str,
+    /// Which side of the bound the observed FN must lie on.
+    pub side: Side,
+    pub value: fn(&Row) -> Option<f64>,
+    pub proven: fn(&Row) -> Option<bool>,
+    pub verdict: fn(&Row) -> &BoundColumns,
+    pub verdict_mut: fn(&mut Row) -> &mut BoundColumns,
+}
+
+pub const JUDGED_BOUNDS: [JudgedBound; 2] = [
+    JudgedBound {
+        name: "renewal upper bound",
+        column: "renewal",
+        side: Side::AtMost,
+        value: |r| r.fn_renewal_upper,
+        proven: |r| r.renewal_guaranteed,
+        verdict: |r| &r.renewal_verdict,
+        verdict_mut: |r| &mut r.renewal_verdict,
+    },
+    JudgedBound {
+        name: "markov lower bound",
+        column: "markov_lower",
+        side: Side::AtLeast,
+        value: |r| r.fn_markov_lower,
+        proven: |r| r.markov_guaranteed,
+        verdict: |r| &r.markov_lower_verdict,
+        verdict_mut: |r| &mut r.markov_lower_verdict,
+    },
+];
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

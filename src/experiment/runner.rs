@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::config::{ExperimentConfig, Measure};
 use super::grid::{Point, SigmaRule};
-use super::row::{BoundColumns, Row};
+use super::row::{BoundColumns, Row, JUDGED_BOUNDS};
 use super::source::{Prepared, Source};
 use crate::compare::sigma_for_target;
 use crate::error::Result;
@@ -18,7 +18,7 @@ use crate::filter::FilterConfig;
 use crate::model::fneg::{Claim, FnModel, Method, RenewalOptions};
 use crate::model::fp::{capacity, predict, CapacityQuery};
 use crate::replay::{Confidence, Replay, ReplayOptions, ReplayReport};
-use crate::report::verdict::{Check, Regime, Side, MIN_STEADY_CYCLES};
+use crate::report::verdict::{Check, Regime, MIN_STEADY_CYCLES};
 use crate::stats::{student_t_quantile, Interval};
 
 /// Runs `points` (already sharded) and returns one row per point, in point order.
@@ -257,29 +257,25 @@ fn judge(row: &mut Row) {
         return;
     };
     let interval = Some((low, high));
-    let bounds = [
-        ("renewal upper bound", row.fn_renewal_upper, Side::AtMost),
-        ("markov lower bound", row.fn_markov_lower, Side::AtLeast),
-    ];
-    let mut verdicts = [BoundColumns::default(); 2];
-    for (slot, (name, bound, side)) in verdicts.iter_mut().zip(bounds) {
-        let Some(limit) = bound else { continue };
+    for b in &JUDGED_BOUNDS {
+        let Some(limit) = (b.value)(row) else {
+            continue;
+        };
         let check = Check {
             limit,
-            side,
+            side: b.side,
             estimate: observed,
             interval,
         };
-        *slot = BoundColumns::judge(&check, regime);
+        *(b.verdict_mut)(row) = BoundColumns::judge(&check, regime);
         if let Some(text) = check.excess_text("the bound") {
             let regime = match regime {
                 Regime::Steady => "steady state",
                 Regime::Transient => "transient",
             };
-            row.note(format!("{name} {} ({regime}): {text}", check.bound()));
+            row.note(format!("{} {} ({regime}): {text}", b.name, check.bound()));
         }
     }
-    [row.renewal_verdict, row.markov_lower_verdict] = verdicts;
 }
 
 /// The FN paper's models on the source's workload, next to the observed FN.

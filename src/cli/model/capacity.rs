@@ -82,6 +82,12 @@ fn render(c: &Capacity, retaining: bool) -> String {
             k.capacity_fw.to_string(),
         ]);
     }
+    t.note(
+        "sigma: set bits per array at which the filter recycles; f_sigma^1: the FP paper's \
+         average FP rate (count-instance) at that sigma; capacity: expected messages per \
+         cycle (two-phase: per half of M/2 bits); f_a, f_w: N-bounded sizing by the \
+         real-user and worst-case rates",
+    );
     let mut s = Table::new(["model", "best k", "messages per cycle", "vs sigma-bounded"]);
     s.row([
         "sigma-bounded, one phase".to_string(),
