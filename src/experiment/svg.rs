@@ -170,9 +170,9 @@ fn nice_step(range: f64, integer: bool) -> f64 {
     }
 }
 
-/// m * 10^d as a short decimal ("0.05", "300") or, far from 1, as "5e-7".
+/// m * 10^d as a short decimal ("0.0005", "300") or, far from 1, as "5e-7".
 fn decimal(m: f64, d: i64) -> Label {
-    if (-3..=4).contains(&d) {
+    if (-4..=4).contains(&d) {
         let digits = (-d).max(0) as usize;
         Label::Plain(format!("{:.digits$}", m * 10f64.powi(d as i32)))
     } else {
