@@ -95,6 +95,21 @@ impl Interval {
     pub fn half_width(&self) -> f64 {
         (self.high - self.low) / 2.0
     }
+
+    /// The interval cut to `[lo, hi]`: a rate's interval from the normal
+    /// approximation can reach below 0 (or above 1), where no rate can be.
+    pub fn clamped(self, lo: f64, hi: f64) -> Interval {
+        Interval {
+            low: self.low.clamp(lo, hi),
+            high: self.high.clamp(lo, hi),
+            ..self
+        }
+    }
+
+    /// [`Interval::clamped`] to [0, 1], for rates and probabilities.
+    pub fn rate(self) -> Interval {
+        self.clamped(0.0, 1.0)
+    }
 }
 
 /// Confidence interval for a ratio of sums sum(a)/sum(b) from `n` batches (a_i, b_i),

@@ -11,7 +11,8 @@ use rbf::compare::{
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
 use rbf::model::fneg::{FnReport, Method, RenewalMode, RenewalOptions};
 use rbf::replay::ReplayOptions;
-use rbf::report::Table;
+use rbf::report::verdict::{percent, Regime};
+use rbf::report::{interval, sci, Table};
 use rbf::stats::Interval;
 use rbf::{Error, Result};
 
@@ -98,10 +99,6 @@ struct Output<'a> {
     ingest: &'a rbf::ingest::IngestSummary,
 }
 
-fn interval(i: Option<&Interval>) -> String {
-    i.map_or("-".into(), |i| format!("[{:.3e}, {:.3e}]", i.low, i.high))
-}
-
 pub fn run(a: CompareArgs) -> Result<()> {
     let mut config = if a.target_fp.is_some() && a.filter.filter_config.is_none() {
         // sigma is chosen below; validation needs one now.
@@ -155,18 +152,21 @@ pub fn run(a: CompareArgs) -> Result<()> {
     let ci = r.confidence.as_ref();
     let observed_ci = ci.map(|c| c.fp_rate_count_instance);
     let mut models = vec![ModelRow {
-        name: "fp-sigma (FP paper, count-instance)".into(),
+        name: "FP model f_sigma".into(),
         measure: "fp",
         value: fp_model,
         claim: "estimate".into(),
         guaranteed: false,
         ratio_to_observed: (r.fp_rate_count_instance > 0.0)
             .then(|| fp_model / r.fp_rate_count_instance),
-        holds: None,
+        verdict: None,
+        excess: None,
         note: match observed_ci {
-            Some(i) if i.contains(fp_model) => "inside the observed interval".into(),
-            Some(_) => "outside the observed interval".into(),
-            None => "fewer than two batches of cycles: no interval".into(),
+            Some(i) if i.contains(fp_model) => {
+                "FP paper's average (count-instance); inside the observed interval".into()
+            }
+            Some(_) => "FP paper's average (count-instance); outside the observed interval".into(),
+            None => "FP paper's average (count-instance); no observed interval (fewer than two batches of cycles)".into(),
         },
     }];
     let workload = obs.fit.workload().map_err(|e| {
@@ -238,66 +238,17 @@ pub fn run(a: CompareArgs) -> Result<()> {
             ingest: source.summary(),
         });
     }
-    println!("filter: {} (sigma = {sigma})", config.describe());
+    println!("filter: {}", config.describe());
     println!(
-        "trace: {} arrivals ({} measured), p_r = {:.4}, {} distinct keys, fitted D = {}, one-hit wonders {:.1}%",
-        obs.seen,
-        r.counts.arrivals,
-        s.p_repeat,
-        s.distinct_keys,
+        "trace: {} arrivals ({} measured, {} recycles), p_r = {:.4}, {} distinct keys,",
+        obs.seen, r.counts.arrivals, r.cycles, s.p_repeat, s.distinct_keys
+    );
+    println!(
+        "       fitted D = {}, one-hit wonders {:.1}% of distinct keys",
         s.model_distinct,
         100.0 * s.one_hit_share
     );
-    let mut t = Table::new([
-        "measure",
-        "value",
-        "interval / claim",
-        "proven?",
-        "ratio to observed",
-        "observed on the bound's side?",
-    ]);
-    t.row([
-        "observed FP (FN paper: FP / arrivals)".to_string(),
-        format!("{:.3e}", r.fp_rate),
-        interval(ci.map(|c| &c.fp_rate)),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]);
-    t.row([
-        "observed FP (count-instance)".to_string(),
-        format!("{:.3e}", r.fp_rate_count_instance),
-        interval(observed_ci.as_ref()),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]);
-    t.row([
-        "observed FN".to_string(),
-        format!("{:.3e}", r.fn_rate),
-        interval(ci.map(|c| &c.fn_rate)),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]);
-    for m in &models {
-        t.row([
-            m.name.clone(),
-            format!("{:.3e}", m.value),
-            format!("{} ({})", m.claim, m.note),
-            match (m.claim.as_str(), m.guaranteed) {
-                ("upper-bound" | "lower-bound", true) => "yes",
-                ("upper-bound" | "lower-bound", false) => "NO (not proven)",
-                _ => "n/a",
-            }
-            .to_string(),
-            m.ratio_to_observed
-                .map_or("-".into(), |x| format!("{x:.3}")),
-            m.holds
-                .map_or("-".into(), |h| if h { "yes" } else { "NO" }.to_string()),
-        ]);
-    }
-    print!("{}", t.render());
+    print!("{}", table(r, &models, a.confidence).render());
     if let Some(r) = &fn_cmp.report.renewal {
         println!("{}", super::model::fneg::renewal_mode_line(r));
     }
@@ -308,4 +259,84 @@ pub fn run(a: CompareArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Observed rates with their intervals, then every model with its claim, whether the
+/// claim is proven, its ratio to the observed rate and its verdict; notes once below.
+fn table(r: &rbf::replay::ReplayReport, models: &[ModelRow], confidence: f64) -> Table {
+    let regime = Regime::of(r.cycles as f64);
+    let verdict_header = match regime {
+        Regime::Steady => "verdict (steady)",
+        Regime::Transient => "verdict (transient)",
+    };
+    let level = format!("{:.0}% interval / claim", 100.0 * confidence);
+    let mut t = Table::new([
+        "measure",
+        "value",
+        level.as_str(),
+        "proven",
+        "ratio",
+        verdict_header,
+    ])
+    .left_aligned(&[3, 5]);
+    let ci = r.confidence.as_ref();
+    let observed: [(&str, f64, Option<&Interval>); 3] = [
+        (
+            "observed FP (per arrival)",
+            r.fp_rate,
+            ci.map(|c| &c.fp_rate),
+        ),
+        (
+            "observed FP (count-instance)",
+            r.fp_rate_count_instance,
+            ci.map(|c| &c.fp_rate_count_instance),
+        ),
+        (
+            "observed FN (per arrival)",
+            r.fn_rate,
+            ci.map(|c| &c.fn_rate),
+        ),
+    ];
+    for (name, value, i) in observed {
+        t.row([
+            name.to_string(),
+            sci(value),
+            i.map_or("no interval".into(), interval),
+        ]);
+    }
+    for m in models {
+        let n = t.note(format!("{}: {}", m.name, m.note));
+        let proven = match (m.claim.as_str(), m.guaranteed) {
+            ("upper-bound" | "lower-bound", true) => "yes",
+            ("upper-bound" | "lower-bound", false) => "NO",
+            _ => "-",
+        };
+        let mut verdict = m.verdict.map_or("-".into(), |v| v.to_string());
+        if let Some(e) = m.excess {
+            // Signed: + above an upper bound, - below a lower bound.
+            let sign = if m.claim == "lower-bound" { '-' } else { '+' };
+            verdict.push_str(&format!(" ({sign}{})", percent(e)));
+        }
+        let claim = match m.claim.as_str() {
+            "approximation" => "approx.".to_string(),
+            c => c.replace('-', " "),
+        };
+        t.row([
+            format!("{} [{n}]", m.name),
+            sci(m.value),
+            claim,
+            proven.to_string(),
+            m.ratio_to_observed
+                .map_or("-".into(), |x| format!("{x:.3}")),
+            verdict,
+        ]);
+    }
+    t.note(
+        "ratio: model / observed rate of the same measure. verdict: holds = the whole observed \
+         interval is on the bound's side, VIOLATED = the whole interval is on the other side, \
+         undecided = it straddles the bound (in parentheses: how far the observed point lies \
+         beyond the bound, relative to it, + above an upper bound, - below a lower one); bounds describe the steady state, so a replay with fewer than 10 \
+         recycles is judged in a transient column",
+    );
+    t
 }

@@ -18,6 +18,10 @@ pub struct MergeArgs {
     /// whole; it may not be one of the shards').
     #[arg(long, short, required = true)]
     pub output: PathBuf,
+    /// Print every column (intervals, Markov lower bound, drop-pins) in one wide table
+    /// instead of the 100-column summary; results.csv always has them all.
+    #[arg(long)]
+    pub wide: bool,
 }
 
 pub fn run(a: MergeArgs) -> Result<()> {
@@ -40,7 +44,7 @@ pub fn run(a: MergeArgs) -> Result<()> {
     let merged = experiment::merge(parts)?;
     let written = output::write(&merged, &a.output)?;
     if !is_quiet() {
-        print!("{}", output::terminal(&merged));
+        print!("{}", output::terminal(&merged, a.wide));
     }
     super::print_written(&written, start.elapsed().as_secs_f64());
     Ok(())

@@ -26,6 +26,10 @@ pub struct RunArgs {
     /// not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Print every column (intervals, Markov lower bound, drop-pins) in one wide table
+    /// instead of the 100-column summary; results.csv always has them all.
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// The directory outputs go to: `-` (stdout) cannot hold tables and plots.
@@ -80,7 +84,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         let written = output::write(&results, &dir)?;
         journal.finish()?;
         if !is_quiet() {
-            print!("{}", output::terminal(&results));
+            print!("{}", output::terminal(&results, a.wide));
         }
         super::print_written(&written, start.elapsed().as_secs_f64());
         Ok(())

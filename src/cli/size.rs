@@ -7,6 +7,7 @@ use clap::{ArgGroup, Args};
 
 use rbf::filter::Hashing;
 use rbf::model::fneg::RenewalMode;
+use rbf::report::verdict::Regime;
 use rbf::report::Table;
 use rbf::size::confirm::{confirm, Confirmation, LEVEL};
 use rbf::size::{best_fn, smallest_memory, SizeOptions, Sizing, RELATIVE_PRECISION};
@@ -206,12 +207,11 @@ pub fn run(a: SizeArgs) -> Result<()> {
         });
     }
     print_human(&a, &sizing, &filter, confirmation.as_ref());
-    println!("{:.1} s", start.elapsed().as_secs_f64());
+    println!(
+        "time: {:.1} s (search and replay)",
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
-}
-
-fn yes_no(b: bool) -> String {
-    if b { "yes" } else { "NO" }.to_string()
 }
 
 fn print_human(
@@ -221,8 +221,8 @@ fn print_human(
     c: Option<&Confirmation>,
 ) {
     let b = &s.best;
-    match s.question {
-        "smallest-memory" => println!(
+    let headline = match s.question {
+        "smallest-memory" => format!(
             "smallest memory for FP <= {} and FN <= {} (renewal bound), to {}%: {} bits{}",
             a.target_fp,
             a.target_fn.unwrap_or(f64::NAN),
@@ -231,76 +231,119 @@ fn print_human(
             s.memory_fails
                 .map_or(String::new(), |m| format!(" ({m} bits fail)"))
         ),
-        _ => println!(
+        _ => format!(
             "best FN bound at {} bits with FP <= {}",
             b.memory, a.target_fp
         ),
-    }
-    println!(
-        "filter: {} ({} candidates evaluated)",
-        filter.describe(),
-        s.candidates_evaluated
+    };
+    print!(
+        "{}",
+        rbf::report::wrap(&headline, rbf::report::WIDTH, "    ")
     );
-    let mut t = Table::new(["measure", "value", "target", "note"]);
-    t.row([
-        "FP model (count-instance f_sigma)".to_string(),
-        format!("{:.3e}", b.fp_model),
-        format!("{}", a.target_fp),
-        String::new(),
-    ]);
-    t.row([
-        "FN renewal upper bound".to_string(),
-        format!("{:.3e}", b.fn_renewal_upper),
-        a.target_fn.map_or("-".into(), |g| g.to_string()),
-        match (b.fn_bound_guaranteed, b.fn_renewal_mode) {
-            (true, RenewalMode::Exact) => "proven (exact engine)".to_string(),
-            (true, RenewalMode::Certified) => format!(
-                "proven (certified mode, at most {:.1e} above the exact engine's value)",
-                b.fn_renewal_tolerance
+    print!(
+        "{}",
+        rbf::report::wrap(
+            &format!(
+                "filter: {} ({} candidates evaluated)",
+                filter.describe(),
+                s.candidates_evaluated
             ),
-            (false, _) => format!("NOT proven: {}", b.fn_bound_note),
-        },
-    ]);
-    if let Some(c) = c {
-        let iv = |i: Option<rbf::stats::Interval>| {
-            i.map_or("no interval".into(), |i| {
-                format!("{:.0}% [{:.3e}, {:.3e}]", 100.0 * i.level, i.low, i.high)
-            })
-        };
-        let i = c.intervals;
-        t.row([
-            "observed FP (count-instance)".to_string(),
-            format!("{:.3e}", c.observed_fp_count_instance),
-            format!("{}", a.target_fp),
-            format!(
-                "{}, meets: {}",
-                iv(i.map(|i| i.fp_count_instance)),
-                yes_no(c.meets_fp)
-            ),
-        ]);
-        t.row([
-            "observed FP (per arrival)".to_string(),
-            format!("{:.3e}", c.observed_fp),
-            String::new(),
-            iv(i.map(|i| i.fp)),
-        ]);
-        t.row([
-            "observed FN (per arrival)".to_string(),
-            format!("{:.3e}", c.observed_fn),
-            a.target_fn.map_or("-".into(), |g| g.to_string()),
-            format!(
-                "{}{}",
-                iv(i.map(|i| i.fn_)),
-                c.meets_fn
-                    .map_or(String::new(), |m| format!(", meets: {}", yes_no(m)))
-            ),
-        ]);
-    }
-    print!("{}", t.render());
+            rbf::report::WIDTH,
+            "    "
+        )
+    );
+    print!("{}", table(a, b, c).render());
     if let Some(c) = c {
         println!(
-            "replay: {} synthetic arrivals, first {} (prologue + 10%) not counted, {} cycles",
-            c.arrivals, c.warmup, c.cycles
+            "replay: {} synthetic arrivals, first {} (prologue + 10%) not counted, {} cycles{}",
+            c.arrivals,
+            c.warmup,
+            c.cycles,
+            if c.regime == Regime::Transient {
+                " (transient: too few recycles for a steady-state estimate)"
+            } else {
+                ""
+            }
         );
     }
+}
+
+/// Models and observations against the targets. A model's number is exact for its
+/// model, so its verdict is a comparison; an observation's is three-way on its interval.
+fn table(a: &SizeArgs, b: &rbf::size::Candidate, c: Option<&Confirmation>) -> Table {
+    let level = format!("{:.0}% interval", 100.0 * LEVEL);
+    let mut t =
+        Table::new(["measure", "value", "target", level.as_str(), "verdict"]).left_aligned(&[4]);
+    let model_verdict =
+        |value: f64, target: f64| if value <= target { "meets" } else { "MISSES" }.to_string();
+    let fp_target = rbf::report::sci(a.target_fp);
+    let fn_target = a.target_fn.map_or("-".into(), rbf::report::sci);
+    t.row([
+        "FP model (count-instance f_sigma)".to_string(),
+        rbf::report::sci(b.fp_model),
+        fp_target.clone(),
+        String::new(),
+        model_verdict(b.fp_model, a.target_fp),
+    ]);
+    let proven = match (b.fn_bound_guaranteed, b.fn_renewal_mode) {
+        (true, RenewalMode::Exact) => "proven for this filter and workload (exact engine)".to_string(),
+        (true, RenewalMode::Certified) => format!(
+            "proven for this filter and workload (certified mode, at most {:.1e} above the exact engine's value)",
+            b.fn_renewal_tolerance
+        ),
+        (false, _) => format!("NOT proven: {}", b.fn_bound_note),
+    };
+    let n = t.note(proven);
+    t.row([
+        format!("FN renewal upper bound [{n}]"),
+        rbf::report::sci(b.fn_renewal_upper),
+        fn_target.clone(),
+        String::new(),
+        a.target_fn
+            .map_or("-".into(), |g| model_verdict(b.fn_renewal_upper, g)),
+    ]);
+    let Some(c) = c else {
+        return t;
+    };
+    let iv = |i: Option<&rbf::stats::Interval>| {
+        i.map_or("no interval".to_string(), rbf::report::interval)
+    };
+    let i = c.intervals.as_ref();
+    let verdict = |t: &mut Table, check: rbf::report::verdict::Check| {
+        let v = check.target().to_string();
+        match check.excess_text("the target") {
+            Some(e) => format!("{v} [{}]", t.note(e)),
+            None => v,
+        }
+    };
+    let fp_verdict = verdict(&mut t, c.fp_check(a.target_fp));
+    t.row([
+        "observed FP (count-instance)".to_string(),
+        rbf::report::sci(c.observed_fp_count_instance),
+        fp_target,
+        iv(i.map(|i| &i.fp_count_instance)),
+        fp_verdict,
+    ]);
+    t.row([
+        "observed FP (per arrival)".to_string(),
+        rbf::report::sci(c.observed_fp),
+        String::new(),
+        iv(i.map(|i| &i.fp)),
+        String::new(),
+    ]);
+    let fn_verdict = a
+        .target_fn
+        .map_or(String::new(), |g| verdict(&mut t, c.fn_check(g)));
+    t.row([
+        "observed FN (per arrival)".to_string(),
+        rbf::report::sci(c.observed_fn),
+        fn_target,
+        iv(i.map(|i| &i.fn_)),
+        fn_verdict,
+    ]);
+    t.note(
+        "verdicts on observations: meets = the whole interval is within the target, \
+         MISSES = the whole interval is beyond it, undecided = the interval straddles it",
+    );
+    t
 }

@@ -10,6 +10,7 @@ use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::Message;
 use crate::model::fneg::{Claim, FnModel, FnReport, Method, RenewalOptions};
 use crate::replay::{Replay, ReplayOptions, ReplayReport};
+use crate::report::verdict::{BoundVerdict, Check, Side};
 use crate::stats::Interval;
 use crate::workload::Workload;
 
@@ -58,9 +59,14 @@ pub struct ModelRow {
     pub guaranteed: bool,
     /// value / observed rate of the same measure (None when nothing was observed).
     pub ratio_to_observed: Option<f64>,
-    /// For bounds: whether the observed rate (its confidence interval) is on the right
-    /// side of the bound. None for approximations.
-    pub holds: Option<bool>,
+    /// For bounds: the observed rate's interval against the bound (holds: the whole
+    /// interval on the bound's side; violated: the whole interval on the other side;
+    /// undecided: it straddles the bound, or there is no interval). None for
+    /// approximations.
+    pub verdict: Option<BoundVerdict>,
+    /// For bounds: how far the observed point is on the wrong side, relative to the
+    /// bound (None when it is on the right side).
+    pub excess: Option<f64>,
     pub note: String,
 }
 
@@ -86,8 +92,8 @@ pub fn claim_name(c: Claim) -> &'static str {
 /// Runs the FN paper's models (`methods`, truncation `eps`) for `filter` and `workload`
 /// and puts each beside the observed FN per arrival (`observed_fn`, with its interval
 /// when there is one). The claim and whether it is proven come from
-/// [`FnModel::guarantee`]; `holds` says whether the observed interval (or, without one,
-/// the point) lies on the bound's side, whether or not the bound is proven.
+/// [`FnModel::guarantee`]; the verdict judges the observed interval against the bound
+/// ([`crate::report::verdict`]), whether or not the bound is proven.
 pub fn fn_rows(
     filter: &FilterConfig,
     workload: &Workload,
@@ -103,10 +109,10 @@ pub fn fn_rows(
         .iter()
         .map(|r| {
             let g = &r.guarantee;
-            let (low, high) = observed_ci.map_or((observed_fn, observed_fn), |i| (i.low, i.high));
-            let holds = match g.claim {
-                Claim::UpperBound => Some(r.fn_rate >= low),
-                Claim::LowerBound => Some(r.fn_rate <= high),
+            let check = |side| Check::new(r.fn_rate, side, observed_fn, observed_ci);
+            let check = match g.claim {
+                Claim::UpperBound => Some(check(Side::AtMost)),
+                Claim::LowerBound => Some(check(Side::AtLeast)),
                 Claim::Approximation => None,
             };
             ModelRow {
@@ -116,7 +122,8 @@ pub fn fn_rows(
                 claim: claim_name(g.claim).to_string(),
                 guaranteed: g.guaranteed,
                 ratio_to_observed: (observed_fn > 0.0).then(|| r.fn_rate / observed_fn),
-                holds,
+                verdict: check.map(|c| c.bound()),
+                excess: check.and_then(|c| c.excess()),
                 note: g.note.clone(),
             }
         })
@@ -181,15 +188,16 @@ pub fn conservative_row(
     observed_fn: f64,
     observed_ci: Option<&Interval>,
 ) -> ModelRow {
-    let low = observed_ci.map_or(observed_fn, |i| i.low);
+    let check = Check::new(c.fn_upper, Side::AtMost, observed_fn, observed_ci);
     ModelRow {
-        name: "fn renewal (conservative)".into(),
+        name: "fn renewal, conservative".into(),
         measure: "fn",
         value: c.fn_upper,
         claim: claim_name(Claim::UpperBound).to_string(),
         guaranteed,
         ratio_to_observed: (observed_fn > 0.0).then(|| c.fn_upper / observed_fn),
-        holds: Some(c.fn_upper >= low),
+        verdict: Some(check.bound()),
+        excess: check.excess(),
         note: format!(
             "renewal bound with the reuse profile at the upper end of its interval and p_r = {:.4} (the worst of its interval's ends and estimate); the fit's uncertainty, not the model's assumptions, is covered",
             c.p_repeat

@@ -189,8 +189,8 @@ impl TracePaths {
 
     fn resolve(&mut self, base: &Path) {
         match self {
-            TracePaths::One(p) => *p = base.join(&*p),
-            TracePaths::Many(v) => v.iter_mut().for_each(|p| *p = base.join(&*p)),
+            TracePaths::One(p) => *p = relative_to(base, p),
+            TracePaths::Many(v) => v.iter_mut().for_each(|p| *p = relative_to(base, p)),
         }
     }
 }
@@ -448,7 +448,7 @@ impl ExperimentConfig {
             Error::invalid(format!("{}: {}", path.display(), e.to_string().trim_end()))
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
-        c.output = base.join(&c.output);
+        c.output = relative_to(base, &c.output);
         for t in &mut c.traces {
             t.path.resolve(base);
         }
@@ -633,5 +633,63 @@ impl GridConfig {
             ));
         }
         Ok(())
+    }
+}
+
+/// `path` as written in a config in directory `base`, resolved the way the user reads
+/// it: `configs/../out` is `out`. The base is canonicalised first, so removing `..`
+/// lexically is exact even when `base` is a symlink, and the result is shown relative
+/// to the working directory when it lies inside it.
+fn relative_to(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return clean(path);
+    }
+    let dir = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    let Ok(dir) = std::fs::canonicalize(dir) else {
+        return clean(&base.join(path));
+    };
+    let full = clean(&dir.join(path));
+    let cwd = std::env::current_dir().and_then(std::fs::canonicalize);
+    match cwd.as_deref().map(|c| full.strip_prefix(c)) {
+        Ok(Ok(rel)) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
+        _ => full,
+    }
+}
+
+/// Lexical clean-up: `.` dropped, `a/..` removed (a leading `..` is kept).
+fn clean(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+
+    #[test]
+    fn clean_paths() {
+        assert_eq!(clean(Path::new("configs/../out/./q")), Path::new("out/q"));
+        assert_eq!(clean(Path::new("../x/../y")), Path::new("../y"));
+        assert_eq!(clean(Path::new("/a/b/../../c")), Path::new("/c"));
+        let cwd = std::env::current_dir().unwrap();
+        let here = cwd.file_name().unwrap();
+        let up = Path::new("..").join(here).join("out");
+        assert_eq!(relative_to(Path::new(""), &up), Path::new("out"));
     }
 }

@@ -1,12 +1,16 @@
 //! Which charts a results table gets: the grid axis with the most values becomes the
 //! x axis; every other setting (source, k, sigma rule, variant) splits the rows into
 //! groups, one chart per group and quantity; one- and two-phase filters share a chart
-//! so they can be compared. Observations are solid lines, models dashed.
+//! so they can be compared (same colour per measure, a marker per phase count).
+//!
+//! Every measure has one style in every chart ([`measures`]): observations are points
+//! with error bars, proven bounds solid lines, and approximations, estimates or bounds
+//! not proven for the row's filter and workload dashed and labelled "(approx.)".
 
 use std::collections::BTreeMap;
 
 use super::row::Row;
-use super::svg::{Chart, Series};
+use super::svg::{AxisSpec, Chart, Marker, Point, Scale, Series, Style};
 
 /// Charts per run are capped; the table has everything.
 pub const MAX_CHARTS: usize = 36;
@@ -56,6 +60,14 @@ impl Axis {
             Axis::Hashes => "k (hashes)",
             Axis::MaxInserts => "N (bit-setting insertions per cycle)",
         }
+    }
+
+    /// Integer-valued axes get integer ticks.
+    fn integer(self) -> bool {
+        matches!(
+            self,
+            Axis::Memory | Axis::Sigma | Axis::Hashes | Axis::MaxInserts
+        )
     }
 
     fn name(self) -> &'static str {
@@ -119,56 +131,217 @@ fn pick_axis(rows: &[Row]) -> Axis {
     best
 }
 
-fn log_scale(xs: impl Iterator<Item = f64>) -> bool {
-    let (lo, hi) = xs
-        .filter(|x| *x > 0.0)
-        .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(x), h.max(x)));
-    lo.is_finite() && hi / lo >= 20.0
+/// Log-2 for sizes that double (all powers of two, spanning at least 4x), log-10 for
+/// other geometric or wide ranges, linear otherwise.
+fn x_scale(xs: impl Iterator<Item = f64>) -> Scale {
+    let mut v: Vec<f64> = xs.filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    let (Some(&lo), Some(&hi)) = (v.first(), v.last()) else {
+        return Scale::Linear;
+    };
+    if lo <= 0.0 || v.len() < 2 {
+        return Scale::Linear;
+    }
+    let ratios: Vec<f64> = v.windows(2).map(|w| w[1] / w[0]).collect();
+    let geometric = v.len() >= 3
+        && hi / lo >= 4.0
+        && ratios
+            .iter()
+            .all(|r| *r >= 1.5 && (r / ratios[0] - 1.0).abs() <= 0.5);
+    let powers_of_two = v
+        .iter()
+        .all(|x| x.fract() == 0.0 && (*x as u64).is_power_of_two());
+    if powers_of_two && hi / lo >= 4.0 {
+        Scale::Log2
+    } else if geometric || hi / lo >= 20.0 {
+        Scale::Log10
+    } else {
+        Scale::Linear
+    }
 }
 
-type Column = fn(&Row) -> Option<f64>;
+type Value = fn(&Row) -> Option<f64>;
+type Range = fn(&Row) -> Option<(f64, f64)>;
+type Proven = fn(&Row) -> bool;
 
-/// The quantities plotted, each with its series: label, column, dashed.
-/// A plotted quantity: file stem, y label, and its series (label, column, dashed).
-type Quantity = (
-    &'static str,
-    &'static str,
-    Vec<(&'static str, Column, bool)>,
-);
+/// How a measure is drawn, the same in every chart.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Exact replay: points with error bars.
+    Observed(Range),
+    /// A bound: solid where proven for every point of the series, else "(approx.)".
+    Bound(Proven),
+    /// An approximation or estimate: always dashed, "(approx.)".
+    Approx,
+}
+
+/// One plotted measure: legend label, colour (fixed across charts), value and kind.
+struct Measure {
+    label: &'static str,
+    color: &'static str,
+    value: Value,
+    kind: Kind,
+    /// An FN model run on the source's workload (fitted, for a trace).
+    workload: bool,
+}
+
+/// A bound computed on a fitted workload is an estimate of the bound for the trace,
+/// not a proven bound on it.
+fn renewal_proven(r: &Row) -> bool {
+    r.renewal_guaranteed == Some(true) && !r.fitted_workload
+}
+
+fn markov_proven(r: &Row) -> bool {
+    r.markov_guaranteed == Some(true) && !r.fitted_workload
+}
+
+fn fn_interval(r: &Row) -> Option<(f64, f64)> {
+    Some((r.observed_fn_low?, r.observed_fn_high?))
+}
+
+fn fp_interval(r: &Row) -> Option<(f64, f64)> {
+    Some((
+        r.observed_fp_count_instance_low?,
+        r.observed_fp_count_instance_high?,
+    ))
+}
+
+/// A plotted quantity: file stem, y label, y scale and its measures.
+struct Quantity {
+    stem: &'static str,
+    y_label: &'static str,
+    scale: Scale,
+    measures: Vec<Measure>,
+}
+
+const OBSERVED: &str = "#000000";
 
 fn quantities() -> [Quantity; 3] {
+    let m = |label, color, value, kind: Kind| Measure {
+        label,
+        color,
+        value,
+        kind,
+        workload: !matches!(kind, Kind::Observed(_)),
+    };
+    let markov = |label, color, value| m(label, color, value, Kind::Bound(markov_proven));
+    let fp = |label, color, value| Measure {
+        workload: false,
+        ..m(label, color, value, Kind::Approx)
+    };
     [
-        (
-            "fn",
-            "FN per arrival",
-            vec![
-                ("observed", |r| r.observed_fn, false),
-                ("renewal upper bound", |r| r.fn_renewal_upper, true),
-                ("markov lower", |r| r.fn_markov_lower, true),
-                ("markov swr", |r| r.fn_markov_swr, true),
-                ("markov uniform", |r| r.fn_markov_uniform, true),
-                ("markov bi-uniform", |r| r.fn_markov_biuniform, true),
-                ("drop-pins", |r| r.fn_drop_pins, true),
-                ("markov disabling", |r| r.fn_markov_disabling, true),
+        Quantity {
+            stem: "fn",
+            y_label: "FN per arrival",
+            scale: Scale::Log10,
+            measures: vec![
+                m(
+                    "observed",
+                    OBSERVED,
+                    |r| r.observed_fn,
+                    Kind::Observed(fn_interval),
+                ),
+                m(
+                    "renewal upper bound",
+                    "#d62728",
+                    |r| r.fn_renewal_upper,
+                    Kind::Bound(renewal_proven),
+                ),
+                markov("markov lower bound", "#1f77b4", |r| r.fn_markov_lower),
+                markov("markov swr", "#17becf", |r| r.fn_markov_swr),
+                markov("markov uniform", "#9467bd", |r| r.fn_markov_uniform),
+                markov("markov bi-uniform", "#8c564b", |r| r.fn_markov_biuniform),
+                m("drop-pins", "#ff7f0e", |r| r.fn_drop_pins, Kind::Approx),
+                m(
+                    "markov disabling",
+                    "#e377c2",
+                    |r| r.fn_markov_disabling,
+                    Kind::Approx,
+                ),
             ],
-        ),
-        (
-            "fp",
-            "FP rate (count-instance)",
-            vec![
-                ("observed", |r| r.observed_fp_count_instance, false),
-                ("FP model", |r| r.fp_model, true),
+        },
+        Quantity {
+            stem: "fp",
+            y_label: "FP rate (count-instance)",
+            scale: Scale::Log10,
+            measures: vec![
+                m(
+                    "observed",
+                    OBSERVED,
+                    |r| r.observed_fp_count_instance,
+                    Kind::Observed(fp_interval),
+                ),
+                fp("FP model f_sigma", "#2ca02c", |r| r.fp_model),
             ],
-        ),
-        (
-            "capacity",
-            "messages per cycle",
-            vec![
-                ("sigma-bounded model", |r| r.capacity_sigma, false),
-                ("worst-case sizing (eq. 1)", |r| r.capacity_worst_case, true),
+        },
+        Quantity {
+            stem: "capacity",
+            y_label: "messages per cycle",
+            scale: Scale::Linear,
+            measures: vec![
+                fp("sigma-bounded model", "#2ca02c", |r| r.capacity_sigma),
+                fp("worst-case sizing, eq. 1", "#7f7f7f", |r| {
+                    r.capacity_worst_case
+                }),
             ],
-        ),
+        },
     ]
+}
+
+/// The series of one measure over `rows` (one filter variant), or None when no row has it.
+fn series(
+    measure: &Measure,
+    axis: Axis,
+    rows: &[&Row],
+    variant: Option<String>,
+    marker: Marker,
+) -> Option<Series> {
+    let mut points: Vec<Point> = rows
+        .iter()
+        .filter_map(|r| {
+            let interval = match measure.kind {
+                Kind::Observed(range) => range(r),
+                _ => None,
+            };
+            Some(Point {
+                x: axis.value(r)?,
+                y: (measure.value)(r)?,
+                interval,
+            })
+        })
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let having: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| (measure.value)(r).is_some())
+        .collect();
+    let style = match measure.kind {
+        Kind::Observed(_) => Style::Observed,
+        Kind::Bound(proven) if having.iter().all(|r| proven(r)) => Style::Proven,
+        Kind::Bound(_) | Kind::Approx => Style::Approx,
+    };
+    let mut label = measure.label.to_string();
+    if measure.workload && having.iter().any(|r| r.fitted_workload) {
+        label.push_str(", fitted");
+    }
+    if style == Style::Approx {
+        label.push_str(" (approx.)");
+    }
+    if let Some(v) = variant {
+        label.push_str(&format!(", {v}"));
+    }
+    Some(Series {
+        label,
+        style,
+        color: measure.color,
+        marker,
+        points,
+    })
 }
 
 /// The charts for `rows`, as (file stem, chart), at most [`MAX_CHARTS`].
@@ -183,51 +356,42 @@ pub fn charts(rows: &[Row]) -> Vec<(String, Chart)> {
         }
         groups.entry(key).or_default().push(r);
     }
-    let log_x = log_scale(rows.iter().filter_map(|r| axis.value(r)));
+    let x_scale = x_scale(rows.iter().filter_map(|r| axis.value(r)));
     let mut out = Vec::new();
     for (g, key) in order.iter().enumerate() {
         let members = &groups[key];
         let mut phases: Vec<u8> = members.iter().map(|r| r.phases).collect();
         phases.sort_unstable();
         phases.dedup();
-        for (stem, y_label, columns) in quantities() {
-            let mut series = Vec::new();
-            for &(label, column, dashed) in &columns {
-                for &ph in &phases {
-                    let mut points: Vec<(f64, f64)> = members
-                        .iter()
-                        .filter(|r| r.phases == ph)
-                        .filter_map(|r| Some((axis.value(r)?, column(r)?)))
-                        .collect();
-                    if points.is_empty() {
-                        continue;
-                    }
-                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let label = if phases.len() > 1 {
-                        format!("{label} ({ph}-phase)")
-                    } else {
-                        label.to_string()
-                    };
-                    series.push(Series {
-                        label,
-                        points,
-                        dashed,
-                    });
+        for q in quantities() {
+            let mut all = Vec::new();
+            for measure in &q.measures {
+                for (i, &ph) in phases.iter().enumerate() {
+                    let of_phase: Vec<&Row> =
+                        members.iter().copied().filter(|r| r.phases == ph).collect();
+                    let variant = (phases.len() > 1).then(|| format!("{ph}-phase"));
+                    let marker = Marker::ALL[i % Marker::ALL.len()];
+                    all.extend(series(measure, axis, &of_phase, variant, marker));
                 }
             }
-            if series.is_empty() {
+            if all.is_empty() {
                 continue;
             }
-            let log_y = stem != "capacity";
             out.push((
-                format!("{:02}-{stem}-vs-{}", g + 1, axis.name()),
+                format!("{:02}-{}-vs-{}", g + 1, q.stem, axis.name()),
                 Chart {
                     title: key.clone(),
-                    x_label: axis.label().to_string(),
-                    y_label: y_label.to_string(),
-                    log_x,
-                    log_y,
-                    series,
+                    x: AxisSpec {
+                        label: axis.label().to_string(),
+                        scale: x_scale,
+                        integer: axis.integer(),
+                    },
+                    y: AxisSpec {
+                        label: q.y_label.to_string(),
+                        scale: q.scale,
+                        integer: false,
+                    },
+                    series: all,
                 },
             ));
         }

@@ -5,8 +5,85 @@
 use serde::{Deserialize, Serialize};
 
 use super::grid::{Point, SigmaRule};
+use crate::report::verdict::{BoundVerdict, Check, Regime, Side};
+
+/// A bound judged against the observed FN interval (see [`crate::report::verdict`]):
+/// the verdict lands in the column of the replay's regime, so a transient replay never
+/// passes for evidence about the steady state the bound describes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BoundColumns {
+    /// Verdict when the replay reached the steady state.
+    pub steady: Option<BoundVerdict>,
+    /// Verdict when the replay saw fewer than `MIN_STEADY_CYCLES` recycles per replay.
+    pub transient: Option<BoundVerdict>,
+    /// How far the observed point estimate is on the wrong side of the bound, relative
+    /// to the bound (0.1 = 10 %); None when it is on the right side.
+    pub excess: Option<f64>,
+}
+
+impl BoundColumns {
+    pub fn judge(check: &Check, regime: Regime) -> BoundColumns {
+        let v = Some(check.bound());
+        BoundColumns {
+            steady: v.filter(|_| regime == Regime::Steady),
+            transient: v.filter(|_| regime == Regime::Transient),
+            excess: check.excess(),
+        }
+    }
+
+    /// The verdict, whichever regime it is in.
+    pub fn verdict(&self) -> Option<BoundVerdict> {
+        self.steady.or(self.transient)
+    }
+}
+
+/// A bound judged against the observed FN at every point: the one list the runner,
+/// the tables, the CSV and the summaries read (a new bound is one more entry).
+pub struct JudgedBound {
+    /// For people: "renewal upper bound".
+    pub name: &'static str,
+    /// CSV column prefix: `{column}_verdict_steady`, ...
+    pub column: &'static str,
+    /// Which side of the bound the observed FN must lie on.
+    pub side: Side,
+    pub value: fn(&Row) -> Option<f64>,
+    pub proven: fn(&Row) -> Option<bool>,
+    pub verdict: fn(&Row) -> &BoundColumns,
+    pub verdict_mut: fn(&mut Row) -> &mut BoundColumns,
+}
+
+pub const JUDGED_BOUNDS: [JudgedBound; 3] = [
+    JudgedBound {
+        name: "renewal upper bound",
+        column: "renewal",
+        side: Side::AtMost,
+        value: |r| r.fn_renewal_upper,
+        proven: |r| r.renewal_guaranteed,
+        verdict: |r| &r.renewal_verdict,
+        verdict_mut: |r| &mut r.renewal_verdict,
+    },
+    JudgedBound {
+        name: "renewal upper bound, conservative end of the fit",
+        column: "renewal_conservative",
+        side: Side::AtMost,
+        value: |r| r.fn_renewal_conservative,
+        proven: |r| r.renewal_guaranteed,
+        verdict: |r| &r.renewal_conservative_verdict,
+        verdict_mut: |r| &mut r.renewal_conservative_verdict,
+    },
+    JudgedBound {
+        name: "markov lower bound",
+        column: "markov_lower",
+        side: Side::AtLeast,
+        value: |r| r.fn_markov_lower,
+        proven: |r| r.markov_guaranteed,
+        verdict: |r| &r.markov_lower_verdict,
+        verdict_mut: |r| &mut r.markov_lower_verdict,
+    },
+];
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Row {
     pub point: usize,
     pub source: String,
@@ -32,6 +109,9 @@ pub struct Row {
     pub observed_fp: Option<f64>,
     /// FP paper's count-instance FP rate (what `fp_model` predicts).
     pub observed_fp_count_instance: Option<f64>,
+    /// Its interval, built like the FN interval, clamped to [0, 1].
+    pub observed_fp_count_instance_low: Option<f64>,
+    pub observed_fp_count_instance_high: Option<f64>,
     /// False negatives / arrivals.
     pub observed_fn: Option<f64>,
     /// Interval of observed FN: t-interval over seeds, or batch means over cycles
@@ -59,16 +139,22 @@ pub struct Row {
     pub fn_markov_biuniform: Option<f64>,
     pub fn_drop_pins: Option<f64>,
     pub fn_markov_disabling: Option<f64>,
+    /// The FN models ran on a workload fitted from a trace (a bound then holds for the
+    /// fitted model, not for the trace).
+    pub fitted_workload: bool,
     /// The renewal bound is proven for this filter and workload (FN paper §5).
     pub renewal_guaranteed: Option<bool>,
-    /// The renewal bound is at or above the observed FN interval's low end.
-    pub renewal_holds: Option<bool>,
-    /// The conservative renewal bound is at or above the observed FN interval's low end.
-    pub conservative_holds: Option<bool>,
-    /// The Markov lower bound is at or below the observed FN interval's high end.
-    pub lower_holds: Option<bool>,
-    /// Caveats and errors for this point, `; `-separated.
-    pub notes: String,
+    /// The Markov bounds (lower, swr, uniform, bi-uniform) are proven here (one phase
+    /// and p_r = 1 only).
+    pub markov_guaranteed: Option<bool>,
+    /// The renewal upper bound against the observed FN interval.
+    pub renewal_verdict: BoundColumns,
+    /// The renewal bound at the conservative end of the fit against the observed FN.
+    pub renewal_conservative_verdict: BoundColumns,
+    /// The Markov lower bound against the observed FN interval.
+    pub markov_lower_verdict: BoundColumns,
+    /// Caveats and errors for this point.
+    pub notes: Vec<String>,
 }
 
 impl Row {
@@ -98,11 +184,18 @@ impl Row {
         }
     }
 
-    pub fn note(&mut self, s: impl AsRef<str>) {
-        if !self.notes.is_empty() {
-            self.notes.push_str("; ");
-        }
-        self.notes.push_str(s.as_ref());
+    pub fn note(&mut self, s: impl Into<String>) {
+        self.notes.push(s.into());
+    }
+
+    /// The notes as one `; `-separated string (the CSV's `notes` column).
+    pub fn notes_text(&self) -> String {
+        self.notes.join("; ")
+    }
+
+    /// The replay's regime, when something was replayed.
+    pub fn regime(&self) -> Option<Regime> {
+        self.cycles.map(Regime::of)
     }
 
     /// The FN columns by measure name, in table order.

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::config::{ExperimentConfig, Measure};
 use super::grid::{Point, SigmaRule};
 use super::resume::Journal;
-use super::row::Row;
+use super::row::{BoundColumns, Row, JUDGED_BOUNDS};
 use super::source::{Fitted, Prepared, Source};
 use crate::compare::{conservative_renewal, sigma_for_target};
 use crate::error::Result;
@@ -15,8 +15,9 @@ use crate::filter::FilterConfig;
 use crate::model::fneg::{Claim, FnModel, Method, RenewalMode, RenewalOptions};
 use crate::model::fp::{capacity, predict, CapacityQuery};
 use crate::progress::{check_interrupt, interrupted, Progress};
-use crate::replay::{Replay, ReplayOptions, ReplayReport};
-use crate::stats::student_t_quantile;
+use crate::replay::{Confidence, Replay, ReplayOptions, ReplayReport};
+use crate::report::verdict::{Check, Regime, MIN_STEADY_CYCLES};
+use crate::stats::{student_t_quantile, Interval};
 
 /// Runs `points` (already sharded) and returns one row per point, in point order.
 /// Points in `journal` (from an interrupted earlier run) are taken from it, and every
@@ -89,10 +90,12 @@ pub fn evaluate(config: &ExperimentConfig, source: &Prepared, point: &Point) -> 
     }
     let methods = config.fn_methods();
     if !methods.is_empty() {
+        row.fitted_workload = matches!(source.source, Source::Trace(_));
         if let Err(e) = fn_models(config, source, &filter, &methods, &mut row) {
             row.note(format!("FN models: {e}"));
         }
     }
+    judge(&mut row);
     row
 }
 
@@ -166,8 +169,38 @@ fn replay_once(
     Ok(r.report())
 }
 
-/// Replays once per seed; rates are means over seeds, the FN interval a Student t
-/// interval over seeds (batch means over cycles when there is only one seed).
+/// A rate's mean over seeds and its interval at `level`, clamped to [0, 1]: a Student t
+/// interval over seeds, or with one seed the replay's batch means over cycles.
+fn rate_over_seeds(
+    reports: &[ReplayReport],
+    level: f64,
+    value: impl Fn(&ReplayReport) -> f64,
+    batch: impl Fn(&Confidence) -> Interval,
+) -> (f64, Option<(f64, f64)>) {
+    let n = reports.len() as f64;
+    let mean = reports.iter().map(&value).sum::<f64>() / n;
+    let interval = if reports.len() >= 2 {
+        let var = reports
+            .iter()
+            .map(|r| (value(r) - mean).powi(2))
+            .sum::<f64>()
+            / (n - 1.0);
+        let h = student_t_quantile(0.5 + level / 2.0, n - 1.0) * (var / n).sqrt();
+        Some(((mean - h).clamp(0.0, 1.0), (mean + h).clamp(0.0, 1.0)))
+    } else {
+        reports
+            .first()
+            .and_then(|r| r.confidence.as_ref())
+            .map(|c| {
+                let i = batch(c).rate();
+                (i.low, i.high)
+            })
+    };
+    (mean, interval)
+}
+
+/// Replays once per seed; rates are means over seeds with intervals from
+/// [`rate_over_seeds`].
 fn observe(
     config: &ExperimentConfig,
     source: &Prepared,
@@ -182,35 +215,29 @@ fn observe(
         reports.push(replay_once(config, source, &f, seed)?);
     }
     let n = reports.len() as f64;
-    let mean = |g: &dyn Fn(&ReplayReport) -> f64| reports.iter().map(g).sum::<f64>() / n;
-    let fn_rate = mean(&|r| r.fn_rate);
+    let level = config.confidence;
     row.arrivals = reports.first().map(|r| r.counts.arrivals);
-    row.cycles = Some(mean(&|r| r.cycles as f64));
-    row.observed_fp = Some(mean(&|r| r.fp_rate));
-    row.observed_fp_count_instance = Some(mean(&|r| r.fp_rate_count_instance));
+    row.cycles = Some(reports.iter().map(|r| r.cycles as f64).sum::<f64>() / n);
+    row.observed_fp = Some(reports.iter().map(|r| r.fp_rate).sum::<f64>() / n);
+    let (fp, fp_interval) = rate_over_seeds(
+        &reports,
+        level,
+        |r| r.fp_rate_count_instance,
+        |c| c.fp_rate_count_instance,
+    );
+    row.observed_fp_count_instance = Some(fp);
+    row.observed_fp_count_instance_low = fp_interval.map(|i| i.0);
+    row.observed_fp_count_instance_high = fp_interval.map(|i| i.1);
+    let (fn_rate, fn_interval) = rate_over_seeds(&reports, level, |r| r.fn_rate, |c| c.fn_rate);
     row.observed_fn = Some(fn_rate);
-    let (low, high) = if reports.len() >= 2 {
-        let var = reports
-            .iter()
-            .map(|r| (r.fn_rate - fn_rate).powi(2))
-            .sum::<f64>()
-            / (n - 1.0);
-        let t = student_t_quantile(0.5 + config.confidence / 2.0, n - 1.0);
-        let h = t * (var / n).sqrt();
-        ((fn_rate - h).max(0.0), fn_rate + h)
-    } else {
-        match reports.first().and_then(|r| r.confidence.as_ref()) {
-            Some(c) => (c.fn_rate.low.max(0.0), c.fn_rate.high),
-            None => {
-                row.note("one seed and too few cycles for an FN interval");
-                (fn_rate, fn_rate)
-            }
-        }
-    };
-    if row.cycles.is_some_and(|c| c < 10.0) {
-        row.note(
-            "fewer than 10 recycles per replay: observed rates describe the transient after the warm-up, not the steady state the models describe",
-        );
+    let (low, high) = fn_interval.unwrap_or_else(|| {
+        row.note("one seed and too few cycles for an FN interval");
+        (fn_rate, fn_rate)
+    });
+    if row.regime() == Some(Regime::Transient) {
+        row.note(format!(
+            "fewer than {MIN_STEADY_CYCLES} recycles per replay: observed rates describe the transient after the warm-up, not the steady state the models describe (verdicts in the transient column)"
+        ));
     }
     row.observed_fn_low = Some(low);
     row.observed_fn_high = Some(high);
@@ -218,6 +245,40 @@ fn observe(
         row.note("observed without copy-over");
     }
     Ok(())
+}
+
+/// Sets the bound verdicts from the observed FN interval and the models' numbers, in
+/// the column of the replay's regime; a point estimate beyond a bound gets a note that
+/// says by how much.
+fn judge(row: &mut Row) {
+    let (Some(observed), Some(low), Some(high), Some(regime)) = (
+        row.observed_fn,
+        row.observed_fn_low,
+        row.observed_fn_high,
+        row.regime(),
+    ) else {
+        return;
+    };
+    let interval = Some((low, high));
+    for b in &JUDGED_BOUNDS {
+        let Some(limit) = (b.value)(row) else {
+            continue;
+        };
+        let check = Check {
+            limit,
+            side: b.side,
+            estimate: observed,
+            interval,
+        };
+        *(b.verdict_mut)(row) = BoundColumns::judge(&check, regime);
+        if let Some(text) = check.excess_text("the bound") {
+            let regime = match regime {
+                Regime::Steady => "steady state",
+                Regime::Transient => "transient",
+            };
+            row.note(format!("{} {} ({regime}): {text}", b.name, check.bound()));
+        }
+    }
 }
 
 /// The FN paper's models on the source's workload, next to the observed FN.
@@ -260,27 +321,15 @@ fn fn_models(
         *slot = Some(r.fn_rate);
         let g = &r.guarantee;
         if g.claim != Claim::Approximation && !g.guaranteed {
-            row.note(format!(
-                "{} is NOT a proven bound here: {}",
-                r.method.name(),
-                g.note
-            ));
+            row.note(format!("{}: {}", r.method.name(), g.note));
         }
-        let (low, high) = (row.observed_fn_low, row.observed_fn_high);
-        match (r.method, low, high) {
-            (Method::Renewal, Some(low), _) => {
-                row.renewal_guaranteed = Some(g.guaranteed);
-                row.renewal_holds = Some(r.fn_rate >= low);
-                if r.fn_rate < low {
-                    row.note(format!(
-                        "renewal bound {:.3e} is below the observed FN interval [{low:.3e}, ..]",
-                        r.fn_rate
-                    ));
-                }
-            }
-            (Method::Renewal, None, _) => row.renewal_guaranteed = Some(g.guaranteed),
-            (Method::MarkovLower, _, Some(high)) => row.lower_holds = Some(r.fn_rate <= high),
-            _ => {}
+        match r.method {
+            Method::Renewal => row.renewal_guaranteed = Some(g.guaranteed),
+            Method::MarkovLower
+            | Method::MarkovSwr
+            | Method::MarkovUniform
+            | Method::MarkovBiuniform => row.markov_guaranteed = Some(g.guaranteed),
+            Method::DropPins | Method::MarkovDisabling => {}
         }
     }
     if let (Some(r), Some(_)) = (&report.renewal, config.renewal_tolerance) {
@@ -318,17 +367,8 @@ fn fitted_renewal(
         })?;
         Some(r.fn_upper)
     };
-    if let Some(c) = conservative_renewal(filter, &fitted.conservative, config.eps)? {
-        row.fn_renewal_conservative = Some(c.fn_upper);
-        if let Some(low) = row.observed_fn_low {
-            row.conservative_holds = Some(c.fn_upper >= low);
-            if c.fn_upper < low {
-                row.note(format!(
-                    "conservative renewal bound {:.3e} is below the observed FN interval [{low:.3e}, ..]",
-                    c.fn_upper
-                ));
-            }
-        }
-    }
+    // Judged against the observed FN with the other bounds (`JUDGED_BOUNDS`).
+    row.fn_renewal_conservative =
+        conservative_renewal(filter, &fitted.conservative, config.eps)?.map(|c| c.fn_upper);
     Ok(())
 }

@@ -513,7 +513,8 @@ impl Fitter {
             p_repeat_interval: reuse
                 .as_ref()
                 .and_then(|r| r.p_repeat)
-                .or_else(|| ratio_interval(&batches, self.options.confidence)),
+                .or_else(|| ratio_interval(&batches, self.options.confidence))
+                .map(Interval::rate),
             distinct_keys: distinct,
             one_hit_wonders: one_hit,
             one_hit_share: one_hit as f64 / distinct.max(1) as f64,

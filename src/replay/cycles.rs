@@ -206,11 +206,12 @@ impl CycleStats {
             level,
             batches: b.len() as u64,
             cycles_per_batch: self.batches.size,
-            fp_rate: ci(&|s| (s.false_positives as f64, s.arrivals as f64))?,
-            fn_rate: ci(&|s| (s.false_negatives as f64, s.arrivals as f64))?,
+            fp_rate: ci(&|s| (s.false_positives as f64, s.arrivals as f64))?.rate(),
+            fn_rate: ci(&|s| (s.false_negatives as f64, s.arrivals as f64))?.rate(),
             fp_rate_count_instance: ci(&|s| {
                 ((s.false_positives + s.lucky) as f64, s.first as f64)
-            })?,
+            })?
+            .rate(),
             bit_setting_per_cycle: ci(&|s| (s.bit_setting as f64, s.cycles as f64))?,
             first_per_cycle: ci(&|s| (s.first as f64, s.cycles as f64))?,
             arrivals_per_cycle: ci(&|s| (s.arrivals as f64, s.cycles as f64))?,

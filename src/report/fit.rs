@@ -56,12 +56,16 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
         t.row([
             "reuse distance (arrivals)".to_string(),
             format!(
-                "median {}, longest {}; S(n) measured up to n = {} ({} repeats, {} batches)",
+                "median {}, longest {}",
                 r.median_distance.map_or("-".into(), |m| m.to_string()),
                 r.max_distance,
-                r.covered_up_to,
-                r.repeats,
-                r.batches
+            ),
+        ]);
+        t.row([
+            "reuse profile S(n): measured to n".to_string(),
+            format!(
+                "{} ({} repeats, {} batches)",
+                r.covered_up_to, r.repeats, r.batches
             ),
         ]);
     }
@@ -86,7 +90,7 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
         band(&u.q_tail_mass),
     ]);
     t.row([
-        "placement: share on top 10% of ranks".to_string(),
+        "placement: share on top 10% ranks".to_string(),
         band(&u.placement_top_share),
     ]);
     t.row([

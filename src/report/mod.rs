@@ -4,12 +4,63 @@
 pub mod fit;
 pub mod frame;
 pub mod replay;
+pub mod verdict;
 
-/// A two-or-more-column text table with right-aligned numbers.
+/// Terminal output fits this many columns (wider forms are behind a flag or in files).
+pub const WIDTH: usize = 100;
+
+/// Numbered notes, each kept once however often it is given: a caveat shared by many
+/// rows is printed once under the table, the rows refer to it by number.
+#[derive(Debug, Default)]
+pub struct Notes(Vec<String>);
+
+impl Notes {
+    /// Registers a note (once) and returns its number.
+    pub fn add(&mut self, text: impl AsRef<str>) -> usize {
+        let text = text.as_ref();
+        match self.0.iter().position(|n| n == text) {
+            Some(i) => i + 1,
+            None => {
+                self.0.push(text.to_string());
+                self.0.len()
+            }
+        }
+    }
+
+    /// Registers every note and returns their numbers as a cell ("1,3"; "" for none).
+    pub fn refs<S: AsRef<str>>(&mut self, notes: impl IntoIterator<Item = S>) -> String {
+        let mut refs: Vec<usize> = notes.into_iter().map(|n| self.add(n)).collect();
+        refs.sort_unstable();
+        refs.dedup();
+        refs.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// "[1] text" lines, wrapped to [`WIDTH`].
+    pub fn render(&self) -> String {
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(i, n)| wrap(&format!("[{}] {n}", i + 1), WIDTH, "    "))
+            .collect()
+    }
+}
+
+/// A two-or-more-column text table with right-aligned numbers, and [`Notes`] printed
+/// once under it.
 #[derive(Debug, Default)]
 pub struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
+    notes: Notes,
+    /// Columns aligned left (text); the rest are right-aligned (numbers).
+    left: Vec<usize>,
 }
 
 impl Table {
@@ -17,7 +68,25 @@ impl Table {
         Table {
             header: header.into_iter().map(Into::into).collect(),
             rows: Vec::new(),
+            notes: Notes::default(),
+            left: vec![0],
         }
+    }
+
+    /// Aligns these columns (0-based) left, like the first; for text columns.
+    pub fn left_aligned(mut self, columns: &[usize]) -> Self {
+        self.left.extend_from_slice(columns);
+        self
+    }
+
+    /// Registers a note printed once under the table and returns its number.
+    pub fn note(&mut self, text: impl AsRef<str>) -> usize {
+        self.notes.add(text)
+    }
+
+    /// Registers every note and returns their numbers as a cell ("1,3"; "" for none).
+    pub fn note_refs<S: AsRef<str>>(&mut self, notes: impl IntoIterator<Item = S>) -> String {
+        self.notes.refs(notes)
     }
 
     pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) -> &mut Self {
@@ -41,18 +110,22 @@ impl Table {
         }
         let mut out = String::new();
         let line = |out: &mut String, r: &[String]| {
+            let mut l = String::new();
             for (i, w) in width.iter().enumerate() {
                 let c = r.get(i).map_or("", String::as_str);
-                let pad = w - c.chars().count();
-                if i == 0 {
-                    out.push_str(c);
-                    out.push_str(&" ".repeat(pad));
+                let pad = " ".repeat(w - c.chars().count());
+                if i > 0 {
+                    l.push_str("  ");
+                }
+                if self.left.contains(&i) {
+                    l.push_str(c);
+                    l.push_str(&pad);
                 } else {
-                    out.push_str("  ");
-                    out.push_str(&" ".repeat(pad));
-                    out.push_str(c);
+                    l.push_str(&pad);
+                    l.push_str(c);
                 }
             }
+            out.push_str(l.trim_end());
             out.push('\n');
         };
         if !self.header.is_empty() {
@@ -64,8 +137,49 @@ impl Table {
         for r in &self.rows {
             line(&mut out, r);
         }
+        out.push_str(&self.notes.render());
         out
     }
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word
+/// stays whole), continuation lines indented by `indent`; ends with a newline.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = indent.to_string();
+        } else if len > 0 {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
+/// A value in scientific notation with four significant digits ("0" for zero).
+pub fn sci(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+/// [`sci`] of an optional value, "-" when absent.
+pub fn sci_or_dash(x: Option<f64>) -> String {
+    x.map_or("-".into(), sci)
+}
+
+/// "[low, high]" of an interval in [`sci`] form.
+pub fn interval(i: &crate::stats::Interval) -> String {
+    format!("[{}, {}]", sci(i.low), sci(i.high))
 }
 
 /// A rate in scientific notation when small, fixed otherwise.
@@ -105,5 +219,13 @@ mod tests {
         let mut t = Table::new(["a", "bb"]);
         t.row(["x", "1"]).row(["yy", "22"]);
         assert_eq!(t.render(), "a   bb\n------\nx    1\nyy  22\n");
+        let refs = t.note_refs(["second", "first", "second"]);
+        assert_eq!(refs, "1,2");
+        assert_eq!(t.note("first"), 2);
+        assert!(t.render().ends_with("yy  22\n[1] second\n[2] first\n"));
+        let long = "word ".repeat(30);
+        let w = wrap(long.trim(), 22, "  ");
+        assert!(w.lines().all(|l| l.len() <= 22), "{w}");
+        assert!(w.lines().skip(1).all(|l| l.starts_with("  word")), "{w}");
     }
 }

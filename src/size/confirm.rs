@@ -9,6 +9,7 @@ use crate::filter::FilterConfig;
 use crate::message::KeyHasher;
 use crate::progress::{check_interrupt, Progress};
 use crate::replay::{Replay, ReplayOptions, ReplayReport};
+use crate::report::verdict::{Check, Regime, Side, TargetVerdict};
 use crate::stats::Interval;
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::Workload;
@@ -30,16 +31,41 @@ pub struct Confirmation {
     /// False negatives per arrival.
     pub observed_fn: f64,
     pub intervals: Option<Intervals>,
-    /// The observed count-instance FP is compatible with the target: its interval's
-    /// lower end (the point, without an interval) is at most the target. sigma sits at
-    /// the edge of the FP target, so the point estimate is expected near the target.
-    pub meets_fp: bool,
-    /// The observed FN per arrival is compatible with the target: its interval's lower
-    /// end (the point, without an interval) is at most the target (None: no FN target).
-    /// The renewal bound is close to tight for some workloads (p_r < 1), so a filter
-    /// sized at the edge can show a point estimate just above the target by chance.
-    pub meets_fn: Option<bool>,
+    /// The observed count-instance FP against the target: `meets` only when the whole
+    /// interval is at or below it, `misses` when the whole interval is above,
+    /// `undecided` otherwise (and without an interval). sigma sits at the edge of the
+    /// FP target, so the point estimate is expected near the target and `undecided` is
+    /// a common, honest answer.
+    pub fp_verdict: TargetVerdict,
+    /// The observed FN per arrival against the FN target, judged the same way (None:
+    /// no FN target). The renewal bound is close to tight for some workloads (p_r < 1),
+    /// so a filter sized at the edge can show a point estimate just above the target.
+    pub fn_verdict: Option<TargetVerdict>,
     pub cycles: u64,
+    /// `transient` when the replay saw fewer recycles than a steady-state estimate needs.
+    pub regime: Regime,
+}
+
+impl Confirmation {
+    /// The observed count-instance FP against `target`.
+    pub fn fp_check(&self, target: f64) -> Check {
+        Check::new(
+            target,
+            Side::AtMost,
+            self.observed_fp_count_instance,
+            self.intervals.as_ref().map(|i| &i.fp_count_instance),
+        )
+    }
+
+    /// The observed FN per arrival against `target`.
+    pub fn fn_check(&self, target: f64) -> Check {
+        Check::new(
+            target,
+            Side::AtMost,
+            self.observed_fn,
+            self.intervals.as_ref().map(|i| &i.fn_),
+        )
+    }
 }
 
 /// Batch-means intervals at [`LEVEL`].
@@ -91,20 +117,19 @@ pub fn confirm(
         fn_: c.fn_rate,
     });
     let (target_fp, target_fn) = targets;
-    let fp_low = intervals.map_or(r.fp_rate_count_instance, |i| i.fp_count_instance.low);
-    let fn_low = intervals.map_or(r.fn_rate, |i| i.fn_.low);
-    Ok((
-        Confirmation {
-            arrivals,
-            warmup,
-            observed_fp: r.fp_rate,
-            observed_fp_count_instance: r.fp_rate_count_instance,
-            observed_fn: r.fn_rate,
-            intervals,
-            meets_fp: fp_low <= target_fp,
-            meets_fn: target_fn.map(|t| fn_low <= t),
-            cycles: r.cycles,
-        },
-        r,
-    ))
+    let mut c = Confirmation {
+        arrivals,
+        warmup,
+        observed_fp: r.fp_rate,
+        observed_fp_count_instance: r.fp_rate_count_instance,
+        observed_fn: r.fn_rate,
+        intervals,
+        fp_verdict: TargetVerdict::Undecided,
+        fn_verdict: None,
+        cycles: r.cycles,
+        regime: Regime::of(r.cycles as f64),
+    };
+    c.fp_verdict = c.fp_check(target_fp).target();
+    c.fn_verdict = target_fn.map(|t| c.fn_check(t).target());
+    Ok((c, r))
 }

@@ -233,8 +233,15 @@ pub fn best_fn(memory: u64, options: &SizeOptions, workload: &Workload) -> Resul
         Error::config(
             "memory",
             format!(
-                "no k in 1..={} and phases {:?} reach FP {} with {memory} bits: use more memory or a larger --target-fp",
-                options.max_hashes, options.phases, options.target_fp
+                "no k in 1..={} and phases {} reach FP {} with {memory} bits: use more memory or a larger --target-fp",
+                options.max_hashes,
+                options
+                    .phases
+                    .iter()
+                    .map(u8::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                options.target_fp
             ),
         )
     })?;

@@ -71,13 +71,21 @@ impl Placement {
         }
     }
 
-    /// A short name for tables and plot labels (never a Debug dump of a vector).
-    pub fn label(&self) -> String {
+    /// The fewest ranks the placement can describe (one per segment).
+    fn min_distinct(&self) -> usize {
+        match self {
+            Placement::Segments(w) => w.len().max(1),
+            _ => 1,
+        }
+    }
+
+    /// The placement for people: "uniform", "top", "bottom", or "explicit over D ranks".
+    pub fn describe(&self) -> String {
         match self {
             Placement::Uniform => "uniform".into(),
             Placement::Top => "top".into(),
             Placement::Bottom => "bottom".into(),
-            Placement::Explicit(v) => format!("explicit ({} ranks)", v.len()),
+            Placement::Explicit(v) => format!("explicit zeta over {} ranks", v.len()),
             Placement::Segments(w) => format!(
                 "segments:{}",
                 w.iter()
@@ -85,14 +93,6 @@ impl Placement {
                     .collect::<Vec<_>>()
                     .join(",")
             ),
-        }
-    }
-
-    /// The fewest ranks the placement can describe (one per segment).
-    fn min_distinct(&self) -> usize {
-        match self {
-            Placement::Segments(w) => w.len().max(1),
-            _ => 1,
         }
     }
 

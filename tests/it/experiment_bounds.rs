@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use rbf::experiment::{self, ExperimentConfig, RunOptions};
+use rbf::report::verdict::BoundVerdict;
 
 const CONFIG: &str = r#"
 name = "bounds"
@@ -45,6 +46,7 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
     for r in &results.rows {
         let observed = r.observed_fn.expect("observed");
         let low = r.observed_fn_low.expect("interval");
+        let high = r.observed_fn_high.expect("interval");
         let renewal = r.fn_renewal_upper.expect("renewal");
         if observed > 0.0 {
             nonzero += 1;
@@ -52,13 +54,12 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
         assert_eq!(r.renewal_guaranteed, Some(true), "point {}", r.point);
         // The bound is on the steady-state average; a replay with a handful of
         // recycles measures the transient after the prologue, and says so.
+        let notes = r.notes_text();
         if r.cycles.unwrap_or(0.0) < 10.0 {
-            assert!(
-                r.notes.contains("transient"),
-                "point {}: {}",
-                r.point,
-                r.notes
-            );
+            assert!(notes.contains("transient"), "point {}: {notes}", r.point);
+            // Its verdict is reported, but apart from the steady-state ones.
+            assert!(r.renewal_verdict.transient.is_some(), "point {}", r.point);
+            assert_eq!(r.renewal_verdict.steady, None, "point {}", r.point);
             continue;
         }
         checked += 1;
@@ -71,18 +72,37 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
                 r.memory,
                 r.sigma
             );
-            assert_eq!(r.renewal_holds, Some(true));
+            // Never violated; `holds` only when the whole interval is below the bound.
+            let v = r.renewal_verdict.steady.expect("steady-state verdict");
+            assert_ne!(v, BoundVerdict::Violated, "point {}", r.point);
+            assert_eq!(
+                v == BoundVerdict::Holds,
+                renewal >= high,
+                "point {}",
+                r.point
+            );
         }
         if r.source == "p_r=1" {
-            assert_eq!(r.lower_holds, Some(true), "point {}: {}", r.point, r.notes);
-            assert!(!r.notes.contains("markov-lower is NOT"), "{}", r.notes);
+            let v = r.markov_lower_verdict.steady;
+            assert_ne!(
+                v,
+                Some(BoundVerdict::Violated),
+                "point {}: {notes}",
+                r.point
+            );
+            assert_eq!(
+                r.markov_guaranteed,
+                Some(true),
+                "point {}: {notes}",
+                r.point
+            );
         } else {
             assert!(
-                r.notes.contains("markov-lower is NOT a proven bound"),
-                "point {}: {}",
-                r.point,
-                r.notes
+                notes.contains("markov-lower: not a proven bound"),
+                "point {}: {notes}",
+                r.point
             );
+            assert_eq!(r.markov_guaranteed, Some(false));
         }
     }
     assert!(

@@ -72,11 +72,11 @@ fn every_shipped_config_parses_and_a_reduced_version_runs() {
         assert_eq!(results.rows.len(), results.total_points);
         for r in &results.rows {
             assert!(
-                !r.notes.contains("not run:"),
+                !r.notes_text().contains("not run:"),
                 "{}: point {} did not run: {}",
                 path.display(),
                 r.point,
-                r.notes
+                r.notes_text()
             );
             for m in &small.measures {
                 let v = match m {
@@ -93,7 +93,7 @@ fn every_shipped_config_parses_and_a_reduced_version_runs() {
                     "{}: point {}: {m:?} missing ({})",
                     path.display(),
                     r.point,
-                    r.notes
+                    r.notes_text()
                 );
             }
         }
@@ -107,6 +107,7 @@ fn every_shipped_config_parses_and_a_reduced_version_runs() {
             );
         }
         assert!(!w.plots.is_empty(), "{}: no plot", path.display());
+        crate::svg_layout::check_dir(&dir.join("plots"));
         let report = std::fs::read_to_string(&w.report).expect("report");
         for p in &w.plots {
             let rel = p.strip_prefix(&dir).expect("plot inside output dir");

@@ -101,7 +101,8 @@ fn model_capacity_json_matches_the_library() {
         target: 0.01,
         k_max: 16,
         hashing: Hashing::Colliding,
-        retaining: false,
+        // Retaining by default, like `rbf replay`.
+        retaining: true,
         copy_over: true,
     })
     .expect("capacity");

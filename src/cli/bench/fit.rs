@@ -15,19 +15,25 @@ use rbf::Result;
 /// Fits an in-memory synthetic stream, generated in chunks outside the timed part.
 #[derive(Args, Debug)]
 pub struct FitBench {
+    /// Arrivals fitted (the size of the campus trace this targets).
     #[arg(long, default_value_t = 35_000_000)]
     arrivals: u64,
     /// D of the generating workload (the campus trace has 227,668 distinct /24s).
     #[arg(long, default_value_t = 230_000)]
     distinct: usize,
+    /// Zipf exponent alpha of the generating popularity Q.
     #[arg(long, default_value_t = 1.0)]
     zipf: f64,
+    /// p_r of the generating workload.
     #[arg(long, default_value_t = 0.99)]
     p_repeat: f64,
+    /// The fit's window W in arrivals (as `rbf fit --window`).
     #[arg(long, default_value_t = DEFAULT_WINDOW)]
     window: u64,
+    /// Distinct successor pairs counted at most (as `rbf fit --pair-cap`).
     #[arg(long, default_value_t = rbf::fit::successor::DEFAULT_PAIR_CAP)]
     pair_cap: usize,
+    /// Arrivals generated per chunk outside the timed part (bounds the memory used).
     #[arg(long, default_value_t = 1 << 20)]
     chunk: usize,
 }
@@ -81,12 +87,14 @@ pub fn run(a: FitBench) -> Result<()> {
     );
     let s = &fit.summary;
     println!(
-        "check: p_r {:.5}, distinct keys {}, fitted D {}, windows {}, entropy {:?} (pairs {}, truncated {})",
+        "check: p_r {:.5}, distinct keys {}, fitted D {}, windows {}, entropy {} (pairs {}, truncated {})",
         s.p_repeat,
         s.distinct_keys,
         s.model_distinct,
         s.windows,
-        s.successor_entropy.mean_entropy,
+        s.successor_entropy
+            .mean_entropy
+            .map_or("-".into(), |e| format!("{e:.3}")),
         s.successor_entropy.distinct_pairs,
         s.successor_entropy.truncated
     );

@@ -25,12 +25,14 @@ pub enum Suite {
 
 #[derive(Args, Debug)]
 pub struct FnBench {
+    /// table1: the FN paper's Table 1 points (M = 10000, k = 5); scale: drop-pins and
+    /// the renewal bound over M = 2^MIN_LOG2 .. 2^MAX_LOG2.
     #[arg(long, value_enum, default_value_t = Suite::Table1)]
     suite: Suite,
     /// Timed runs per point (the best and the median are reported).
     #[arg(long, default_value_t = 5)]
     repeats: u32,
-    /// Scale suite: D.
+    /// Scale suite: D, previously seen messages in Q.
     #[arg(long, default_value_t = 100_000)]
     distinct: usize,
     /// Scale suite: Zipf exponent of Q.

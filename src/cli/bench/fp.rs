@@ -12,21 +12,25 @@ use super::{measure, Measurement};
 
 #[derive(Args, Debug)]
 pub struct FpBench {
-    /// M for the f_sigma^1 timing.
+    /// M in bits for the f_sigma^1 timing.
     #[arg(long, default_value_t = 1 << 23)]
     memory: u64,
+    /// k for the f_sigma^1 timing.
     #[arg(long, default_value_t = 7)]
     hashes: u32,
-    /// Defaults to M/2.
+    /// sigma for the f_sigma^1 timing (default: M/2).
     #[arg(long)]
     sigma: Option<u64>,
-    /// M for the capacity timing.
+    /// M in bits for the capacity timing.
     #[arg(long, default_value_t = 1 << 20)]
     capacity_memory: u64,
+    /// Target average FP rate of the capacity timing.
     #[arg(long, default_value_t = 0.01)]
     target_fp: f64,
+    /// The capacity timing searches k over 1..=MAX_HASHES.
     #[arg(long, default_value_t = 16)]
     max_hashes: u32,
+    /// Timed runs of each computation (the median and the best are reported).
     #[arg(long, default_value_t = 3)]
     repeats: u32,
 }

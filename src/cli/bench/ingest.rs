@@ -52,6 +52,7 @@ pub struct IngestBench {
     /// Messages in the synthetic .rbfs stream.
     #[arg(long, default_value_t = 20_000_000)]
     rbfs_messages: u64,
+    /// Timed runs of each reader (the median and the best are reported).
     #[arg(long, default_value_t = 5)]
     repeats: u32,
 }
@@ -162,11 +163,20 @@ fn pcap(a: &IngestBench) -> Result<()> {
         Ok((n / u64::from(passes), seen.len(), summary))
     })?;
     println!(
-        "pcap: {} ({:.1} MB in memory): {} packets -> {packets} 5-tuple messages, {distinct} distinct; skipped {:?}",
+        "pcap: {} ({:.1} MB in memory): {} packets -> {packets} 5-tuple messages, {distinct} distinct; skipped: {}",
         a.capture.display(),
         data.len() as f64 / 1e6,
         summary.records,
-        summary.skipped
+        if summary.skipped.is_empty() {
+            "none".to_string()
+        } else {
+            summary
+                .skipped
+                .iter()
+                .map(|(reason, n)| format!("{n} {reason}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
     );
     println!(
         "pcap ({passes} passes per repeat): {}",

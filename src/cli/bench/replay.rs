@@ -15,21 +15,28 @@ use rbf::Result;
 /// Replay throughput of an in-memory synthetic stream (issue target: 40 M arrivals/s).
 #[derive(Args, Debug)]
 pub struct ReplayBench {
+    /// Arrivals in the synthetic stream (generated once, before the timed runs).
     #[arg(long, default_value_t = 10_000_000)]
     arrivals: u64,
+    /// D: previously seen messages in the generating workload.
     #[arg(long, default_value_t = 1_000_000)]
     distinct: usize,
+    /// Zipf exponent alpha of the popularity Q.
     #[arg(long, default_value_t = 1.0)]
     zipf: f64,
+    /// p_r: probability that an arrival is a repeat draw from Q.
     #[arg(long, default_value_t = 0.9)]
     p_repeat: f64,
+    /// M: filter memory in bits (one phase).
     #[arg(long, default_value_t = 1 << 20)]
     memory: u64,
+    /// k: hash positions per message.
     #[arg(long, default_value_t = 4)]
     hashes: u32,
-    /// Defaults to M/2.
+    /// Recycle when more than SIGMA bits are set (default: M/2).
     #[arg(long)]
     sigma: Option<u64>,
+    /// Timed replays of the stream (the median and the best are reported).
     #[arg(long, default_value_t = 5)]
     repeats: u32,
 }

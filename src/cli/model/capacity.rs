@@ -22,9 +22,13 @@ pub struct CapacityArgs {
     /// Bit positions of the sigma-bounded model.
     #[arg(long, value_enum, default_value_t = HashingArg::Colliding)]
     pub hashing: HashingArg,
-    /// Model a retaining filter (default: non-retaining, as in the paper's figures).
-    #[arg(long)]
+    /// Model a retaining filter: the message that triggers a recycle is inserted into the
+    /// emptied filter (the default, as in `rbf replay` and every other command).
+    #[arg(long, overrides_with = "non_retaining")]
     pub retaining: bool,
+    /// Model a non-retaining filter (the FP paper's figures).
+    #[arg(long)]
+    pub non_retaining: bool,
     /// Two-phase model without copy-over.
     #[arg(long)]
     pub no_copy_over: bool,
@@ -42,17 +46,17 @@ pub fn run(a: CapacityArgs) -> Result<()> {
             HashingArg::Colliding => Hashing::Colliding,
             HashingArg::Distinct => Hashing::Distinct,
         },
-        retaining: a.retaining,
+        retaining: !a.non_retaining,
         copy_over: !a.no_copy_over,
     })?;
     if a.json {
         return crate::cli::print_json(&c);
     }
-    print!("{}", render(&c));
+    print!("{}", render(&c, !a.non_retaining));
     Ok(())
 }
 
-fn render(c: &Capacity) -> String {
+fn render(c: &Capacity, retaining: bool) -> String {
     let mut t = Table::new([
         "k",
         "sigma",
@@ -78,6 +82,12 @@ fn render(c: &Capacity) -> String {
             k.capacity_fw.to_string(),
         ]);
     }
+    t.note(
+        "sigma: set bits per array at which the filter recycles; f_sigma^1: the FP paper's \
+         average FP rate (count-instance) at that sigma; capacity: expected messages per \
+         cycle (two-phase: per half of M/2 bits); f_a, f_w: N-bounded sizing by the \
+         real-user and worst-case rates",
+    );
     let mut s = Table::new(["model", "best k", "messages per cycle", "vs sigma-bounded"]);
     s.row([
         "sigma-bounded, one phase".to_string(),
@@ -104,9 +114,14 @@ fn render(c: &Capacity) -> String {
         format!("{:.3}", c.ratio_fw),
     ]);
     format!(
-        "M = {} bits, target average FP = {}\n{}\n{}",
+        "M = {} bits, target average FP = {} (count-instance), {}\n{}\n{}",
         c.memory,
         c.target_fp,
+        if retaining {
+            "retaining"
+        } else {
+            "non-retaining"
+        },
         t.render(),
         s.render()
     )

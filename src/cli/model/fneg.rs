@@ -184,10 +184,10 @@ pub fn run(a: FnArgs) -> Result<()> {
     }
     println!("filter: {}", filter.describe());
     println!(
-        "workload: D = {}, p_r = {}, placement {:?}",
+        "workload: D = {}, p_r = {}, placement {}",
         w.distinct(),
         w.p_repeat,
-        w.placement
+        w.placement.describe()
     );
     print!("{}", table(&report));
     if let Some(r) = &report.renewal {
@@ -204,7 +204,7 @@ pub fn run(a: FnArgs) -> Result<()> {
 }
 
 fn table(r: &FnReport) -> String {
-    let mut t = Table::new(["method", "FN per arrival", "claim", "proven?", "note"]);
+    let mut t = Table::new(["method", "FN per arrival", "claim", "proven?"]).left_aligned(&[2, 3]);
     for x in &r.results {
         let g = &x.guarantee;
         let claim = match g.claim {
@@ -217,12 +217,12 @@ fn table(r: &FnReport) -> String {
             (_, true) => "yes",
             (_, false) => "NO (not proven)",
         };
+        let n = t.note(&g.note);
         t.row([
-            x.method.name().to_string(),
+            format!("{} [{n}]", x.method.name()),
             rate(x.fn_rate),
             claim.to_string(),
             proven.to_string(),
-            g.note.clone(),
         ]);
     }
     t.render()

@@ -60,9 +60,8 @@ fn render(p: &FpPrediction) -> String {
             format!("{:.3}", n.expected_messages_per_cycle),
         ]);
     }
-    let mut out = format!("filter: {}\n{}", p.description, t.render());
     for n in &p.notes {
-        out.push_str(&format!("note: {n}\n"));
+        t.note(n);
     }
-    out
+    format!("filter: {}\n{}", p.description, t.render())
 }

@@ -14,6 +14,7 @@
 //! * [`certified`]: its certified tolerance mode (a bracket of U without eq. 24);
 //! * [`cycle`]: a cycle's bit process and running sums, arrival by arrival;
 //! * [`inscount`]: its bit process through the insertion count (eq. 19, decomposed);
+//! * [`correlate`]: the two-phase numerator's lagged sums (eqs. 27-28), by FFT when long;
 //! * [`simd`]: the kernels' run-time choice of vector width (same results at each).
 //!
 //! Modelled variants: sigma- or N-bounded ([`nbounded`], §4.1.2), colliding or distinct
@@ -25,6 +26,7 @@
 
 pub mod bitdist;
 pub mod certified;
+pub mod correlate;
 pub mod cycle;
 pub mod disabling;
 pub mod eq24;

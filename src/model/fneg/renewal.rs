@@ -46,6 +46,7 @@
 
 use super::bitdist::{BitDist, Summary};
 use super::certified;
+use super::correlate;
 use super::cycle::{Side, Tracker};
 use super::disabling::EnabledMassSeq;
 use super::inscount::Decomposed;
@@ -155,6 +156,8 @@ pub struct RenewalInput<'a> {
     pub reuse: Option<&'a ReuseProfile>,
 }
 
+/// Where U_j came from when a measured reuse profile gave it.
+const REUSE_SOURCE: &str = "U_j read from the measured reuse profile, no eq. 24 recursion";
 /// Why `--tolerance` runs the exact engine on a measured reuse profile.
 const REUSE_EXACT: &str =
     "U_j is read from the measured reuse profile (no eq. 24 recursion): the exact engine is as fast as a bracket would be";
@@ -197,6 +200,9 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
     // U_j comes from threads of its own when Q is large (`EnabledMassSeq`); they start
     // now, so they already run while the bit process's per-insertion sums are built,
     // and end with the scope.
+    if input.reuse.is_some() && note.is_empty() {
+        note = REUSE_SOURCE;
+    }
     let mut r = if let Some(profile) = input.reuse {
         run(input, opt, &mut EnabledMassSeq::from_profile(profile))?
     } else {
@@ -341,18 +347,20 @@ fn run(
         let mut skipped = 0.0;
         let mut num = 0.0;
         let c_total: f64 = c_series.iter().sum();
+        // Frozen cycle of jp + 1 arrivals; active arrival j (index ja = j - 1) needs U
+        // after jp + 1 + ja arrivals: u_series[jp + 1 + ja] (u_series holds 2m values).
+        // Lags with negligible weight are skipped and accounted below.
+        let lags = zeta
+            .iter()
+            .rposition(|&z| z >= opt.tiny)
+            .map_or(0, |i| i + 1);
+        let acc = correlate::lagged_sums(&c_series, &u_series, lags);
         for (jp, &z) in zeta.iter().enumerate() {
             if z < opt.tiny {
                 skipped += z;
                 continue;
             }
-            // Frozen cycle of jp + 1 arrivals; active arrival j (index ja = j - 1)
-            // needs U after jp + 1 + ja arrivals: u_series[jp + 1 + ja].
-            let mut acc = 0.0;
-            for (ja, &c) in c_series.iter().enumerate() {
-                acc += c * u_series[(jp + 1 + ja).min(u_series.len() - 1)];
-            }
-            num += z * acc;
+            num += z * acc[jp];
         }
         // FP: found in the active half or in the frozen one.
         let frozen_lucky = bits.frozen_lucky(input);

@@ -1,0 +1,276 @@
+//! Verdicts never more optimistic than the evidence. A measurement is an interval, and a
+//! limit (a target the user set, or a model's bound) is judged three ways: met only when
+//! the whole interval lies on the limit's side, missed only when the whole interval lies
+//! on the other side, undecided when the interval straddles it. A point estimate on the
+//! wrong side is always reported, with by how much, whatever the verdict.
+//!
+//! The FN paper's bounds describe a filter's steady state (an average over renewal
+//! cycles); a replay with only a few recycles measures the transient after the warm-up,
+//! so its verdict is reported apart ([`Regime`]), never mixed with steady-state ones.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::sci;
+use crate::stats::Interval;
+
+/// Which side of the limit the measured quantity must lie on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// A target or an upper bound: the quantity must be at most the limit.
+    AtMost,
+    /// A lower bound: the quantity must be at least the limit.
+    AtLeast,
+}
+
+/// Where a measurement's interval lies relative to a limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Position {
+    Inside,
+    Straddles,
+    Outside,
+}
+
+fn position(limit: f64, side: Side, low: f64, high: f64) -> Position {
+    let (all_inside, all_outside) = match side {
+        Side::AtMost => (high <= limit, low > limit),
+        Side::AtLeast => (low >= limit, high < limit),
+    };
+    if all_inside {
+        Position::Inside
+    } else if all_outside {
+        Position::Outside
+    } else {
+        Position::Straddles
+    }
+}
+
+/// A measured rate against a target the user set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetVerdict {
+    /// The whole interval is within the target.
+    Meets,
+    /// The whole interval is beyond the target.
+    Misses,
+    /// The interval straddles the target, or there is no interval.
+    Undecided,
+}
+
+/// A measured rate against a model's bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BoundVerdict {
+    /// The whole interval is on the bound's side.
+    Holds,
+    /// The whole interval is on the wrong side: the bound fails here.
+    Violated,
+    /// The interval straddles the bound, or there is no interval.
+    Undecided,
+}
+
+impl fmt::Display for TargetVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TargetVerdict::Meets => "meets",
+            TargetVerdict::Misses => "MISSES",
+            TargetVerdict::Undecided => "undecided",
+        })
+    }
+}
+
+impl fmt::Display for BoundVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BoundVerdict::Holds => "holds",
+            BoundVerdict::Violated => "VIOLATED",
+            BoundVerdict::Undecided => "undecided",
+        })
+    }
+}
+
+/// A measurement (point estimate and, when there is one, its interval) set against a
+/// limit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Check {
+    pub limit: f64,
+    pub side: Side,
+    pub estimate: f64,
+    pub interval: Option<(f64, f64)>,
+}
+
+impl Check {
+    pub fn new(limit: f64, side: Side, estimate: f64, interval: Option<&Interval>) -> Check {
+        Check {
+            limit,
+            side,
+            estimate,
+            interval: interval.map(|i| (i.low, i.high)),
+        }
+    }
+
+    /// Without an interval nothing is decided: a point estimate alone cannot tell a
+    /// limit met from sampling luck.
+    fn position(&self) -> Position {
+        match self.interval {
+            Some((low, high)) => position(self.limit, self.side, low, high),
+            None => Position::Straddles,
+        }
+    }
+
+    pub fn target(&self) -> TargetVerdict {
+        match self.position() {
+            Position::Inside => TargetVerdict::Meets,
+            Position::Outside => TargetVerdict::Misses,
+            Position::Straddles => TargetVerdict::Undecided,
+        }
+    }
+
+    pub fn bound(&self) -> BoundVerdict {
+        match self.position() {
+            Position::Inside => BoundVerdict::Holds,
+            Position::Outside => BoundVerdict::Violated,
+            Position::Straddles => BoundVerdict::Undecided,
+        }
+    }
+
+    /// How far the point estimate is on the wrong side, relative to the limit
+    /// (0.1 = 10 % beyond it); None when it is on the right side.
+    pub fn excess(&self) -> Option<f64> {
+        let beyond = match self.side {
+            Side::AtMost => self.estimate - self.limit,
+            Side::AtLeast => self.limit - self.estimate,
+        };
+        (beyond > 0.0).then(|| {
+            if self.limit != 0.0 {
+                beyond / self.limit.abs()
+            } else {
+                f64::INFINITY
+            }
+        })
+    }
+
+    /// "observed 9.704e-2 is 0.11 % above the bound 9.693e-2" (or "21.8 times the
+    /// bound"), or None when the point estimate is on the right side. `what` names the
+    /// limit ("the bound", "the target").
+    pub fn excess_text(&self, what: &str) -> Option<String> {
+        let e = self.excess()?;
+        let dir = match self.side {
+            Side::AtMost => "above",
+            Side::AtLeast => "below",
+        };
+        let how = if !e.is_finite() {
+            format!("{dir} {what}")
+        } else if e >= 1.0 && self.side == Side::AtMost {
+            format!("{:.1} times {what}", 1.0 + e)
+        } else {
+            format!("{} {dir} {what}", percent(e))
+        };
+        Some(format!(
+            "observed {} is {how} {}",
+            sci(self.estimate),
+            sci(self.limit)
+        ))
+    }
+}
+
+/// A fraction as a percentage with enough digits to be non-zero.
+pub fn percent(e: f64) -> String {
+    if e < 0.01 {
+        format!("{:.2} %", 100.0 * e)
+    } else {
+        format!("{:.1} %", 100.0 * e)
+    }
+}
+
+/// Whether a replay measured the steady state the models describe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Regime {
+    Steady,
+    /// Fewer than [`MIN_STEADY_CYCLES`] recycles: the transient after the warm-up.
+    Transient,
+}
+
+/// Recycles per replay below which a replay is treated as transient: with a handful of
+/// renewal cycles the first, atypical cycle after the warm-up weighs too much.
+pub const MIN_STEADY_CYCLES: f64 = 10.0;
+
+impl Regime {
+    pub fn of(cycles: f64) -> Regime {
+        if cycles < MIN_STEADY_CYCLES {
+            Regime::Transient
+        } else {
+            Regime::Steady
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(limit: f64, side: Side, estimate: f64, low: f64, high: f64) -> Check {
+        Check {
+            limit,
+            side,
+            estimate,
+            interval: Some((low, high)),
+        }
+    }
+
+    #[test]
+    fn meets_only_when_the_whole_interval_is_inside() {
+        // The `rbf size` case of issue 21: 1.145e-3 against a 1e-3 target is not met.
+        let c = check(1e-3, Side::AtMost, 1.145e-3, 0.9e-3, 1.3e-3);
+        assert_eq!(c.target(), TargetVerdict::Undecided);
+        assert!(c.excess_text("the target").unwrap().contains("14.5 %"));
+        assert_eq!(
+            check(1e-3, Side::AtMost, 0.8e-3, 0.7e-3, 0.9e-3).target(),
+            TargetVerdict::Meets
+        );
+        assert_eq!(
+            check(1e-3, Side::AtMost, 1.2e-3, 1.1e-3, 1.3e-3).target(),
+            TargetVerdict::Misses
+        );
+        let none = Check {
+            interval: None,
+            ..check(1e-3, Side::AtMost, 1e-4, 0.0, 0.0)
+        };
+        assert_eq!(none.target(), TargetVerdict::Undecided);
+        assert_eq!(none.excess(), None);
+    }
+
+    #[test]
+    fn bounds_on_both_sides() {
+        assert_eq!(
+            check(0.1, Side::AtMost, 0.05, 0.04, 0.06).bound(),
+            BoundVerdict::Holds
+        );
+        assert_eq!(
+            check(0.1, Side::AtMost, 0.2, 0.15, 0.25).bound(),
+            BoundVerdict::Violated
+        );
+        assert_eq!(
+            check(0.1, Side::AtLeast, 0.2, 0.15, 0.25).bound(),
+            BoundVerdict::Holds
+        );
+        let low = check(0.1, Side::AtLeast, 0.09, 0.05, 0.12);
+        assert_eq!(low.bound(), BoundVerdict::Undecided);
+        assert!((low.excess().unwrap() - 0.1).abs() < 1e-12);
+        let far = check(1e-4, Side::AtMost, 2.18e-3, 1e-3, 3e-3);
+        assert_eq!(far.bound(), BoundVerdict::Violated);
+        assert_eq!(
+            far.excess_text("the bound").unwrap(),
+            "observed 2.180e-3 is 21.8 times the bound 1.000e-4"
+        );
+    }
+
+    #[test]
+    fn regimes() {
+        assert_eq!(Regime::of(0.0), Regime::Transient);
+        assert_eq!(Regime::of(9.9), Regime::Transient);
+        assert_eq!(Regime::of(10.0), Regime::Steady);
+    }
+}
