@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::compare::sigma_for_target;
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Hashing};
-use crate::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions};
+use crate::model::fneg::{FnModel, RenewalMode, RenewalOptions};
 use crate::progress::Progress;
 use crate::workload::Workload;
 
@@ -182,7 +182,7 @@ pub fn evaluate(
     }) else {
         return Ok(None);
     };
-    let g = model.guarantee(Method::Renewal);
+    let g = model.renewal_guarantee(&r);
     Ok(Some(Candidate {
         memory,
         hashes,

@@ -51,7 +51,14 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
         if observed > 0.0 {
             nonzero += 1;
         }
-        assert_eq!(r.renewal_guaranteed, Some(true), "point {}", r.point);
+        // With p_r = 1 a filter whose D messages may not fill sigma bits has cycles that
+        // the model lets run forever: the number is then not called a bound for a real
+        // filter (fixed hash positions), and the row says why.
+        if r.source == "p_r=1" && r.renewal_guaranteed == Some(false) {
+            assert!(r.notes_text().contains("fixed"), "point {}", r.point);
+        } else {
+            assert_eq!(r.renewal_guaranteed, Some(true), "point {}", r.point);
+        }
         // The bound is on the steady-state average; a replay with a handful of
         // recycles measures the transient after the prologue, and says so.
         let notes = r.notes_text();
