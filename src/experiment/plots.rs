@@ -248,6 +248,27 @@ fn quantities() -> [Quantity; 3] {
                     |r| r.fn_renewal_upper,
                     Kind::Bound(renewal_proven),
                 ),
+                // The fitted workload's bound on synthetic sources with `fit` (on a
+                // trace it is the renewal series itself), and the conservative end of
+                // the fit: estimates of the bound, drawn as such.
+                Measure {
+                    workload: false,
+                    ..m(
+                        "renewal, fitted point estimate",
+                        "#f4a582",
+                        |r| r.fn_renewal_fitted.filter(|_| !r.fitted_workload),
+                        Kind::Approx,
+                    )
+                },
+                Measure {
+                    workload: false,
+                    ..m(
+                        "renewal, conservative end of the fit",
+                        "#67001f",
+                        |r| r.fn_renewal_conservative,
+                        Kind::Approx,
+                    )
+                },
                 markov("markov lower bound", "#1f77b4", |r| r.fn_markov_lower),
                 markov("markov swr", "#17becf", |r| r.fn_markov_swr),
                 markov("markov uniform", "#9467bd", |r| r.fn_markov_uniform),
@@ -396,6 +417,102 @@ pub fn charts(rows: &[Row]) -> Vec<(String, Chart)> {
             ));
         }
     }
+    if let Some(c) = fitted_vs_true(rows) {
+        out.insert(0, ("00-renewal-fitted-vs-true".to_string(), c));
+    }
     out.truncate(MAX_CHARTS);
     out
+}
+
+/// Synthetic sources with `fit`: the renewal bound from the fitted workload over the
+/// bound from the true one, against the true bound, for every point (the fit's
+/// validation, docs/FIT.md), with the 3 % band of its criterion.
+fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
+    let pairs: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !r.fitted_workload && r.fn_renewal_fitted.is_some())
+        .filter(|r| r.fn_renewal_upper.is_some_and(|t| t > 0.0))
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let mut phases: Vec<u8> = pairs.iter().map(|r| r.phases).collect();
+    phases.sort_unstable();
+    phases.dedup();
+    let ratio = |r: &Row, v: Option<f64>| {
+        let t = r.fn_renewal_upper?;
+        Some(Point {
+            x: t,
+            y: v? / t,
+            interval: None,
+        })
+    };
+    let mut series = Vec::new();
+    let (lo, hi) = pairs
+        .iter()
+        .filter_map(|r| r.fn_renewal_upper)
+        .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(x), h.max(x)));
+    for (label, y) in [("3 % criterion, low", 0.97), ("3 % criterion, high", 1.03)] {
+        series.push(Series {
+            label: label.into(),
+            style: Style::Approx,
+            color: "#7f7f7f",
+            marker: Marker::Circle,
+            points: vec![
+                Point {
+                    x: lo,
+                    y,
+                    interval: None,
+                },
+                Point {
+                    x: hi,
+                    y,
+                    interval: None,
+                },
+            ],
+        });
+    }
+    for (i, &ph) in phases.iter().enumerate() {
+        let of_phase = || pairs.iter().copied().filter(move |r| r.phases == ph);
+        let marker = Marker::ALL[i % Marker::ALL.len()];
+        let mut point: Vec<Point> = of_phase()
+            .filter_map(|r| ratio(r, r.fn_renewal_fitted))
+            .collect();
+        let mut conservative: Vec<Point> = of_phase()
+            .filter_map(|r| ratio(r, r.fn_renewal_conservative))
+            .collect();
+        point.sort_by(|a, b| a.x.total_cmp(&b.x));
+        conservative.sort_by(|a, b| a.x.total_cmp(&b.x));
+        series.push(Series {
+            label: format!("fitted point estimate / true, {ph}-phase"),
+            style: Style::Observed,
+            color: "#f4a582",
+            marker,
+            points: point,
+        });
+        series.push(Series {
+            label: format!("conservative end / true, {ph}-phase"),
+            style: Style::Observed,
+            color: "#67001f",
+            marker,
+            points: conservative,
+        });
+    }
+    Some(Chart {
+        title: format!(
+            "renewal bound from the fitted workload over the bound from the true one ({} points)",
+            pairs.len()
+        ),
+        x: AxisSpec {
+            label: "renewal bound, true workload (FN per arrival)".into(),
+            scale: Scale::Log10,
+            integer: false,
+        },
+        y: AxisSpec {
+            label: "fitted / true".into(),
+            scale: Scale::Linear,
+            integer: false,
+        },
+        series,
+    })
 }

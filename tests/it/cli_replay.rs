@@ -51,12 +51,7 @@ fn replay_json(path: &Path, extra: &[&str]) -> serde_json::Value {
     ];
     args.extend_from_slice(extra);
     let out = rbf(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("replay --json prints JSON")
+    crate::cli::json_of(&out)
 }
 
 #[test]

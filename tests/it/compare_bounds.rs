@@ -20,12 +20,7 @@ fn compare_json(args: &[&str]) -> serde_json::Value {
         .arg("--json")
         .output()
         .expect("the rbf binary runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON")
+    crate::cli::json_of(&out)
 }
 
 fn num(v: &serde_json::Value, key: &str) -> f64 {

@@ -174,12 +174,7 @@ fn cli_replay_reports_distinct_five_tuples_as_new() {
         .arg(data("zeek_irc-dcc-send.pcapng"))
         .output()
         .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = crate::cli::json_of(&out);
     // tshark: 1184 IP packets, 6 distinct 5-tuples; no recycle at this size, so every
     // distinct 5-tuple is new exactly once.
     assert_eq!(v["arrivals"], 1184);

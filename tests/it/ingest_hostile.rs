@@ -68,12 +68,7 @@ fn a_dash_reads_standard_input() {
         .write_all(&log[..200_000])
         .expect("write");
     let out = child.wait_with_output().expect("waits");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = crate::cli::json_of(&out);
     let lines = log[..200_000].iter().filter(|&&b| b == b'\n').count() as u64;
     assert_eq!(v["ingest"]["source"], "<stdin>");
     assert!(v["arrivals"].as_u64().is_some_and(|a| a >= lines));

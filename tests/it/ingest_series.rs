@@ -120,12 +120,7 @@ fn the_cli_takes_several_files_and_a_config_takes_a_list() {
         .arg(ndpi("ndpi_waze.pcap.zst"))
         .output()
         .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = crate::cli::json_of(&out);
     assert_eq!(v["arrivals"], 778 + 597);
     assert_eq!(v["ingest"]["files"].as_array().map(Vec::len), Some(2));
     let c = rbf::experiment::config::ExperimentConfig::parse(

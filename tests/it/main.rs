@@ -1,5 +1,6 @@
 //! The integration tests, one crate (linked once) with a module per area.
 
+mod cli;
 mod ingest_support;
 mod scratch;
 

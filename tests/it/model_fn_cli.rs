@@ -14,12 +14,7 @@ fn rbf(args: &[&str]) -> std::process::Output {
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = rbf(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("valid JSON")
+    crate::cli::json_of(&out)
 }
 
 const BASE: [&str; 12] = [

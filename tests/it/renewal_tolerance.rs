@@ -155,12 +155,7 @@ fn the_output_names_the_mode_and_its_tolerance() {
     ];
     let json = |extra: &[&str]| -> serde_json::Value {
         let out = rbf().args(base).args(extra).output().expect("rbf runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("json")
+        crate::cli::json_of(&out)
     };
     let exact = json(&["--p-repeat", "1"]);
     assert_eq!(exact["fn_renewal_mode"], "exact");
@@ -265,12 +260,7 @@ fn the_exact_engine_gives_the_same_bits_on_any_number_of_threads() {
             ])
             .output()
             .expect("rbf runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let v = crate::cli::json_of(&out);
         format!("{} {}", v["fn_renewal_upper"], v["fp_rate"])
     };
     let one = run("1");
