@@ -161,6 +161,7 @@ pub fn run(a: SizeArgs) -> Result<()> {
         hashing,
         eps: a.eps,
         renewal_tolerance: a.tolerance,
+        progress: true,
     };
     let sizing = match (a.target_fn, a.memory) {
         (Some(g), _) => smallest_memory(g, &options, &w)?,

@@ -487,11 +487,15 @@ impl MessageSource for RbfsSource {
 }
 
 /// Drains `source` into an `.rbfs` file; returns the number of messages written.
+///
+/// A source that yields no message is an error ([`super::IngestSummary::require_data`])
+/// before anything is put in place: no empty stream is left under `path`.
 pub fn write(path: &Path, source: &mut dyn MessageSource, hasher: KeyHasher) -> Result<u64> {
     let mut w = RbfsWriter::create(path, hasher)?;
     for m in &mut *source {
         w.push(m)?;
     }
+    source.summary().require_data()?;
     w.finish(source.summary())
 }
 

@@ -51,6 +51,9 @@ pub struct SizeOptions {
     /// Renewal bound's certified tolerance mode (`RenewalOptions::tolerance`); every
     /// candidate's FN is then still an upper bound, within this of the exact one.
     pub renewal_tolerance: Option<f64>,
+    /// Show the renewal bound's progress for a candidate that takes more than a couple
+    /// of seconds (the command line; off for library callers).
+    pub progress: bool,
 }
 
 /// One evaluated (M, k, sigma, phases).
@@ -175,12 +178,16 @@ pub fn evaluate(
     let model = FnModel::new(&f, workload, options.eps)?;
     // The renewal bound refuses sigma + k >= the bits per array (its Theorem 7 process
     // never ends): no bound, so no candidate, like the cases above.
-    let Ok(r) = model.renewal(RenewalOptions {
+    let r = match model.renewal(RenewalOptions {
         eps: options.eps,
         tolerance: options.renewal_tolerance,
+        progress: options.progress,
         ..RenewalOptions::default()
-    }) else {
-        return Ok(None);
+    }) {
+        Ok(r) => r,
+        // Ctrl-C stops the search; any other refusal means no such candidate.
+        Err(Error::Interrupted) => return Err(Error::Interrupted),
+        Err(_) => return Ok(None),
     };
     let g = model.renewal_guarantee(&r);
     Ok(Some(Candidate {

@@ -326,19 +326,7 @@ pub struct Tally {
     pub runs: usize,
     pub fine: usize,
     pub announced: usize,
-    /// Still silent at the deadline inside the renewal recursion (see
-    /// [`renewal_without_progress`]).
-    pub silent_renewal: Vec<String>,
     pub bad: Vec<String>,
-}
-
-/// Runs whose only long part is the FN renewal bound's own recursion, which shows no
-/// progress yet (that is issue 23's, in src/model/fneg): judged by panics and exit
-/// status only, and counted apart. Remove an entry once the renewal reports progress.
-fn renewal_without_progress(args: &[String]) -> bool {
-    let has = |a: &str, b: &str| args.windows(2).any(|w| w[0] == a && w[1] == b);
-    // p_r = 1, two phases: the renewal recursion of a filter that recycles rarely.
-    args.first().is_some_and(|c| c == "size") && has("--p-repeat", "1")
 }
 
 fn sweep(values: &[String], workers: usize) -> Tally {
@@ -366,11 +354,6 @@ fn sweep(values: &[String], workers: usize) -> Tally {
                 match v {
                     Verdict::Fine => t.fine += 1,
                     Verdict::LongWorkAnnounced => t.announced += 1,
-                    Verdict::Bad(why)
-                        if why.starts_with("no answer") && renewal_without_progress(args) =>
-                    {
-                        t.silent_renewal.push(format!("rbf {}", args.join(" ")));
-                    }
                     Verdict::Bad(why) => t.bad.push(format!("rbf {}: {why}", args.join(" "))),
                 }
             });
@@ -401,15 +384,11 @@ fn long_hostile_number_sweep() {
     values.extend(extra_values());
     let t = sweep(&values, 2);
     println!(
-        "hostile-number sweep: {} runs, {} answered or refused in time, {} long runs announced, {} silent in the renewal recursion, {} bad",
+        "hostile-number sweep: {} runs, {} answered or refused in time, {} long runs announced, {} bad",
         t.runs,
         t.fine,
         t.announced,
-        t.silent_renewal.len(),
         t.bad.len()
     );
-    for r in &t.silent_renewal {
-        println!("  silent (renewal): {r}");
-    }
     assert!(t.bad.is_empty(), "{}", t.bad.join("\n"));
 }

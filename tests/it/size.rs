@@ -26,6 +26,7 @@ fn options(phases: Vec<u8>) -> SizeOptions {
         hashing: Hashing::Colliding,
         eps: 1e-10,
         renewal_tolerance: None,
+        progress: false,
     }
 }
 

@@ -324,6 +324,22 @@ fn run(
         if exhausted && !two && held.is_none() {
             held = Some(u);
         }
+        if two && exhausted && p_r >= 1.0 {
+            // No new messages and Q exhausted: bits are no longer set, so a cycle still
+            // running never ends, and the frozen cycle's length has no distribution.
+            return Err(Error::invalid(format!(
+                "the two-phase renewal bound needs cycles that end: with p_r = 1 the D = {} messages' bits leave a cycle running with probability {:.2e} after {j} arrivals, and no new message ever sets more (use one phase, or a workload with new arrivals)",
+                input.q.len(),
+                s.alive_cap
+            )));
+        }
+        if two && j.is_power_of_two() && j >= 1 << 20 {
+            // Five per-arrival series, U for twice as many arrivals: 48 bytes each.
+            crate::resources::check_memory(
+                "the two-phase renewal bound's per-arrival series",
+                48.0 * 2.0 * j as f64,
+            )?;
+        }
         side.step(p_r, u);
         tracker.arrival(side.insertions)?;
     }
