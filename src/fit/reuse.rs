@@ -188,12 +188,7 @@ impl ReuseCounts {
         let mut last_covered = 0;
         for b in 2..=len {
             let n = bucket_low(b) - 1;
-            let pairs: Vec<(f64, f64)> = batches
-                .iter()
-                .zip(&tails)
-                .map(|(batch, tail)| (tail[b] as f64, batch.repeats_from(b) as f64))
-                .filter(|p| p.1 > 0.0)
-                .collect();
+            let pairs = survival_pairs(&batches, &tails, b);
             let covered: f64 = pairs.iter().map(|p| p.1).sum();
             if covered <= 0.0 {
                 break;
@@ -217,17 +212,7 @@ impl ReuseCounts {
                 .push(batch_high.max(binomial).min(prev_up).min(1.0));
         }
         let p_interval = |n: u64| -> Option<Interval> {
-            let b = bucket(n + 1);
-            let pairs: Vec<(f64, f64)> = batches
-                .iter()
-                .zip(&tails)
-                .map(|(batch, tail)| {
-                    let hits = tail.get(b).copied().unwrap_or(0);
-                    (hits as f64, batch.repeats_from(b) as f64)
-                })
-                .filter(|p| p.1 > 0.0)
-                .collect();
-            ratio_interval(&pairs, level)
+            ratio_interval(&survival_pairs(&batches, &tails, bucket(n + 1)), level)
         };
         let arrival_pairs: Vec<(f64, f64)> = batches
             .iter()
@@ -251,6 +236,20 @@ impl ReuseCounts {
             summary,
         })
     }
+}
+
+/// Per batch, for S at knot bucket_low(b) - 1: (repeats with d >= bucket_low(b), repeats
+/// that could show it), batches with none of the latter left out.
+fn survival_pairs(batches: &[&Batch], tails: &[Vec<u64>], b: usize) -> Vec<(f64, f64)> {
+    batches
+        .iter()
+        .zip(tails)
+        .map(|(batch, tail)| {
+            let hits = tail.get(b).copied().unwrap_or(0);
+            (hits as f64, batch.repeats_from(b) as f64)
+        })
+        .filter(|p| p.1 > 0.0)
+        .collect()
 }
 
 /// What [`ReuseCounts::estimate`] gives.

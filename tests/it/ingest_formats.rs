@@ -156,49 +156,28 @@ fn detection_is_by_content_not_by_name() {
     assert!(e.contains("not a pcap or pcapng capture"), "{e}");
 }
 
-#[test]
-fn cli_replay_reports_distinct_five_tuples_as_new() {
+/// `rbf replay --json` of the IRC capture through a filter that never recycles.
+fn replay_irc(key: &[&str]) -> serde_json::Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_rbf"))
         .args([
-            "replay",
-            "--memory",
-            "65536",
-            "--hashes",
-            "3",
-            "--sigma",
-            "32768",
-            "--key",
-            "five-tuple",
-            "--json",
+            "replay", "--memory", "65536", "--hashes", "3", "--sigma", "32768", "--json",
         ])
+        .args(key)
         .arg(data("zeek_irc-dcc-send.pcapng"))
         .output()
         .expect("runs");
-    let v = crate::cli::json_of(&out);
+    crate::cli::json_of(&out)
+}
+
+#[test]
+fn cli_replay_reports_distinct_five_tuples_as_new() {
+    let v = replay_irc(&["--key", "five-tuple"]);
     // tshark: 1184 IP packets, 6 distinct 5-tuples; no recycle at this size, so every
     // distinct 5-tuple is new exactly once.
     assert_eq!(v["arrivals"], 1184);
     assert_eq!(v["new"], 6);
     assert_eq!(v["ingest"]["key"], "five-tuple");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args([
-            "replay",
-            "--memory",
-            "65536",
-            "--hashes",
-            "3",
-            "--sigma",
-            "32768",
-            "--key",
-            "dst-prefix",
-            "--prefix-v4",
-            "8",
-            "--json",
-        ])
-        .arg(data("zeek_irc-dcc-send.pcapng"))
-        .output()
-        .expect("runs");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = replay_irc(&["--key", "dst-prefix", "--prefix-v4", "8"]);
     assert_eq!(v["new"], 1);
     // A bad flag value names the setting and the allowed values.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_rbf"))

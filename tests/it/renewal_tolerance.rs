@@ -11,7 +11,7 @@ use std::time::Duration;
 use rbf::filter::FilterConfig;
 use rbf::fit::{FitOptions, Fitter};
 use rbf::ingest::{self, IngestOptions};
-use rbf::model::fneg::{FnModel, RenewalMode, RenewalOptions};
+use rbf::model::fneg::{FnModel, RenewalMode, RenewalOptions, RenewalResult};
 use rbf::workload::{Placement, Workload};
 
 const T: f64 = 1e-3;
@@ -36,6 +36,19 @@ fn fitted() -> Workload {
 /// often as the rest.
 fn bi_uniform(d: usize) -> Placement {
     Placement::Explicit((0..d).map(|i| if i < d / 10 { 5.0 } else { 1.0 }).collect())
+}
+
+/// The exact engine's result and the tolerance mode's, for one filter and workload.
+fn exact_and_certified(f: &FilterConfig, w: &Workload) -> (RenewalResult, RenewalResult) {
+    let model = FnModel::new(f, w, 1e-10).expect("model");
+    let exact = model.renewal(RenewalOptions::default()).expect("exact");
+    let v = model
+        .renewal(RenewalOptions {
+            tolerance: Some(T),
+            ..RenewalOptions::default()
+        })
+        .expect("tolerance mode");
+    (exact, v)
 }
 
 #[test]
@@ -69,14 +82,7 @@ fn certified_mode_brackets_the_exact_engine() {
                         placement: placement.clone(),
                         ..base.clone()
                     };
-                    let model = FnModel::new(&f, &w, 1e-10).expect("model");
-                    let exact = model.renewal(RenewalOptions::default()).expect("exact");
-                    let v = model
-                        .renewal(RenewalOptions {
-                            tolerance: Some(T),
-                            ..RenewalOptions::default()
-                        })
-                        .expect("tolerance mode");
+                    let (exact, v) = exact_and_certified(&f, &w);
                     let what = format!("{name}, p_r {p_r}, {pname}, {phases} phase(s)");
                     let (e, x) = (exact.fn_upper, v.fn_upper);
                     assert!(e <= x && x <= e * (1.0 + T), "{what}: exact {e} vs {x}");
@@ -117,14 +123,7 @@ fn certified_mode_brackets_n_bounded_and_non_retaining_filters() {
     for f in [n_bounded, empty_start] {
         for (p_r, placement) in [(1.0, Placement::Uniform), (0.7, Placement::Bottom)] {
             let w = Workload::zipf(1500, 0.9, p_r, placement.clone());
-            let model = FnModel::new(&f, &w, 1e-10).expect("model");
-            let exact = model.renewal(RenewalOptions::default()).expect("exact");
-            let v = model
-                .renewal(RenewalOptions {
-                    tolerance: Some(T),
-                    ..RenewalOptions::default()
-                })
-                .expect("tolerance mode");
+            let (exact, v) = exact_and_certified(&f, &w);
             let (e, x) = (exact.fn_upper, v.fn_upper);
             let what = format!("{} p_r {p_r} {placement:?}", f.describe());
             assert_eq!(v.mode, RenewalMode::Certified, "{what}");
