@@ -29,6 +29,7 @@
 //! one-hit wonder has no repeat draw, so it enters Q nowhere) and [`placement`] (a new
 //! message never drawn again is attributed to the ranks that best explain zero draws).
 
+pub mod adequacy;
 pub mod placement;
 pub mod profile;
 pub mod reuse;
@@ -166,6 +167,8 @@ pub struct Fit {
     pub mean_counts: Vec<f64>,
     /// S(n) = P(reuse distance > n | repeat), estimated and at its upper end.
     pub reuse: Option<ReuseEstimate>,
+    /// Whether Q and zeta reproduce the measured reuse profile (None: not checked).
+    pub q_check: Option<adequacy::QFitCheck>,
 }
 
 impl Fit {
@@ -542,6 +545,7 @@ impl Fitter {
             zeta,
             mean_counts,
             reuse,
+            q_check: None,
         })
     }
 }
