@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::observables::Observable;
 use crate::workload::Workload;
 
 /// The goodness-of-fit of a fitted (Q, zeta) against the measured reuse profile, and
@@ -22,6 +23,12 @@ pub struct QFitCheck {
     /// false, the Q-based rows are reported but not judged ("the model does not fit this
     /// trace: reuse-profile gap X").
     pub fits: bool,
+    /// Where the gap is: which statistic, at which time scale tau (arrivals).
+    pub observable: Observable,
+    pub tau: f64,
+    /// The smallest and largest D whose best fit also passes the test (None when the
+    /// fit itself does not pass).
+    pub distinct_range: Option<(usize, usize)>,
     /// Other workloads that reproduce the trace as well as the fit (the parts of Q or D
     /// the trace does not identify). The Q-based methods' spread over the fit and these
     /// is what the trace allows; empty when the fit is identified.

@@ -30,6 +30,9 @@
 //! message never drawn again is attributed to the ranks that best explain zero draws).
 
 pub mod adequacy;
+pub mod least_squares;
+pub mod min_distance;
+pub mod observables;
 pub mod placement;
 pub mod profile;
 pub mod reuse;
@@ -47,6 +50,8 @@ use crate::prefetch::prefetch_ptr;
 use crate::replay::KeyIndex;
 use crate::stats::{ratio_interval, Interval};
 use crate::workload::{Placement, Workload};
+use min_distance::{Family, Hints, MinDistanceFit};
+use observables::{ObservableCounts, RepeatValues};
 use placement::HorizonCounts;
 use profile::RankProfile;
 use reuse::{ReuseCounts, ReuseEstimate, ReuseSummary};
@@ -150,9 +155,46 @@ pub struct FitSummary {
     pub successor_entropy: SuccessorEntropy,
     /// The reuse-distance profile behind the renewal bound ([`reuse`]).
     pub reuse: Option<ReuseSummary>,
-    /// Intervals of Q's head and tail mass and of the placement ([`uncertainty`]).
+    /// Q, D and the placement by minimum distance ([`min_distance`]), with its test.
+    pub popularity: Option<PopularitySummary>,
+    /// Intervals of the windowed estimators' head and tail mass of Q and of their
+    /// placement ([`uncertainty`]).
     pub uncertainty: FitUncertainty,
     pub per_window: Vec<WindowFit>,
+}
+
+/// The minimum-distance fit of Q, D and the placement, for people and JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct PopularitySummary {
+    /// D, rounded.
+    pub distinct: usize,
+    /// Q's exponent per decade of rank (ranks 1-9, 10-99, ... counting from 1).
+    pub exponents: Vec<f64>,
+    /// Placement weights: the top rank, the bottom rank, equal segments (most popular
+    /// first).
+    pub placement_top: f64,
+    pub placement_bottom: f64,
+    pub placement_segments: Vec<f64>,
+    /// Sum of squared standardised residuals over the compared points.
+    pub chi2: f64,
+    pub points: usize,
+    /// The goodness-of-fit test and the D the trace cannot rule out.
+    pub check: adequacy::QFitCheck,
+}
+
+impl PopularitySummary {
+    fn of(f: &MinDistanceFit) -> PopularitySummary {
+        PopularitySummary {
+            distinct: (f.family.distinct.round() as usize).max(1),
+            exponents: f.family.exponents.clone(),
+            placement_top: f.family.top,
+            placement_bottom: f.family.bottom,
+            placement_segments: f.family.segments.to_vec(),
+            chi2: f.chi2,
+            points: f.points,
+            check: f.check.clone(),
+        }
+    }
 }
 
 /// A finished fit.
@@ -167,7 +209,10 @@ pub struct Fit {
     pub mean_counts: Vec<f64>,
     /// S(n) = P(reuse distance > n | repeat), estimated and at its upper end.
     pub reuse: Option<ReuseEstimate>,
-    /// Whether Q and zeta reproduce the measured reuse profile (None: not checked).
+    /// The minimum-distance fit behind Q and zeta (None: the windowed estimates are
+    /// used, unchecked).
+    pub family: Option<Family>,
+    /// Whether Q and zeta reproduce the trace's repeat statistics (None: not checked).
     pub q_check: Option<adequacy::QFitCheck>,
 }
 
@@ -208,11 +253,14 @@ impl Fit {
         p_repeat: f64,
         reuse: Option<crate::workload::ReuseProfile>,
     ) -> Result<Workload> {
-        let mut w = Workload::explicit(
-            self.q.clone(),
-            p_repeat,
-            Placement::Explicit(self.zeta.clone()),
-        );
+        let mut w = match &self.family {
+            Some(f) => f.workload(p_repeat),
+            None => Workload::explicit(
+                self.q.clone(),
+                p_repeat,
+                Placement::Explicit(self.zeta.clone()),
+            ),
+        };
         w.reuse = reuse;
         let mut prov = serde_json::to_value(&self.summary)
             .map_err(|e| Error::invalid(format!("cannot serialise fit summary: {e}")))?;
@@ -240,6 +288,8 @@ struct KeyState {
     born: u64,
     /// Trace index (warm-up included) of the key's latest arrival.
     last: u64,
+    /// Trace index of the arrival before that, u64::MAX if none.
+    before_last: u64,
 }
 
 impl KeyState {
@@ -250,6 +300,7 @@ impl KeyState {
         horizon_count: 0,
         born: u64::MAX,
         last: 0,
+        before_last: u64::MAX,
     };
 }
 
@@ -280,6 +331,7 @@ pub struct Fitter {
     successors: SuccessorCounts,
     partial: Option<Vec<u64>>,
     reuse: ReuseCounts,
+    observables: ObservableCounts,
     groups: Groups,
 }
 
@@ -304,6 +356,7 @@ impl Fitter {
             successors: SuccessorCounts::new(options.pair_cap),
             partial: None,
             reuse: ReuseCounts::default(),
+            observables: ObservableCounts::default(),
             groups: Groups::default(),
         })
     }
@@ -390,10 +443,19 @@ impl Fitter {
         let state = &mut self.states[id as usize];
         state.total = state.total.saturating_add(1);
         let previous = std::mem::replace(&mut state.last, index);
+        let before = std::mem::replace(&mut state.before_last, if fresh { u64::MAX } else { previous });
         let Some(m) = measured else {
             return;
         };
         self.reuse.record(index, (!fresh).then(|| index - previous));
+        self.observables.record(
+            m,
+            (!fresh).then(|| RepeatValues {
+                reuse: index - previous,
+                age: (state.born != u64::MAX).then(|| m - state.born),
+                second: (before != u64::MAX).then(|| index - before),
+            }),
+        );
         self.successors.push(id);
         self.window_arrivals += 1;
         if fresh {
@@ -480,10 +542,10 @@ impl Fitter {
                 "no key was seen twice among the {arrivals} measured arrivals: the repeat distribution Q cannot be estimated (p_r = 0)"
             )));
         }
-        let q = self.profile.repeat_distribution();
+        let windowed_q = self.profile.repeat_distribution();
         let mean_counts = self.profile.mean_counts();
         let censored = self.open.len() as u64;
-        let (zeta, placement_note) = match self.horizons.placement(&mean_counts) {
+        let (windowed_zeta, placement_note) = match self.horizons.placement(&mean_counts) {
             Some(z) => (z, None),
             None => {
                 let why = if self.new == 0 {
@@ -491,7 +553,10 @@ impl Fitter {
                 } else {
                     "every new message's horizon runs past the end of the trace: placement not estimated; uniform written (use a smaller --window or a longer trace)"
                 };
-                (vec![1.0 / q.len() as f64; q.len()], Some(why.to_string()))
+                (
+                    vec![1.0 / windowed_q.len() as f64; windowed_q.len()],
+                    Some(why.to_string()),
+                )
             }
         };
         let w = self.options.window as f64;
@@ -504,13 +569,30 @@ impl Fitter {
         let reuse = self.reuse.estimate(self.options.confidence);
         let one_hit = self.states.iter().filter(|s| s.total == 1).count() as u64;
         let distinct = self.states.len() as u64;
+        let p_repeat = self.repeats as f64 / arrivals as f64;
+        let measured = self.observables.estimate(&min_distance::scales(arrivals));
+        let popularity = min_distance::fit(
+            &measured,
+            p_repeat,
+            Hints {
+                distinct: windowed_q.len() as f64,
+                keys: distinct as f64,
+            },
+        );
+        let (q, zeta) = match &popularity {
+            Some(f) => {
+                let w = f.family.workload(p_repeat);
+                (w.repeat_distribution()?, w.placement_distribution()?)
+            }
+            None => (windowed_q.clone(), windowed_zeta.clone()),
+        };
         let summary = FitSummary {
             estimator: "reuse-distance survival S(n) per repeat (renewal bound: U_j = S(j - 1)), rank statistics within windows (Q), Poisson-mixture MLE of new messages' draw counts (zeta)",
             warmup: self.options.warmup,
             arrivals,
             repeats: self.repeats,
             new: self.new,
-            p_repeat: self.repeats as f64 / arrivals as f64,
+            p_repeat,
             // The reuse batches (32 to 64 of them) give a far tighter t-interval
             // than a handful of fit windows would.
             p_repeat_interval: reuse
@@ -531,9 +613,10 @@ impl Fitter {
             placement_note,
             successor_entropy: self.successors.entropy(self.states.len()),
             reuse: reuse.as_ref().map(|r| r.summary.clone()),
+            popularity: popularity.as_ref().map(PopularitySummary::of),
             uncertainty: self.groups.uncertainty(
-                &q,
-                &zeta,
+                &windowed_q,
+                &windowed_zeta,
                 &mean_counts,
                 self.options.confidence,
             ),
@@ -545,7 +628,8 @@ impl Fitter {
             zeta,
             mean_counts,
             reuse,
-            q_check: None,
+            family: popularity.as_ref().map(|f| f.family.clone()),
+            q_check: popularity.map(|f| f.check),
         })
     }
 }

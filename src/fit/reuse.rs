@@ -32,7 +32,7 @@ pub const FIRST_BATCH: u64 = 1 << 12;
 pub const MAX_BATCHES: usize = 64;
 
 /// The bucket of distance d >= 1.
-fn bucket(d: u64) -> usize {
+pub(crate) fn bucket(d: u64) -> usize {
     if d < EXACT {
         return d as usize;
     }
@@ -42,7 +42,7 @@ fn bucket(d: u64) -> usize {
 }
 
 /// The smallest distance in bucket b.
-fn bucket_low(b: usize) -> u64 {
+pub(crate) fn bucket_low(b: usize) -> u64 {
     let b = b as u64;
     if b < EXACT {
         return b;

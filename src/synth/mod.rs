@@ -81,7 +81,7 @@ impl Synthesizer {
             Placement::Uniform => PlacementSampler::Uniform,
             Placement::Top => PlacementSampler::Top,
             Placement::Bottom => PlacementSampler::Bottom,
-            Placement::Explicit(_) | Placement::Segments(_) => {
+            Placement::Explicit(_) | Placement::Segments(_) | Placement::Mixture { .. } => {
                 PlacementSampler::Table(AliasTable::new(&w.placement_distribution()?))
             }
         };

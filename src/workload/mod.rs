@@ -5,6 +5,7 @@
 //! the FN models take it as input, so it has one serialised form: a JSON workload file.
 
 pub mod reuse;
+pub mod transform;
 
 use std::path::Path;
 
@@ -19,8 +20,24 @@ pub use reuse::{Between, ReuseProfile};
 pub enum Popularity {
     /// q_i proportional to (i + 1)^-alpha for i = 0..distinct (alpha = 0 is uniform).
     Zipf { distinct: usize, alpha: f64 },
+    /// q_i proportional to (i + 1)^-alpha with an exponent alpha per decade of rank:
+    /// `exponents[k]` where 10^k <= i + 1 < 10^(k+1) (the last one also beyond), the
+    /// pieces joined continuously; one exponent is Zipf. What `rbf fit` writes.
+    PiecewiseZipf { distinct: usize, exponents: Vec<f64> },
     /// Explicit probabilities; normalised on use, must be non-increasing.
     Explicit(Vec<f64>),
+}
+
+impl Popularity {
+    /// ln q up to a constant at (continuous) rank r for a piecewise-Zipf popularity.
+    pub fn piecewise_log_weight(exponents: &[f64], r: f64) -> f64 {
+        let u = (r + 1.0).ln();
+        let decade = std::f64::consts::LN_10;
+        let last = exponents.len().saturating_sub(1);
+        let k = ((u / decade) as usize).min(last);
+        let base: f64 = exponents[..k].iter().map(|a| -a * decade).sum();
+        base - exponents.get(k).copied().unwrap_or(0.0) * (u - k as f64 * decade)
+    }
 }
 
 /// Where a new message enters the popularity ranking.
@@ -39,6 +56,14 @@ pub enum Placement {
     /// [8, 4, 2, 1] puts 8/15 of new messages, spread evenly, in the top quarter of the
     /// ranks. An explicit vector whose shape does not depend on D.
     Segments(Vec<f64>),
+    /// Relative weights of the top rank, the bottom rank and equal segments of the
+    /// ranking (as [`Placement::Segments`]): a mixture of the three shapes above, what
+    /// `rbf fit` writes.
+    Mixture {
+        top: f64,
+        bottom: f64,
+        segments: Vec<f64>,
+    },
 }
 
 impl Placement {
@@ -86,6 +111,20 @@ impl Placement {
             Placement::Top => "top".into(),
             Placement::Bottom => "bottom".into(),
             Placement::Explicit(v) => format!("explicit zeta over {} ranks", v.len()),
+            Placement::Mixture {
+                top,
+                bottom,
+                segments,
+            } => {
+                let total = top + bottom + segments.iter().sum::<f64>();
+                format!(
+                    "mixture: top {:.3}, bottom {:.3}, {} segments {:.3}",
+                    top / total,
+                    bottom / total,
+                    segments.len(),
+                    segments.iter().sum::<f64>() / total
+                )
+            }
             Placement::Segments(w) => format!(
                 "segments:{}",
                 w.iter()
@@ -117,6 +156,33 @@ impl Placement {
                     ));
                 }
                 z = normalised("placement", v)?;
+            }
+            Placement::Mixture {
+                top,
+                bottom,
+                segments,
+            } => {
+                let mut all = vec![*top, *bottom];
+                all.extend(segments);
+                let w = normalised("placement", &all)?;
+                if segments.len() > distinct {
+                    return Err(Error::config(
+                        "placement",
+                        format!(
+                            "{} segments need at least as many ranks, but D = {distinct}",
+                            segments.len()
+                        ),
+                    ));
+                }
+                let k = segments.len();
+                for (j, wj) in w[2..].iter().enumerate() {
+                    let (lo, hi) = (j * distinct / k, (j + 1) * distinct / k);
+                    z[lo..hi]
+                        .iter_mut()
+                        .for_each(|x| *x = wj / (hi - lo) as f64);
+                }
+                z[0] += w[0];
+                z[distinct - 1] += w[1];
             }
             Placement::Segments(w) => {
                 let w = normalised("placement", w)?;
@@ -200,7 +266,9 @@ impl Workload {
     /// D, the number of previously seen messages.
     pub fn distinct(&self) -> usize {
         match &self.popularity {
-            Popularity::Zipf { distinct, .. } => *distinct,
+            Popularity::Zipf { distinct, .. } | Popularity::PiecewiseZipf { distinct, .. } => {
+                *distinct
+            }
             Popularity::Explicit(v) => v.len(),
         }
     }
@@ -257,6 +325,14 @@ impl Workload {
                 ));
             }
         }
+        if let Popularity::PiecewiseZipf { exponents, .. } = &self.popularity {
+            if exponents.is_empty() || exponents.iter().any(|a| !a.is_finite() || *a < 0.0 || *a > 64.0) {
+                return Err(Error::config(
+                    "popularity.piecewise_zipf.exponents",
+                    format!("needs one or more finite exponents in [0, 64], found {exponents:?}"),
+                ));
+            }
+        }
         self.repeat_distribution()?;
         self.placement.probabilities(self.distinct())?;
         if let Some(r) = &self.reuse {
@@ -269,6 +345,17 @@ impl Workload {
     pub fn repeat_distribution(&self) -> Result<Vec<f64>> {
         match &self.popularity {
             Popularity::Zipf { distinct, alpha } => Ok(zipf(*distinct, *alpha)),
+            Popularity::PiecewiseZipf {
+                distinct,
+                exponents,
+            } => {
+                let logw: Vec<f64> = (0..*distinct)
+                    .map(|i| Popularity::piecewise_log_weight(exponents, i as f64))
+                    .collect();
+                let top = logw.first().copied().unwrap_or(0.0);
+                let w: Vec<f64> = logw.iter().map(|l| (l - top).exp()).collect();
+                normalised("popularity", &w)
+            }
             Popularity::Explicit(v) => {
                 let q = normalised("popularity", v)?;
                 if let Some(i) = q.windows(2).position(|w| w[1] > w[0] * (1.0 + 1e-12)) {

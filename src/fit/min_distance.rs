@@ -1,0 +1,471 @@
+//! Q, D and the placement fitted by minimum distance on exactly predicted observables.
+//!
+//! Why not the ranks themselves: under top or uniform placement every new message
+//! pushes the ranks below it down, so a message's popularity changes with its age and
+//! no window of counts sees the ranking (docs/FIT.md measured how far sorted window
+//! counts land from the truth). What the model does predict exactly, for any (Q, zeta,
+//! p_r), are the laws of three statistics of the repeats (the reuse distance, the age
+//! since first sight and the distance to the second-last arrival), through recursions
+//! of the form of eq. (24) ([`crate::workload::transform`]); a trace gives their
+//! transforms L(tau) with batch-means errors ([`super::observables`]).
+//!
+//! The family: Q piecewise Zipf, one exponent per decade of rank, up to D (a real
+//! number while fitting); the placement a mixture of the top rank, the bottom rank and
+//! [`SEGMENTS`] equal segments. It holds every workload of the FN paper's validation
+//! (Zipf Q; top, bottom, uniform and segment placements) and smooth popularity curves
+//! besides. p_r is measured directly (repeats over arrivals) and held.
+//!
+//! The estimate minimises the sum of squared standardised residuals over every
+//! (statistic, tau) with Levenberg-Marquardt ([`super::least_squares`]), from a start
+//! at each placement shape. The largest standardised residual then tests the fit
+//! ([`QFitCheck`]): the model reproduces the trace when it is within the Student-t
+//! quantile of level 1 - 0.01 / (2 x residuals) (a family-wise 99 % test over all of
+//! them). Identifiability: the fit is repeated with D held at multiples of the
+//! estimate; every D whose fit also passes the test is one the trace cannot rule out,
+//! and those workloads are the check's alternatives.
+
+use super::adequacy::QFitCheck;
+use super::least_squares::Problem;
+use super::observables::{Measured, Observable, HORIZON};
+use crate::stats::student_t_quantile;
+use crate::workload::transform::{transforms, RankRuns};
+use crate::workload::{Placement, Popularity, Workload};
+
+/// Equal segments of the ranking in the placement family.
+pub const SEGMENTS: usize = 4;
+/// How finely the family is cut into runs of ranks: ranks below `exact` are a run each,
+/// beyond that runs are about 1/`share` of their rank wide.
+#[derive(Clone, Copy, Debug)]
+struct Resolution {
+    exact: f64,
+    share: f64,
+}
+
+/// What the test and the reported numbers use: the transforms move by less than 2e-5
+/// from the rank-by-rank recursion (workload::transform's test).
+const FINE: Resolution = Resolution {
+    exact: 512.0,
+    share: 400.0,
+};
+/// What the search uses, 5 to 10 times cheaper at large D; a few fine iterations then
+/// polish the result.
+const COARSE: Resolution = Resolution {
+    exact: 64.0,
+    share: 32.0,
+};
+/// Largest placement weight relative to the last segment's.
+const MAX_WEIGHT: f64 = 1e6;
+/// Largest exponent per decade.
+const MAX_EXPONENT: f64 = 6.0;
+/// Family-wise level of the goodness-of-fit test.
+pub const LEVEL: f64 = 0.99;
+/// Scales tau per factor of 10.
+const TAUS_PER_DECADE: f64 = 6.0;
+/// Largest D tried, as a multiple of the distinct keys seen.
+const D_CEILING: f64 = 64.0;
+
+/// A member of the family.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Family {
+    /// Exponent of Q per decade of rank.
+    pub exponents: Vec<f64>,
+    /// D, real while fitting.
+    pub distinct: f64,
+    /// Placement weights (summing to 1): top rank, bottom rank, segments.
+    pub top: f64,
+    pub bottom: f64,
+    pub segments: [f64; SEGMENTS],
+}
+
+/// Parameter vector: exponents, ln D, then the placement weights of the top rank, the
+/// bottom rank and the first SEGMENTS - 1 segments relative to the last segment's
+/// (each >= 0: a weight can reach zero without a flat direction).
+fn family(theta: &[f64], k: usize) -> Family {
+    let rel = &theta[k + 1..];
+    let total = 1.0 + rel.iter().sum::<f64>();
+    let mut segments = [0.0; SEGMENTS];
+    for (s, v) in segments.iter_mut().zip(&rel[2..]) {
+        *s = v / total;
+    }
+    segments[SEGMENTS - 1] = 1.0 / total;
+    Family {
+        exponents: theta[..k].to_vec(),
+        distinct: theta[k].exp(),
+        top: rel[0] / total,
+        bottom: rel[1] / total,
+        segments,
+    }
+}
+
+impl Family {
+    /// The family in runs of ranks for [`transforms`]: exact ranks first, then runs a
+    /// fraction of their rank wide that never straddle a segment boundary; the last
+    /// rank (where the bottom weight sits) is a run of its own and the one before it
+    /// may be a fraction of a rank.
+    pub fn runs(&self) -> RankRuns {
+        self.runs_at(FINE)
+    }
+
+    fn runs_at(&self, res: Resolution) -> RankRuns {
+        let d = self.distinct.max(1.0);
+        let seg_len = d / SEGMENTS as f64;
+        let mut cuts: Vec<f64> = (1..SEGMENTS).map(|g| g as f64 * seg_len).collect();
+        if d >= 2.0 {
+            cuts.push(d - 1.0);
+        }
+        cuts.push(d);
+        let mut runs = RankRuns::default();
+        let mut r = 0.0f64;
+        let mut logw = Vec::new();
+        while r < d - 1e-9 {
+            let w = if r < res.exact {
+                1.0
+            } else {
+                (r / res.share).floor().max(1.0)
+            };
+            let next_cut = cuts.iter().copied().find(|c| *c > r + 1e-9).unwrap_or(d);
+            let end = (r + w).min(next_cut);
+            let width = end - r;
+            let mid = r + (width - 1.0).max(0.0) / 2.0;
+            logw.push(Popularity::piecewise_log_weight(&self.exponents, mid));
+            let seg = ((mid / seg_len) as usize).min(SEGMENTS - 1);
+            let mut zeta = self.segments[seg] / seg_len;
+            if r == 0.0 {
+                zeta += self.top / width;
+            }
+            if end >= d - 1e-9 {
+                zeta += self.bottom / width;
+            }
+            runs.push(width, 0.0, zeta);
+            r = end;
+        }
+        let top = logw.first().copied().unwrap_or(0.0);
+        let mut total = 0.0;
+        for (q, (l, w)) in runs.q.iter_mut().zip(logw.iter().zip(&runs.width)) {
+            *q = (l - top).exp();
+            total += *q * w;
+        }
+        runs.q.iter_mut().for_each(|q| *q /= total);
+        runs
+    }
+
+    /// The workload this member describes, with D rounded to whole messages.
+    pub fn workload(&self, p_repeat: f64) -> Workload {
+        let distinct = (self.distinct.round() as usize).max(1);
+        let mut w = Workload::zipf(distinct, 1.0, p_repeat, Placement::Uniform);
+        w.popularity = Popularity::PiecewiseZipf {
+            distinct,
+            exponents: self.exponents.clone(),
+        };
+        w.placement = Placement::Mixture {
+            top: self.top,
+            bottom: self.bottom,
+            segments: self.segments.to_vec(),
+        };
+        w
+    }
+}
+
+/// The measured points the fit uses: (statistic, tau index, mean, standard error,
+/// batches behind it).
+struct Target {
+    taus: Vec<f64>,
+    points: Vec<(usize, usize, f64, f64, usize)>,
+}
+
+impl Target {
+    fn new(measured: &Measured) -> Target {
+        let mut points = Vec::new();
+        for (k, values) in measured.values.iter().enumerate() {
+            for (j, v) in values.iter().enumerate() {
+                let Some(v) = v else { continue };
+                // A statistic that is the same in every batch (ages with p_r = 1 are
+                // all infinite) carries no information and no noise.
+                if v.se > 0.0 {
+                    points.push((k, j, v.mean, v.se, v.batches));
+                }
+            }
+        }
+        Target {
+            taus: measured.taus.clone(),
+            points,
+        }
+    }
+
+    /// Standardised residuals of a family member.
+    fn residuals(&self, f: &Family, p_r: f64, res: Resolution) -> Vec<f64> {
+        let t = transforms(&f.runs_at(res), p_r, &self.taus);
+        let model = [&t.reuse, &t.age, &t.second];
+        self.points
+            .iter()
+            .map(|&(k, j, mean, se, _)| (model[k][j] - mean) / se)
+            .collect()
+    }
+
+    /// The largest residual a 99 % family-wise test allows at each point (a Student t
+    /// quantile with the point's own degrees of freedom, Bonferroni over the points).
+    fn critical(&self) -> Vec<f64> {
+        let n = self.points.len().max(1) as f64;
+        self.points
+            .iter()
+            .map(|p| student_t_quantile(1.0 - (1.0 - LEVEL) / (2.0 * n), (p.4.max(2) - 1) as f64))
+            .collect()
+    }
+
+    /// The goodness-of-fit check of a member: the point whose residual is largest
+    /// relative to what the test allows there.
+    fn check(&self, f: &Family, p_r: f64) -> QFitCheck {
+        let r = self.residuals(f, p_r, FINE);
+        let critical = self.critical();
+        let (worst, ratio) = r
+            .iter()
+            .zip(&critical)
+            .map(|(v, c)| v.abs() / c)
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or((0, 0.0));
+        let (k, j, _, se, _) = self.points.get(worst).copied().unwrap_or((0, 0, 0.0, 0.0, 2));
+        let c = critical.get(worst).copied().unwrap_or(0.0);
+        QFitCheck {
+            gap: ratio * c * se,
+            noise: c * se,
+            fits: ratio.is_finite() && ratio <= 1.0,
+            observable: Observable::ALL[k],
+            tau: self.taus.get(j).copied().unwrap_or(0.0),
+            distinct_range: None,
+            alternatives: Vec::new(),
+        }
+    }
+}
+
+/// The scales tau at which to compare: 1 to the measured length over [`HORIZON`].
+pub fn scales(measured_arrivals: u64) -> Vec<f64> {
+    let top = (measured_arrivals as f64 / HORIZON).max(1.0);
+    let steps = (top.log10() * TAUS_PER_DECADE).floor() as usize;
+    (0..=steps)
+        .map(|i| 10f64.powf(i as f64 / TAUS_PER_DECADE))
+        .collect()
+}
+
+/// A finished minimum-distance fit.
+#[derive(Clone, Debug)]
+pub struct MinDistanceFit {
+    pub family: Family,
+    /// Sum of squared standardised residuals, and how many there are.
+    pub chi2: f64,
+    pub points: usize,
+    pub check: QFitCheck,
+}
+
+/// What the fit starts from.
+#[derive(Clone, Copy, Debug)]
+pub struct Hints {
+    /// A first guess of D (keys drawn again, say).
+    pub distinct: f64,
+    /// Distinct keys seen: D is searched up to [`D_CEILING`] times it.
+    pub keys: f64,
+}
+
+/// Fits the family to the measured transforms at repeat probability `p_r`; None when
+/// there is nothing to fit (no scale has enough batches).
+pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit> {
+    let target = Target::new(measured);
+    if target.points.is_empty() {
+        return None;
+    }
+    let d_hi = (hints.keys.max(hints.distinct) * D_CEILING).max(4.0);
+    // Exponents up to the decade of 8 times the first guess of D; the last one also
+    // holds beyond it.
+    let k = (((hints.distinct.max(10.0) * 8.0).log10().ceil()) as usize).clamp(1, 7);
+    let mut lower = vec![0.0; k];
+    let mut upper = vec![MAX_EXPONENT; k];
+    lower.push(0.0);
+    upper.push(d_hi.ln());
+    lower.extend([0.0; 1 + SEGMENTS]);
+    upper.extend([MAX_WEIGHT; 1 + SEGMENTS]);
+    let search = Search {
+        target: &target,
+        p_r,
+        k,
+        lower,
+        upper,
+    };
+    let d0 = (hints.distinct * hints.keys).sqrt().clamp(2.0, d_hi).ln();
+    // Mostly top, uniform, mostly bottom (weights relative to the last segment's).
+    let shapes: [[f64; 1 + SEGMENTS]; 3] = [
+        [100.0, 0.0, 1.0, 1.0, 1.0],
+        [0.01, 0.01, 1.0, 1.0, 1.0],
+        [0.0, 100.0, 1.0, 1.0, 1.0],
+    ];
+    let mut best: Option<(f64, Vec<f64>)> = None;
+    for shape in shapes {
+        let mut x0 = vec![1.0; k];
+        x0.push(d0);
+        x0.extend(shape);
+        // Start from the best D on a grid of factors of 2: the search in D alone has
+        // local minima (a wrong D with a compensating Q).
+        let mut best_d = (f64::INFINITY, d0);
+        let mut d = std::f64::consts::LN_2;
+        while d <= d_hi.ln() {
+            x0[k] = d;
+            let c: f64 = target
+                .residuals(&family(&x0, k), p_r, COARSE)
+                .iter()
+                .map(|v| v * v)
+                .sum();
+            if c < best_d.0 {
+                best_d = (c, d);
+            }
+            d += std::f64::consts::LN_2;
+        }
+        x0[k] = best_d.1;
+        let s = search.run(&x0, None, COARSE, 100);
+        if std::env::var_os("RBF_DEBUG_FIT").is_some() {
+            eprintln!(
+                "start {shape:?}: chi2 {} after {} iterations: {:?}",
+                s.chi2, s.iterations, s.x
+            );
+        }
+        if best.as_ref().is_none_or(|b| s.chi2 < b.0) {
+            best = Some((s.chi2, s.x));
+        }
+    }
+    let (_, theta) = best?;
+    let polished = search.run(&theta, None, FINE, 30);
+    let (chi2, theta) = (polished.chi2, polished.x);
+    let fam = family(&theta, k);
+    let mut check = target.check(&fam, p_r);
+    if std::env::var_os("RBF_DEBUG_FIT").is_some() {
+        let r = target.residuals(&fam, p_r, FINE);
+        for (v, &(o, j, mean, se, _)) in r.iter().zip(&target.points) {
+            eprintln!(
+                "{:?} tau {:.1}: measured {mean:.6} se {se:.2e} residual {v:.2}",
+                Observable::ALL[o],
+                target.taus[j]
+            );
+        }
+        eprintln!("critical {:?}", target.critical().first());
+    }
+    // D the trace cannot tell from the estimate: refit with D held at steps of a
+    // factor sqrt(2) on either side until the test fails, then halve the last step
+    // three times (to within a factor 2^(1/16)); the farthest fits each way are kept.
+    if check.fits {
+        let mut range = (fam.distinct, fam.distinct);
+        let held = |x: &[f64], d: f64| -> (Vec<f64>, Family, bool) {
+            let mut x = x.to_vec();
+            x[k] = d;
+            let x = search.run(&x, Some(k), COARSE, 100).x;
+            let x = search.run(&x, Some(k), FINE, 10).x;
+            let alt = family(&x, k);
+            let fits = target.check(&alt, p_r).fits;
+            (x, alt, fits)
+        };
+        for dir in [-1.0f64, 1.0] {
+            let step = dir * std::f64::consts::LN_2 / 2.0;
+            let (mut pass, mut x_pass, mut farthest) = (theta[k], theta.clone(), None);
+            let mut fail = None;
+            for _ in 0..12 {
+                let d = pass + step;
+                if d < 0.0 || d > d_hi.ln() {
+                    break;
+                }
+                let (x, alt, fits) = held(&x_pass, d);
+                if !fits {
+                    fail = Some(d);
+                    break;
+                }
+                (pass, x_pass, farthest) = (d, x, Some(alt));
+            }
+            if let Some(mut fail) = fail {
+                for _ in 0..3 {
+                    let mid = (pass + fail) / 2.0;
+                    let (x, alt, fits) = held(&x_pass, mid);
+                    if fits {
+                        (pass, x_pass, farthest) = (mid, x, Some(alt));
+                    } else {
+                        fail = mid;
+                    }
+                }
+            }
+            if let Some(alt) = farthest {
+                range.0 = range.0.min(alt.distinct);
+                range.1 = range.1.max(alt.distinct);
+                check.alternatives.push(alt.workload(p_r));
+            }
+        }
+        check.distinct_range = Some((range.0.round() as usize, range.1.round() as usize));
+    }
+    Some(MinDistanceFit {
+        family: fam,
+        chi2,
+        points: target.points.len(),
+        check,
+    })
+}
+
+/// The least-squares problem of one fit, at a resolution, with D free or held.
+struct Search<'a> {
+    target: &'a Target,
+    p_r: f64,
+    k: usize,
+    lower: Vec<f64>,
+    upper: Vec<f64>,
+}
+
+impl Search<'_> {
+    fn run(
+        &self,
+        x0: &[f64],
+        held: Option<usize>,
+        res: Resolution,
+        iterations: usize,
+    ) -> super::least_squares::Solution {
+        let f = |theta: &[f64]| {
+            self.target
+                .residuals(&family(theta, self.k), self.p_r, res)
+        };
+        let mut free = vec![true; x0.len()];
+        if let Some(h) = held {
+            free[h] = false;
+        }
+        Problem {
+            residuals: &f,
+            lower: self.lower.clone(),
+            upper: self.upper.clone(),
+            free,
+        }
+        .minimize(x0, iterations)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evaluation_cost() {
+        let f = Family {
+            exponents: vec![1.0; 7],
+            distinct: 1000.0,
+            top: 0.0,
+            bottom: 0.0,
+            segments: [0.25; SEGMENTS],
+        };
+        let taus = scales(1_000_000);
+        let t = std::time::Instant::now();
+        for _ in 0..100 {
+            std::hint::black_box(transforms(&f.runs(), 0.9, &taus));
+        }
+        eprintln!("D=1000: {:?} per eval, {} taus", t.elapsed() / 100, taus.len());
+        let f = Family {
+            distinct: 1e6,
+            ..f
+        };
+        let runs = f.runs();
+        let t = std::time::Instant::now();
+        for _ in 0..10 {
+            std::hint::black_box(transforms(&f.runs(), 0.9, &taus));
+        }
+        eprintln!("D=1e6: {:?} per eval, {} runs", t.elapsed() / 10, runs.width.len());
+    }
+}
