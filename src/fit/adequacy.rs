@@ -26,12 +26,41 @@ pub struct QFitCheck {
     /// Where the gap is: which statistic, at which time scale tau (arrivals).
     pub observable: Observable,
     pub tau: f64,
-    /// The smallest and largest D whose best fit also passes the test (None when the
-    /// fit itself does not pass).
+    /// The D the trace allows: every D whose best fit passes the test lies inside (the
+    /// ends are the nearest D found to fail, to within a factor 2^(1/16), or the
+    /// search's limits); None when the fit itself does not pass.
     pub distinct_range: Option<(usize, usize)>,
+    /// Why there is no test (then `fits` is false and gap and noise are NaN).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untested: Option<String>,
     /// Other workloads that reproduce the trace as well as the fit (the parts of Q or D
     /// the trace does not identify). The Q-based methods' spread over the fit and these
     /// is what the trace allows; empty when the fit is identified.
     #[serde(skip)]
     pub alternatives: Vec<Workload>,
+}
+
+impl QFitCheck {
+    /// No test could be made (`why`): the Q-based methods are not judged.
+    pub fn untested(why: String) -> QFitCheck {
+        QFitCheck {
+            gap: f64::NAN,
+            noise: f64::NAN,
+            fits: false,
+            observable: Observable::Reuse,
+            tau: f64::NAN,
+            distinct_range: None,
+            untested: Some(why),
+            alternatives: Vec::new(),
+        }
+    }
+
+    /// Whether the trace pins D down to within `share` (0.1: 10 %) of the estimate
+    /// `distinct`.
+    pub fn identifies_distinct(&self, distinct: usize, share: f64) -> bool {
+        self.distinct_range.is_some_and(|(lo, hi)| {
+            let d = distinct as f64;
+            lo as f64 >= d * (1.0 - share) && hi as f64 <= d * (1.0 + share)
+        })
+    }
 }

@@ -11,36 +11,26 @@
 //!
 //! * **p_r** = arrivals whose key was seen before / arrivals. This is the model's
 //!   meaning exactly: a repeat draw is an arrival of a previously seen message, a new
-//!   message is a first sight. The interval is batch means over windows.
-//! * **Q** = rank statistics within windows ([`profile`]): per window of W arrivals,
-//!   repeat draws per key sorted largest first, summed by rank over windows.
-//! * **D (model)** = the number of ranks that received a draw in some window: ranks
-//!   never drawn within any window carry no observable mass. Reported beside the
-//!   number of distinct keys ever seen, which is *not* the model's D: messages leave Q
-//!   (evicted at rank D) while the trace goes on.
-//! * **zeta** = maximum-likelihood mixing weights of new messages' draw counts in the W
-//!   arrivals after their first sight ([`placement`]).
+//!   message is a first sight. Its interval is batch means ([`reuse`]).
+//! * **the reuse profile** S(n) = P(d > n) of the repeats' reuse distances ([`reuse`]):
+//!   what the renewal bound needs of Q and zeta, measured directly (docs/FIT.md).
+//! * **Q, D and zeta** for the Markov methods, by minimum distance: the piecewise-Zipf
+//!   Q and mixture placement whose exactly predicted repeat statistics (reuse distance,
+//!   age, distance to the second-last arrival: [`observables`]) come closest to the
+//!   trace's, with a goodness-of-fit test and the range of D the trace allows
+//!   ([`min_distance`], [`adequacy`]).
 //! * **one-hit wonders** = distinct keys seen exactly once in the whole trace (warm-up
 //!   included), over distinct keys.
 //! * the successor-entropy diagnostic of FN §7.2 ([`successor`]) and per-window p_r and
-//!   head of Q ([`WindowFit`]) to show non-stationarity.
-//!
-//! Ties and one-hit wonders: see [`profile`] (ties cannot change a sorted profile; a
-//! one-hit wonder has no repeat draw, so it enters Q nowhere) and [`placement`] (a new
-//! message never drawn again is attributed to the ranks that best explain zero draws).
+//!   head of the window's own sorted counts ([`WindowFit`]) to show non-stationarity.
 
 pub mod adequacy;
 pub mod least_squares;
 pub mod min_distance;
 pub mod observables;
-pub mod placement;
-pub mod profile;
 pub mod reuse;
 pub mod successor;
 pub mod table;
-pub mod uncertainty;
-
-use std::collections::VecDeque;
 
 use serde::Serialize;
 
@@ -48,15 +38,13 @@ use crate::error::{Error, Result};
 use crate::message::{for_each_key_batch, Message, KEY_BATCH};
 use crate::prefetch::prefetch_ptr;
 use crate::replay::KeyIndex;
-use crate::stats::{ratio_interval, Interval};
+use crate::stats::Interval;
 use crate::workload::{Placement, Workload};
+use adequacy::QFitCheck;
 use min_distance::{Family, Hints, MinDistanceFit};
 use observables::{ObservableCounts, RepeatValues};
-use placement::HorizonCounts;
-use profile::RankProfile;
 use reuse::{ReuseCounts, ReuseEstimate, ReuseSummary};
 use successor::{SuccessorCounts, SuccessorEntropy};
-use uncertainty::{FitUncertainty, Groups};
 
 /// Fitting settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -130,36 +118,26 @@ pub struct FitSummary {
     pub repeats: u64,
     pub new: u64,
     pub p_repeat: f64,
-    /// Batch means over windows (absent with fewer than two complete windows).
+    /// Batch means (absent with fewer than two batches).
     pub p_repeat_interval: Option<Interval>,
     /// Distinct keys in the whole trace, warm-up included.
     pub distinct_keys: u64,
     pub one_hit_wonders: u64,
     pub one_hit_share: f64,
-    /// The fitted D: ranks of Q-hat.
+    /// The fitted D: ranks of Q.
     pub model_distinct: usize,
+    /// Keys seen again at least once (what a static ranking of the trace would hold).
+    pub keys_repeated: u64,
+    /// W: window of the per-window table, and how many windows there are.
     pub window: u64,
-    /// Windows behind Q-hat.
     pub windows: u64,
-    /// The trace was shorter than one window, so Q-hat comes from one partial window.
-    pub partial_window: bool,
-    /// New messages whose horizon was complete (the placement sample).
-    pub placement_sample: u64,
-    /// New messages whose horizon ran past the end of the trace (not used).
-    pub placement_censored: u64,
-    /// Share of the placement sample never drawn again within its horizon.
-    pub placement_never_redrawn: f64,
-    /// Set when zeta could not be estimated and uniform was written instead.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub placement_note: Option<String>,
     pub successor_entropy: SuccessorEntropy,
     /// The reuse-distance profile behind the renewal bound ([`reuse`]).
     pub reuse: Option<ReuseSummary>,
-    /// Q, D and the placement by minimum distance ([`min_distance`]), with its test.
+    /// Q, D and the placement by minimum distance ([`min_distance`]), with its test;
+    /// None when the trace is too short for it (then Q is the static ranking of the
+    /// keys' repeat counts, untested: `Fit::q_check` says so).
     pub popularity: Option<PopularitySummary>,
-    /// Intervals of the windowed estimators' head and tail mass of Q and of their
-    /// placement ([`uncertainty`]).
-    pub uncertainty: FitUncertainty,
     pub per_window: Vec<WindowFit>,
 }
 
@@ -205,8 +183,6 @@ pub struct Fit {
     pub q: Vec<f64>,
     /// zeta-hat over the same ranks.
     pub zeta: Vec<f64>,
-    /// Mean draws per window at each rank (the Poisson means behind zeta-hat).
-    pub mean_counts: Vec<f64>,
     /// S(n) = P(reuse distance > n | repeat), estimated and at its upper end.
     pub reuse: Option<ReuseEstimate>,
     /// The minimum-distance fit behind Q and zeta (None: the windowed estimates are
@@ -214,6 +190,8 @@ pub struct Fit {
     pub family: Option<Family>,
     /// Whether Q and zeta reproduce the trace's repeat statistics (None: not checked).
     pub q_check: Option<adequacy::QFitCheck>,
+    /// The trace's repeat statistics the fit compared with ([`observables`]).
+    pub observed: observables::Measured,
 }
 
 impl Fit {
@@ -282,8 +260,6 @@ struct KeyState {
     /// Window of `window_count` (u32::MAX: none yet).
     window: u32,
     window_count: u32,
-    /// Repeat draws within the horizon after `born`.
-    horizon_count: u32,
     /// Measured index of the key's first sight, u64::MAX if in the warm-up.
     born: u64,
     /// Trace index (warm-up included) of the key's latest arrival.
@@ -297,7 +273,6 @@ impl KeyState {
         total: 0,
         window: u32::MAX,
         window_count: 0,
-        horizon_count: 0,
         born: u64::MAX,
         last: 0,
         before_last: u64::MAX,
@@ -318,10 +293,6 @@ pub struct Fitter {
     seen: u64,
     repeats: u64,
     new: u64,
-    profile: RankProfile,
-    horizons: HorizonCounts,
-    /// New keys (by id) whose horizon is open, oldest first.
-    open: VecDeque<(u64, u32)>,
     /// Keys (by id) drawn in the current window.
     touched: Vec<u32>,
     window: u32,
@@ -329,10 +300,8 @@ pub struct Fitter {
     window_repeats: u64,
     windows: Vec<WindowFit>,
     successors: SuccessorCounts,
-    partial: Option<Vec<u64>>,
     reuse: ReuseCounts,
     observables: ObservableCounts,
-    groups: Groups,
 }
 
 impl Fitter {
@@ -345,19 +314,14 @@ impl Fitter {
             seen: 0,
             repeats: 0,
             new: 0,
-            profile: RankProfile::default(),
-            horizons: HorizonCounts::default(),
-            open: VecDeque::new(),
             touched: Vec::new(),
             window: 0,
             window_arrivals: 0,
             window_repeats: 0,
             windows: Vec::new(),
             successors: SuccessorCounts::new(options.pair_cap),
-            partial: None,
             reuse: ReuseCounts::default(),
             observables: ObservableCounts::default(),
-            groups: Groups::default(),
         })
     }
 
@@ -429,16 +393,6 @@ impl Fitter {
                 self.close_window();
                 self.window = window;
             }
-            // Horizons (born, born + W] that ended before this arrival.
-            while let Some(&(born, k)) = self.open.front() {
-                if born + w >= m {
-                    break;
-                }
-                self.open.pop_front();
-                let count = u64::from(self.states[k as usize].horizon_count);
-                self.horizons.record(count);
-                self.groups.record_horizon(born / w, count);
-            }
         }
         let state = &mut self.states[id as usize];
         state.total = state.total.saturating_add(1);
@@ -461,7 +415,6 @@ impl Fitter {
         if fresh {
             self.new += 1;
             state.born = m;
-            self.open.push_back((m, id));
             return;
         }
         self.repeats += 1;
@@ -472,14 +425,10 @@ impl Fitter {
             self.touched.push(id);
         }
         state.window_count += 1;
-        if state.born != u64::MAX && m - state.born <= w {
-            state.horizon_count += 1;
-        }
     }
 
     /// Ends the current window: its sorted profile joins Q-hat if it is complete.
     fn close_window(&mut self) {
-        let complete = self.window_arrivals == self.options.window;
         let mut counts: Vec<u64> = self
             .touched
             .iter()
@@ -505,15 +454,6 @@ impl Fitter {
             drawn: counts.len() as u64,
             head,
         });
-        // Q-hat uses complete windows; only the last window can be partial, and it is
-        // kept aside in case there is no complete window at all.
-        if complete {
-            self.groups
-                .add_window(u64::from(self.window), &mut counts.clone());
-            self.profile.add_window(&mut counts);
-        } else {
-            self.partial = Some(counts);
-        }
         self.window_arrivals = 0;
         self.window_repeats = 0;
     }
@@ -523,13 +463,6 @@ impl Fitter {
     /// Ends the stream and estimates the workload.
     pub fn finish(mut self) -> Result<Fit> {
         self.close_window();
-        let mut partial_window = false;
-        if self.profile.windows() == 0 {
-            if let Some(mut counts) = self.partial.take() {
-                self.profile.add_window(&mut counts);
-                partial_window = true;
-            }
-        }
         let arrivals = self.repeats + self.new;
         if arrivals == 0 {
             return Err(Error::invalid(format!(
@@ -537,101 +470,89 @@ impl Fitter {
                 self.seen, self.options.warmup
             )));
         }
-        if self.profile.ranks() == 0 {
+        if self.repeats == 0 {
             return Err(Error::invalid(format!(
                 "no key was seen twice among the {arrivals} measured arrivals: the repeat distribution Q cannot be estimated (p_r = 0)"
             )));
         }
-        let windowed_q = self.profile.repeat_distribution();
-        let mean_counts = self.profile.mean_counts();
-        let censored = self.open.len() as u64;
-        let (windowed_zeta, placement_note) = match self.horizons.placement(&mean_counts) {
-            Some(z) => (z, None),
-            None => {
-                let why = if self.new == 0 {
-                    "no new message after the warm-up (p_r = 1): placement never acts; uniform written"
-                } else {
-                    "every new message's horizon runs past the end of the trace: placement not estimated; uniform written (use a smaller --window or a longer trace)"
-                };
-                (
-                    vec![1.0 / windowed_q.len() as f64; windowed_q.len()],
-                    Some(why.to_string()),
-                )
-            }
-        };
-        let w = self.options.window as f64;
-        let batches: Vec<(f64, f64)> = self
-            .windows
-            .iter()
-            .filter(|x| x.arrivals as f64 == w)
-            .map(|x| (x.repeats as f64, x.arrivals as f64))
-            .collect();
         let reuse = self.reuse.estimate(self.options.confidence);
         let one_hit = self.states.iter().filter(|s| s.total == 1).count() as u64;
         let distinct = self.states.len() as u64;
+        let keys_repeated = self.states.iter().filter(|s| s.total >= 2).count() as u64;
         let p_repeat = self.repeats as f64 / arrivals as f64;
         let measured = self.observables.estimate(&min_distance::scales(arrivals));
         let popularity = min_distance::fit(
             &measured,
             p_repeat,
             Hints {
-                distinct: windowed_q.len() as f64,
+                distinct: keys_repeated.max(2) as f64,
                 keys: distinct as f64,
             },
         );
-        let (q, zeta) = match &popularity {
+        let (q, zeta, q_check) = match &popularity {
             Some(f) => {
                 let w = f.family.workload(p_repeat);
-                (w.repeat_distribution()?, w.placement_distribution()?)
+                (
+                    w.repeat_distribution()?,
+                    w.placement_distribution()?,
+                    f.check.clone(),
+                )
             }
-            None => (windowed_q.clone(), windowed_zeta.clone()),
+            None => {
+                let q = static_ranking(&self.states);
+                let zeta = vec![1.0 / q.len() as f64; q.len()];
+                (
+                    q,
+                    zeta,
+                    QFitCheck::untested(format!(
+                        "the trace is too short to test a fit of Q ({arrivals} measured arrivals): Q is the keys' repeat counts ranked, the placement uniform"
+                    )),
+                )
+            }
         };
         let summary = FitSummary {
-            estimator: "reuse-distance survival S(n) per repeat (renewal bound: U_j = S(j - 1)), rank statistics within windows (Q), Poisson-mixture MLE of new messages' draw counts (zeta)",
+            estimator: "p_r: repeats over arrivals; reuse-distance survival S(n) per repeat (renewal bound: U_j = S(j - 1)); Q (piecewise Zipf, D) and placement (top, bottom, segments) by minimum distance on the exactly predicted transforms of the repeats' reuse distance, age and second-last distance",
             warmup: self.options.warmup,
             arrivals,
             repeats: self.repeats,
             new: self.new,
             p_repeat,
-            // The reuse batches (32 to 64 of them) give a far tighter t-interval
-            // than a handful of fit windows would.
-            p_repeat_interval: reuse
-                .as_ref()
-                .and_then(|r| r.p_repeat)
-                .or_else(|| ratio_interval(&batches, self.options.confidence))
-                .map(Interval::rate),
+            p_repeat_interval: reuse.as_ref().and_then(|r| r.p_repeat).map(Interval::rate),
             distinct_keys: distinct,
             one_hit_wonders: one_hit,
             one_hit_share: one_hit as f64 / distinct.max(1) as f64,
             model_distinct: q.len(),
+            keys_repeated,
             window: self.options.window,
-            windows: self.profile.windows(),
-            partial_window,
-            placement_sample: self.horizons.messages(),
-            placement_censored: censored,
-            placement_never_redrawn: self.horizons.zero_share(),
-            placement_note,
+            windows: self.windows.len() as u64,
             successor_entropy: self.successors.entropy(self.states.len()),
             reuse: reuse.as_ref().map(|r| r.summary.clone()),
             popularity: popularity.as_ref().map(PopularitySummary::of),
-            uncertainty: self.groups.uncertainty(
-                &windowed_q,
-                &windowed_zeta,
-                &mean_counts,
-                self.options.confidence,
-            ),
             per_window: self.windows,
         };
         Ok(Fit {
             summary,
             q,
             zeta,
-            mean_counts,
             reuse,
-            family: popularity.as_ref().map(|f| f.family.clone()),
-            q_check: popularity.map(|f| f.check),
+            family: popularity.map(|f| f.family),
+            q_check: Some(q_check),
+            observed: measured,
         })
     }
+}
+
+/// Q as the keys' repeat counts over the whole trace, most repeated first: the ranking
+/// of a static workload, the fallback when the trace is too short for the fit.
+fn static_ranking(states: &[KeyState]) -> Vec<f64> {
+    let mut counts: Vec<u64> = states
+        .iter()
+        .filter(|s| s.total >= 2)
+        .map(|s| u64::from(s.total) - 1)
+        .collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let total: u64 = counts.iter().sum();
+    counts.iter().map(|&c| c as f64 / total as f64).collect()
 }
 
 /// Fits a whole stream.

@@ -1,7 +1,6 @@
 //! The fitted Q and zeta as a polars DataFrame, written to CSV or Parquet.
 //!
-//! One row per rank: `rank`, `q` (Q-hat), `zeta` (zeta-hat) and `mean_count` (mean
-//! repeat draws per window at that rank, the Poisson means behind zeta-hat).
+//! One row per rank: `rank`, `q` (Q-hat) and `zeta` (zeta-hat).
 
 use std::path::Path;
 
@@ -42,7 +41,6 @@ pub fn rank_frame(fit: &Fit) -> Result<DataFrame> {
         "rank" => ranks,
         "q" => fit.q.as_slice(),
         "zeta" => fit.zeta.as_slice(),
-        "mean_count" => fit.mean_counts.as_slice(),
     )
     .map_err(|e| Error::invalid(format!("cannot build the rank table: {e}")))
 }

@@ -31,27 +31,6 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
         "one-hit wonders".to_string(),
         format!("{} ({:.1}%)", s.one_hit_wonders, 100.0 * s.one_hit_share),
     ]);
-    t.row([
-        "fitted D (ranks of Q)".to_string(),
-        s.model_distinct.to_string(),
-    ]);
-    t.row([
-        "window W / windows".to_string(),
-        format!(
-            "{} / {}{}",
-            s.window,
-            s.windows,
-            if s.partial_window { " (partial)" } else { "" }
-        ),
-    ]);
-    t.row([
-        "placement sample / censored".to_string(),
-        format!("{} / {}", s.placement_sample, s.placement_censored),
-    ]);
-    t.row([
-        "new never redrawn within W".to_string(),
-        format!("{:.1}%", 100.0 * s.placement_never_redrawn),
-    ]);
     if let Some(r) = &s.reuse {
         t.row([
             "reuse distance (arrivals)".to_string(),
@@ -69,34 +48,9 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
             ),
         ]);
     }
-    let u = &s.uncertainty;
-    let band = |i: &Option<crate::stats::Interval>| {
-        i.map_or("-".into(), |i| {
-            format!(
-                "{:.4} [{:.4}, {:.4}] ({:.0}%)",
-                i.estimate,
-                i.low,
-                i.high,
-                i.level * 100.0
-            )
-        })
-    };
-    t.row([
-        format!("Q mass, top {} ranks", crate::fit::uncertainty::HEAD_RANKS),
-        band(&u.q_head_mass),
-    ]);
-    t.row([
-        "Q mass, less popular half".to_string(),
-        band(&u.q_tail_mass),
-    ]);
-    t.row([
-        "placement: share on top 10% ranks".to_string(),
-        band(&u.placement_top_share),
-    ]);
-    t.row([
-        "placement: mean rank / D".to_string(),
-        band(&u.placement_mean_rank),
-    ]);
+    for (k, v) in popularity_rows(fit) {
+        t.row([k.to_string(), v]);
+    }
     let e = &s.successor_entropy;
     t.row([
         "successor entropy (normalised)".to_string(),
@@ -113,18 +67,14 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
         ),
     ]);
     let mut out = t.render();
-    if let Some(n) = &s.placement_note {
-        out.push_str(&format!("note: {n}\n"));
-    }
     out.push('\n');
-    let mut h = Table::new(["rank", "q", "zeta", "mean draws/window"]);
+    let mut h = Table::new(["rank", "q", "zeta"]);
     let head = fit.q.len().min(10);
     for r in 0..head {
         h.row([
             r.to_string(),
             format!("{:.5}", fit.q[r]),
             format!("{:.5}", fit.zeta[r]),
-            format!("{:.2}", fit.mean_counts[r]),
         ]);
     }
     let zeta_tail: f64 = fit.zeta[head..].iter().sum();
@@ -132,7 +82,6 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
         format!("{head}..{}", fit.q.len()),
         format!("{:.5}", 1.0 - fit.q[..head].iter().sum::<f64>()),
         format!("{zeta_tail:.5}"),
-        String::new(),
     ]);
     out.push_str(&h.render());
     out.push('\n');
@@ -159,4 +108,72 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
         ));
     }
     out
+}
+
+/// The fit of Q, D and the placement, and its test, as (quantity, value) rows.
+pub fn popularity_rows(fit: &Fit) -> Vec<(&'static str, String)> {
+    let s = &fit.summary;
+    let mut rows = Vec::new();
+    let Some(p) = &s.popularity else {
+        rows.push(("fitted D (ranks of Q)", s.model_distinct.to_string()));
+        if let Some(why) = fit.q_check.as_ref().and_then(|c| c.untested.clone()) {
+            rows.push(("Q, D, placement", format!("not tested: {why}")));
+        }
+        return rows;
+    };
+    let c = &p.check;
+    let allowed = match c.distinct_range {
+        Some((lo, hi)) if c.identifies_distinct(p.distinct, IDENTIFIED) => {
+            format!(" (the trace allows {lo} to {hi})")
+        }
+        Some((lo, hi)) => format!(" (NOT identified: the trace allows {lo} to {hi})"),
+        None => String::new(),
+    };
+    rows.push(("fitted D (ranks of Q)", format!("{}{allowed}", p.distinct)));
+    let shown = p
+        .exponents
+        .iter()
+        .take(decades(p.distinct))
+        .map(|a| format!("{a:.3}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    rows.push(("Q: Zipf exponent per decade of rank", shown));
+    rows.push((
+        "placement: top, bottom, segments",
+        format!(
+            "{:.3}, {:.3}, {}",
+            p.placement_top,
+            p.placement_bottom,
+            p.placement_segments
+                .iter()
+                .map(|w| format!("{w:.3}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    ));
+    rows.push(("goodness of fit", goodness(c)));
+    rows
+}
+
+/// D is called identified when the range the trace allows is within this share of it.
+pub const IDENTIFIED: f64 = 0.1;
+
+/// Decades of rank that D reaches (1 to 9: one, 10 to 99: two, ...).
+fn decades(distinct: usize) -> usize {
+    ((distinct.max(1) as f64).log10().floor() as usize + 1).max(1)
+}
+
+/// "fits: largest gap 2.8e-5 (age since first sight at tau 1.5; noise 1.3e-4)".
+pub fn goodness(c: &crate::fit::adequacy::QFitCheck) -> String {
+    if let Some(why) = &c.untested {
+        return format!("not tested: {why}");
+    }
+    format!(
+        "{}: largest gap {:.1e} ({} at tau {}; noise {:.1e})",
+        if c.fits { "fits" } else { "DOES NOT FIT" },
+        c.gap,
+        c.observable.name(),
+        super::sci(c.tau),
+        c.noise
+    )
 }

@@ -83,6 +83,9 @@ fn run(cell: &Cell, seed: u64) -> Outcome {
             cell.workload.p_repeat,
             match &cell.workload.popularity {
                 Popularity::Zipf { alpha, .. } => format!("Zipf alpha={alpha}"),
+                Popularity::PiecewiseZipf { exponents, .. } => {
+                    format!("piecewise Zipf {exponents:?}")
+                }
                 Popularity::Explicit(_) => "explicit Q".to_string(),
             },
             match &cell.workload.placement {
