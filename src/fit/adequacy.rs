@@ -27,7 +27,7 @@ pub struct QFitCheck {
     pub observable: Observable,
     pub tau: f64,
     /// The D the trace allows: every D whose best fit passes the test lies inside (the
-    /// ends are the nearest D found to fail, to within a factor 2^(1/16), or the
+    /// ends are the nearest D found to fail, to within a factor 2^(1/8), or the
     /// search's limits); None when the fit itself does not pass.
     pub distinct_range: Option<(usize, usize)>,
     /// Why there is no test (then `fits` is false and gap and noise are NaN).

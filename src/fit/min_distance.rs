@@ -62,6 +62,8 @@ const MAX_EXPONENT: f64 = 6.0;
 pub const LEVEL: f64 = 0.99;
 /// Scales tau per factor of 10.
 const TAUS_PER_DECADE: f64 = 5.0;
+/// Halvings of the last step of the search for the range of D (2: within 2^(1/8)).
+const BISECTIONS: usize = 2;
 /// Largest D tried, as a multiple of the distinct keys seen.
 const D_CEILING: f64 = 64.0;
 
@@ -371,21 +373,21 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
     }
     // D the trace cannot tell from the estimate: refit with D held at steps of a
     // factor sqrt(2) on either side until the test fails, then halve the last step
-    // three times (to within a factor 2^(1/16)). The farthest fits each way are the
-    // alternatives; the range reported runs to the nearest D that fails each way (it
-    // contains every D the trace allows, up to the search's resolution).
+    // [`BISECTIONS`] times (to within a factor 2^(1/8)). The farthest fits each way
+    // are the alternatives; the range reported runs to the nearest D found to fail
+    // each way (it holds every D the trace allows, up to the search's resolution).
     if check.fits {
-        let mut range = (fam.distinct, fam.distinct);
         let held = |x: &[f64], d: f64| -> (Vec<f64>, Family, bool) {
             let mut x = x.to_vec();
             x[k] = d;
-            let x = search.run(&x, Some(k), COARSE, 40).x;
+            let x = search.run(&x, Some(k), COARSE, 25).x;
             let x = search.run(&x, Some(k), FINE, 4).x;
             let alt = family(&x, k);
             let fits = target.check(&alt, p_r).fits;
             (x, alt, fits)
         };
-        for dir in [-1.0f64, 1.0] {
+        // One direction: (the bracket's outer end in ln D, the farthest fit).
+        let side = |dir: f64| -> (f64, Option<Family>) {
             let step = dir * std::f64::consts::LN_2 / 2.0;
             let (mut pass, mut x_pass, mut farthest) = (theta[k], theta.clone(), None);
             let mut fail = None;
@@ -401,28 +403,24 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
                 }
                 (pass, x_pass, farthest) = (d, x, Some(alt));
             }
-            // The bracket's outer end is the first D that fails (or the search's limit).
-            let mut outer = fail.unwrap_or(pass).clamp(0.0, d_hi.ln());
-            if let Some(mut fail) = fail {
-                for _ in 0..3 {
-                    let mid = (pass + fail) / 2.0;
-                    let (x, alt, fits) = held(&x_pass, mid);
-                    if fits {
-                        (pass, x_pass, farthest) = (mid, x, Some(alt));
-                    } else {
-                        fail = mid;
-                    }
+            // The outer end is the nearest D found to fail (or the search's limit).
+            let Some(mut fail) = fail else {
+                return (if dir < 0.0 { 0.0 } else { d_hi.ln() }, farthest);
+            };
+            for _ in 0..BISECTIONS {
+                let mid = (pass + fail) / 2.0;
+                let (x, alt, fits) = held(&x_pass, mid);
+                if fits {
+                    (pass, x_pass, farthest) = (mid, x, Some(alt));
+                } else {
+                    fail = mid;
                 }
-                outer = fail;
             }
-            if dir < 0.0 {
-                range.0 = outer.exp();
-            } else {
-                range.1 = outer.exp();
-            }
-            check.alternatives.extend(farthest.map(|a| a.workload(p_r)));
-        }
-        check.distinct_range = Some((range.0.round() as usize, range.1.round() as usize));
+            (fail, farthest)
+        };
+        let ((low, below), (high, above)) = rayon::join(|| side(-1.0), || side(1.0));
+        check.alternatives.extend(below.into_iter().chain(above).map(|a| a.workload(p_r)));
+        check.distinct_range = Some((low.exp().round() as usize, high.exp().round() as usize));
     }
     if std::env::var_os("RBF_DEBUG_FIT").is_some() {
         eprintln!("polish and range: {:?}", clock.elapsed());
