@@ -62,8 +62,10 @@ const MAX_EXPONENT: f64 = 6.0;
 pub const LEVEL: f64 = 0.99;
 /// Scales tau per factor of 10.
 const TAUS_PER_DECADE: f64 = 5.0;
-/// Halvings of the last step of the search for the range of D (2: within 2^(1/8)).
-const BISECTIONS: usize = 2;
+/// The search for the range of D stops halving its last step at a factor of 2^(1/8)
+/// or after this many halvings.
+const RESOLUTION: f64 = std::f64::consts::LN_2 / 8.0;
+const MAX_BISECTIONS: usize = 4;
 /// Largest D tried, as a multiple of the distinct keys seen.
 const D_CEILING: f64 = 64.0;
 
@@ -160,10 +162,21 @@ impl Family {
             distinct,
             exponents: self.exponents.clone(),
         };
-        w.placement = Placement::Mixture {
-            top: self.top,
-            bottom: self.bottom,
-            segments: self.segments.to_vec(),
+        w.placement = if distinct >= SEGMENTS {
+            Placement::Mixture {
+                top: self.top,
+                bottom: self.bottom,
+                segments: self.segments.to_vec(),
+            }
+        } else {
+            // Fewer ranks than segments: each segment's weight on the rank it starts at.
+            let mut z = vec![0.0; distinct];
+            z[0] += self.top;
+            z[distinct - 1] += self.bottom;
+            for (g, w) in self.segments.iter().enumerate() {
+                z[g * distinct / SEGMENTS] += w;
+            }
+            Placement::Explicit(z)
         };
         w
     }
@@ -372,10 +385,11 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         eprintln!("critical {:?}", target.critical().first());
     }
     // D the trace cannot tell from the estimate: refit with D held at steps of a
-    // factor sqrt(2) on either side until the test fails, then halve the last step
-    // [`BISECTIONS`] times (to within a factor 2^(1/8)). The farthest fits each way
-    // are the alternatives; the range reported runs to the nearest D found to fail
-    // each way (it holds every D the trace allows, up to the search's resolution).
+    // factor sqrt(2), 2, 4, 16, ... on either side until the test fails, then halve
+    // the last step down to a factor 2^(1/8) (at most [`MAX_BISECTIONS`] times). The
+    // farthest fits each way are the alternatives; the range reported runs to the
+    // nearest D found to fail each way (it holds every D the trace allows, up to the
+    // search's resolution).
     if check.fits {
         let held = |x: &[f64], d: f64| -> (Vec<f64>, Family, bool) {
             let mut x = x.to_vec();
@@ -388,11 +402,14 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         };
         // One direction: (the bracket's outer end in ln D, the farthest fit).
         let side = |dir: f64| -> (f64, Option<Family>) {
-            let step = dir * std::f64::consts::LN_2 / 2.0;
+            let mut step = dir * std::f64::consts::LN_2 / 2.0;
             let (mut pass, mut x_pass, mut farthest) = (theta[k], theta.clone(), None);
             let mut fail = None;
-            for _ in 0..12 {
-                let d = pass + step;
+            loop {
+                let d = (pass + step).clamp(0.0, d_hi.ln());
+                if d == pass {
+                    break;
+                }
                 if d < 0.0 || d > d_hi.ln() {
                     break;
                 }
@@ -402,12 +419,17 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
                     break;
                 }
                 (pass, x_pass, farthest) = (d, x, Some(alt));
+                // Steps double: a trace that says little about D is crossed in a few.
+                step *= 2.0;
             }
             // The outer end is the nearest D found to fail (or the search's limit).
             let Some(mut fail) = fail else {
                 return (if dir < 0.0 { 0.0 } else { d_hi.ln() }, farthest);
             };
-            for _ in 0..BISECTIONS {
+            for _ in 0..MAX_BISECTIONS {
+                if (fail - pass).abs() <= RESOLUTION {
+                    break;
+                }
                 let mid = (pass + fail) / 2.0;
                 let (x, alt, fits) = held(&x_pass, mid);
                 if fits {
