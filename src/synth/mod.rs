@@ -77,17 +77,17 @@ impl Synthesizer {
         w.validate()?;
         let q = w.repeat_distribution()?;
         let d = q.len();
+        if d > u32::MAX as usize {
+            return Err(Error::config("distinct", "at most 2^32 - 1 messages"));
+        }
         let placement = match &w.placement {
             Placement::Uniform => PlacementSampler::Uniform,
             Placement::Top => PlacementSampler::Top,
             Placement::Bottom => PlacementSampler::Bottom,
             Placement::Explicit(_) | Placement::Segments(_) => {
-                PlacementSampler::Table(AliasTable::new(&w.placement_distribution()?))
+                PlacementSampler::Table(AliasTable::new(&w.placement_distribution()?)?)
             }
         };
-        if d > u32::MAX as usize {
-            return Err(Error::config("distinct", "at most 2^32 - 1 messages"));
-        }
         let mut rng = Rng::seed(config.seed);
         let prologue = if config.prologue {
             // Fisher-Yates; reversed because it is consumed with pop().
@@ -102,7 +102,7 @@ impl Synthesizer {
         };
         Ok(Synthesizer {
             ranking: Ranking::new(0..d as u64),
-            q: AliasTable::new(&q),
+            q: AliasTable::new(&q)?,
             placement,
             p_repeat: w.p_repeat,
             rng,

@@ -4,6 +4,7 @@
 //! enters Q. `rbf synth` draws traces from it, `rbf fit` estimates it from a trace and
 //! the FN models take it as input, so it has one serialised form: a JSON workload file.
 
+pub mod probabilities;
 pub mod reuse;
 
 use std::path::Path;
@@ -11,6 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use probabilities::Probabilities;
 pub use reuse::{Between, ReuseProfile};
 
 /// Popularity of the D previously seen messages, most popular first.
@@ -88,24 +90,21 @@ impl Placement {
             Placement::Explicit(v) => format!("explicit zeta over {} ranks", v.len()),
             Placement::Segments(w) => format!(
                 "segments:{}",
-                w.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
+                w.iter().map(|x| short_number(*x)).collect::<Vec<_>>().join(",")
             ),
         }
     }
 
-    /// The placement probabilities zeta_0..zeta_{D-1}.
-    pub fn probabilities(&self, distinct: usize) -> Result<Vec<f64>> {
-        let mut z = vec![0.0; distinct];
-        if distinct == 0 {
-            return Ok(z);
-        }
+    /// The placement probabilities zeta_0..zeta_{D-1} (D >= 1), through the one
+    /// validating constructor ([`Probabilities`]).
+    pub fn probabilities(&self, distinct: usize) -> Result<Probabilities> {
+        Workload::check_size(distinct)?;
         match self {
-            Placement::Uniform => z.iter_mut().for_each(|x| *x = 1.0 / distinct as f64),
-            Placement::Top => z[0] = 1.0,
-            Placement::Bottom => z[distinct - 1] = 1.0,
+            Placement::Uniform => Probabilities::uniform("placement", distinct),
+            Placement::Top => Probabilities::point("placement", distinct, 0),
+            Placement::Bottom => {
+                Probabilities::point("placement", distinct, distinct.saturating_sub(1))
+            }
             Placement::Explicit(v) => {
                 if v.len() != distinct {
                     return Err(Error::config(
@@ -116,10 +115,10 @@ impl Placement {
                         ),
                     ));
                 }
-                z = normalised("placement", v)?;
+                Probabilities::from_weights("placement", v)
             }
             Placement::Segments(w) => {
-                let w = normalised("placement", w)?;
+                let w = Probabilities::from_weights("placement", w)?;
                 if w.len() > distinct {
                     return Err(Error::config(
                         "placement",
@@ -130,15 +129,25 @@ impl Placement {
                     ));
                 }
                 let k = w.len();
+                let mut z = vec![0.0; distinct];
                 for (j, wj) in w.iter().enumerate() {
                     let (lo, hi) = (j * distinct / k, (j + 1) * distinct / k);
                     z[lo..hi]
                         .iter_mut()
                         .for_each(|x| *x = wj / (hi - lo) as f64);
                 }
+                Probabilities::from_weights("placement", &z)
             }
         }
-        Ok(z)
+    }
+}
+
+/// A number as a person would write it: `0.5`, `8`, but `1e308` rather than 309 digits.
+pub fn short_number(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
     }
 }
 
@@ -249,14 +258,6 @@ impl Workload {
             ));
         }
         Workload::check_size(self.distinct())?;
-        if let Popularity::Zipf { alpha, .. } = self.popularity {
-            if !alpha.is_finite() || alpha < 0.0 {
-                return Err(Error::config(
-                    "popularity.zipf.alpha",
-                    format!("must be a finite number >= 0, found {alpha}"),
-                ));
-            }
-        }
         self.repeat_distribution()?;
         self.placement.probabilities(self.distinct())?;
         if let Some(r) = &self.reuse {
@@ -266,11 +267,12 @@ impl Workload {
     }
 
     /// Q as normalised probabilities, most popular first.
-    pub fn repeat_distribution(&self) -> Result<Vec<f64>> {
+    pub fn repeat_distribution(&self) -> Result<Probabilities> {
+        Workload::check_size(self.distinct())?;
         match &self.popularity {
-            Popularity::Zipf { distinct, alpha } => Ok(zipf(*distinct, *alpha)),
+            Popularity::Zipf { distinct, alpha } => Probabilities::zipf(*distinct, *alpha),
             Popularity::Explicit(v) => {
-                let q = normalised("popularity", v)?;
+                let q = Probabilities::from_weights("popularity", v)?;
                 if let Some(i) = q.windows(2).position(|w| w[1] > w[0] * (1.0 + 1e-12)) {
                     return Err(Error::config(
                         "popularity",
@@ -289,7 +291,7 @@ impl Workload {
     }
 
     /// zeta as normalised probabilities over ranks 0..D.
-    pub fn placement_distribution(&self) -> Result<Vec<f64>> {
+    pub fn placement_distribution(&self) -> Result<Probabilities> {
         self.placement.probabilities(self.distinct())
     }
 
@@ -317,33 +319,12 @@ impl Workload {
     }
 }
 
-/// Zipf(D, alpha) probabilities q_i = (i+1)^-alpha / H_{D,alpha}.
+/// Zipf(D, alpha) probabilities q_i = (i+1)^-alpha / H_{D,alpha}, for a finite
+/// alpha >= 0 (checked callers go through [`Probabilities::zipf`]).
 pub fn zipf(distinct: usize, alpha: f64) -> Vec<f64> {
-    let mut q: Vec<f64> = (0..distinct)
-        .map(|i| ((i + 1) as f64).powf(-alpha))
-        .collect();
-    // Sum smallest first so the normaliser is accurate for long heavy tails.
-    let total: f64 = q.iter().rev().sum();
-    q.iter_mut().for_each(|x| *x /= total);
-    q
-}
-
-fn normalised(key: &str, v: &[f64]) -> Result<Vec<f64>> {
-    if let Some((i, x)) = v
-        .iter()
-        .enumerate()
-        .find(|(_, x)| !x.is_finite() || **x < 0.0)
-    {
-        return Err(Error::config(
-            key,
-            format!("entry {i} is {x}; probabilities must be finite and >= 0"),
-        ));
-    }
-    let total: f64 = v.iter().rev().sum();
-    if total <= 0.0 {
-        return Err(Error::config(key, "probabilities sum to zero"));
-    }
-    Ok(v.iter().map(|x| x / total).collect())
+    let q = probabilities::zipf_weights(distinct, alpha);
+    let total = probabilities::compensated_sum(&q);
+    q.into_iter().map(|x| x / total).collect()
 }
 
 #[cfg(test)]
@@ -370,8 +351,8 @@ mod tests {
         let back: Workload = serde_json::from_str(&s).unwrap();
         assert_eq!(w, back);
         assert_eq!(
-            back.placement_distribution().unwrap(),
-            vec![0.25, 0.25, 0.5]
+            back.placement_distribution().unwrap().as_slice(),
+            [0.25, 0.25, 0.5]
         );
         let z = Workload::zipf(5, 1.0, 1.0, Placement::Top);
         let s = serde_json::to_string(&z).unwrap();

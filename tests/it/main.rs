@@ -33,5 +33,6 @@ mod replay_reference;
 mod safety_flags;
 mod safety_outputs;
 mod safety_sweep;
+mod safety_weights;
 mod size;
 mod svg_layout;
