@@ -76,6 +76,18 @@ impl Error {
         }
     }
 
+    /// The same error with its setting named inside `section` (`memory` becomes
+    /// `grid.memory`), for values read from a section of a config file.
+    pub fn in_section(self, section: &str) -> Self {
+        match self {
+            Error::Config { key, message } => Error::Config {
+                key: format!("{section}.{key}"),
+                message,
+            },
+            other => other,
+        }
+    }
+
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::Invalid(message.into())
     }

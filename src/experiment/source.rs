@@ -9,7 +9,7 @@ use crate::ingest::packet::key::KeySpec;
 use crate::ingest::{self, IngestOptions};
 use crate::message::{KeyHasher, Message};
 use crate::synth::{SynthConfig, Synthesizer};
-use crate::workload::{Placement, Workload};
+use crate::workload::Workload;
 
 /// A source, ready to be replayed any number of times.
 #[derive(Clone, Debug)]
@@ -95,12 +95,7 @@ impl Source {
                     n => format!("{first} (+{} more)", n - 1),
                 }
             }),
-            Source::Synthetic(s) => s.name.clone().unwrap_or_else(|| {
-                format!(
-                    "zipf({}, {}) p_r={} {}",
-                    s.distinct, s.zipf, s.p_repeat, s.placement
-                )
-            }),
+            Source::Synthetic(s) => s.label(),
             Source::ModelsOnly => "models only".into(),
         }
     }
@@ -111,13 +106,6 @@ impl Source {
             Source::Synthetic(s) => s.warmup.unwrap_or(s.distinct as u64 + s.arrivals / 10),
             Source::ModelsOnly => 0,
         }
-    }
-
-    fn synthetic_workload(s: &SyntheticSource) -> Result<Workload> {
-        let placement = Placement::parse(&s.placement)?;
-        let w = Workload::zipf(s.distinct, s.zipf, s.p_repeat, placement);
-        w.validate()?;
-        Ok(w)
     }
 
     fn ingest_options(t: &TraceSource) -> Result<IngestOptions> {
@@ -144,7 +132,7 @@ impl Source {
             }
             Source::Synthetic(s) => {
                 let synth = Synthesizer::new(&SynthConfig {
-                    workload: Source::synthetic_workload(s)?,
+                    workload: s.workload()?,
                     arrivals: s.arrivals,
                     seed,
                     prologue: true,
@@ -180,7 +168,7 @@ impl Source {
             Source::ModelsOnly => {}
             Source::Synthetic(s) => {
                 if needs_workload {
-                    p.workload = Some(Source::synthetic_workload(s)?);
+                    p.workload = Some(s.workload()?);
                 }
                 if needs_workload && s.fit {
                     let options = FitOptions {

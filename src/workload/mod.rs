@@ -62,7 +62,7 @@ impl Placement {
                             )
                         })?;
                     let p = Placement::Segments(w);
-                    p.probabilities(p.min_distinct())?;
+                    p.validate(p.min_distinct())?;
                     Ok(p)
                 }
                 None => Err(Error::config(
@@ -90,21 +90,25 @@ impl Placement {
             Placement::Explicit(v) => format!("explicit zeta over {} ranks", v.len()),
             Placement::Segments(w) => format!(
                 "segments:{}",
-                w.iter().map(|x| short_number(*x)).collect::<Vec<_>>().join(",")
+                w.iter()
+                    .map(|x| short_number(*x))
+                    .collect::<Vec<_>>()
+                    .join(",")
             ),
         }
     }
 
-    /// The placement probabilities zeta_0..zeta_{D-1} (D >= 1), through the one
-    /// validating constructor ([`Probabilities`]).
-    pub fn probabilities(&self, distinct: usize) -> Result<Probabilities> {
-        Workload::check_size(distinct)?;
+    /// Checks the placement against D without building its D probabilities: the
+    /// weights go through [`Probabilities::from_weights`], as when they are built.
+    pub fn validate(&self, distinct: usize) -> Result<()> {
+        if distinct == 0 {
+            return Err(Error::config(
+                "placement",
+                "needs at least one rank (D >= 1)",
+            ));
+        }
         match self {
-            Placement::Uniform => Probabilities::uniform("placement", distinct),
-            Placement::Top => Probabilities::point("placement", distinct, 0),
-            Placement::Bottom => {
-                Probabilities::point("placement", distinct, distinct.saturating_sub(1))
-            }
+            Placement::Uniform | Placement::Top | Placement::Bottom => Ok(()),
             Placement::Explicit(v) => {
                 if v.len() != distinct {
                     return Err(Error::config(
@@ -115,10 +119,10 @@ impl Placement {
                         ),
                     ));
                 }
-                Probabilities::from_weights("placement", v)
+                Probabilities::from_weights("placement", v).map(drop)
             }
             Placement::Segments(w) => {
-                let w = Probabilities::from_weights("placement", w)?;
+                Probabilities::from_weights("placement", w)?;
                 if w.len() > distinct {
                     return Err(Error::config(
                         "placement",
@@ -128,6 +132,23 @@ impl Placement {
                         ),
                     ));
                 }
+                Ok(())
+            }
+        }
+    }
+
+    /// The placement probabilities zeta_0..zeta_{D-1} (D >= 1), through the one
+    /// validating constructor ([`Probabilities`]).
+    pub fn probabilities(&self, distinct: usize) -> Result<Probabilities> {
+        self.validate(distinct)?;
+        Workload::check_size(distinct)?;
+        match self {
+            Placement::Uniform => Probabilities::uniform("placement", distinct),
+            Placement::Top => Probabilities::point("placement", distinct, 0),
+            Placement::Bottom => Probabilities::point("placement", distinct, distinct - 1),
+            Placement::Explicit(v) => Probabilities::from_weights("placement", v),
+            Placement::Segments(w) => {
+                let w = Probabilities::from_weights("placement", w)?;
                 let k = w.len();
                 let mut z = vec![0.0; distinct];
                 for (j, wj) in w.iter().enumerate() {
@@ -258,8 +279,12 @@ impl Workload {
             ));
         }
         Workload::check_size(self.distinct())?;
-        self.repeat_distribution()?;
-        self.placement.probabilities(self.distinct())?;
+        match &self.popularity {
+            // Checked without building D probabilities.
+            Popularity::Zipf { alpha, .. } => Probabilities::check_zipf_alpha(*alpha)?,
+            Popularity::Explicit(_) => drop(self.repeat_distribution()?),
+        }
+        self.placement.validate(self.distinct())?;
         if let Some(r) = &self.reuse {
             r.validate()?;
         }

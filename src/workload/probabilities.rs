@@ -48,19 +48,27 @@ impl Probabilities {
         let scaled: Vec<f64> = weights.iter().map(|w| w / max).collect();
         let total = compensated_sum(&scaled);
         // total >= 1 (the largest scaled weight is exactly 1) and <= n: finite.
-        Ok(Probabilities(scaled.into_iter().map(|w| w / total).collect()))
+        Ok(Probabilities(
+            scaled.into_iter().map(|w| w / total).collect(),
+        ))
     }
 
     /// Zipf(D, alpha): q_i proportional to (i + 1)^-alpha for i = 0..D; `alpha` must be
     /// a finite number >= 0 (0 is uniform).
     pub fn zipf(distinct: usize, alpha: f64) -> Result<Probabilities> {
+        Probabilities::check_zipf_alpha(alpha)?;
+        Probabilities::from_weights("popularity", &zipf_weights(distinct, alpha))
+    }
+
+    /// The Zipf exponent's range: a finite number >= 0.
+    pub fn check_zipf_alpha(alpha: f64) -> Result<()> {
         if !alpha.is_finite() || alpha < 0.0 {
             return Err(Error::config(
                 "popularity.zipf.alpha",
                 format!("must be a finite number >= 0, found {alpha}"),
             ));
         }
-        Probabilities::from_weights("popularity", &zipf_weights(distinct, alpha))
+        Ok(())
     }
 
     /// Every one of `n` (>= 1) entries equally likely.
@@ -179,7 +187,10 @@ mod tests {
         assert!(Probabilities::zipf(3, -1.0).is_err());
         assert!(Probabilities::zipf(0, 1.0).is_err());
         // A huge exponent: everything after rank 0 underflows, which is what it means.
-        assert_eq!(Probabilities::zipf(3, 1e308).unwrap().as_slice(), [1.0, 0.0, 0.0]);
+        assert_eq!(
+            Probabilities::zipf(3, 1e308).unwrap().as_slice(),
+            [1.0, 0.0, 0.0]
+        );
     }
 
     #[test]

@@ -64,7 +64,10 @@ fn huge_weights_on_the_command_line_mean_what_small_ones_do() {
     };
     let small = with("segments:1,1");
     same(&with("segments:1e308,1e308"), &small);
-    same(&with("segments:1.7976931348623157e308,1.7976931348623157e308"), &small);
+    same(
+        &with("segments:1.7976931348623157e308,1.7976931348623157e308"),
+        &small,
+    );
     same(&with("segments:5e-324,5e-324"), &small);
     // Unequal huge weights keep their ratio.
     same(&with("segments:3e307,1e307"), &with("segments:3,1"));
@@ -141,8 +144,7 @@ fn huge_weights_in_workload_files_mean_what_small_ones_do() {
         let mut args = vec!["model", "fn", "--json", "--workload", w];
         args.extend(filter);
         let v = json_of(&rbf(&dir, &args));
-        ["fn_renewal_upper", "fn_markov_lower", "fn_markov_swr"]
-            .map(|k| v[k].as_f64().expect(k))
+        ["fn_renewal_upper", "fn_markov_lower", "fn_markov_swr"].map(|k| v[k].as_f64().expect(k))
     };
     let expected = values(&small);
     assert!(expected.iter().all(|x| *x > 0.0), "{expected:?}");
@@ -163,7 +165,18 @@ fn huge_weights_in_workload_files_mean_what_small_ones_do() {
         r#"{"popularity": {"explicit": [1, -1]}, "p_repeat": 0.9, "placement": "uniform"}"#,
     )
     .unwrap();
-    let out = rbf(&dir, &["synth", "--workload", "bad.json", "--arrivals", "5", "-o", "x.csv"]);
+    let out = rbf(
+        &dir,
+        &[
+            "synth",
+            "--workload",
+            "bad.json",
+            "--arrivals",
+            "5",
+            "-o",
+            "x.csv",
+        ],
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
