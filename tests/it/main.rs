@@ -30,6 +30,7 @@ mod model_fp_cli;
 mod readme;
 mod renewal_tolerance;
 mod replay_reference;
+mod safety_configs;
 mod safety_flags;
 mod safety_outputs;
 mod safety_sweep;
