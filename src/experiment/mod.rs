@@ -119,9 +119,12 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
         .first()
         .ok_or_else(|| Error::invalid("merge needs at least one results.json"))?;
     let (name, total) = (first.name.clone(), first.total_points);
+    // Sized by the rows the shards hold, never by the point count they claim: a
+    // results.json saying 10^12 points must get an error, not a 10^12-entry table.
+    let rows: usize = parts.iter().map(|p| p.rows.len()).sum();
     let mut out = Results {
         shard: Shard::ALL,
-        rows: Vec::with_capacity(total),
+        rows: Vec::with_capacity(rows),
         ..first.clone()
     };
     out.rows.clear();
@@ -135,25 +138,22 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
         out.rows.extend(p.rows.iter().cloned());
     }
     out.rows.sort_by_key(|r| r.point);
-    let mut seen = vec![false; total];
-    for r in &out.rows {
-        match seen.get_mut(r.point) {
-            Some(s) if !*s => *s = true,
-            Some(_) => {
-                return Err(Error::invalid(format!(
-                    "point {} appears in more than one shard",
-                    r.point
-                )))
-            }
-            None => {
-                return Err(Error::invalid(format!(
-                    "point {} is outside the grid of {total} points",
-                    r.point
-                )))
-            }
+    // Sorted, the rows must be exactly the points 0..total, each once.
+    for (i, r) in out.rows.iter().enumerate() {
+        if r.point >= total {
+            return Err(Error::invalid(format!(
+                "point {} is outside the grid of {total} points",
+                r.point
+            )));
+        }
+        if i > 0 && out.rows[i - 1].point == r.point {
+            return Err(Error::invalid(format!(
+                "point {} appears in more than one shard",
+                r.point
+            )));
         }
     }
-    let missing = seen.iter().filter(|s| !**s).count();
+    let missing = total - out.rows.len();
     if missing > 0 {
         return Err(Error::invalid(format!(
             "{missing} of {total} points are missing: merge the results of every shard"

@@ -122,11 +122,60 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>> {
     Ok(v)
 }
 
-/// Reads a whole text file (configs, workloads) without a leading byte order mark.
+/// Reads a whole text file (configs, workloads, results) without a leading byte order
+/// mark. What is read is checked as it comes: a file (or a device such as /dev/zero, or
+/// a FIFO) that would not fit in memory beside what is parsed from it is refused with
+/// its size, and binary data (a NUL byte) is refused at once, not read to the end.
 pub fn read_text(path: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    // The text and what is parsed from it are in memory together: a third of what is
+    // available is the most a text input may take.
+    let limit = crate::resources::available_memory().map_or(u64::MAX, |a| a / 3);
+    let declared = file.metadata().map_or(0, |m| m.len());
+    if declared > limit {
+        return Err(too_big(path, declared as f64, limit));
+    }
+    let mut bytes = Vec::with_capacity(declared as usize);
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        if let Some(at) = memchr::memchr(0, chunk) {
+            return Err(Error::Format {
+                path: path.to_path_buf(),
+                offset: (bytes.len() + at) as u64,
+                message: "a NUL byte: binary data, not a text file".into(),
+            });
+        }
+        if (bytes.len() + chunk.len()) as u64 > limit {
+            return Err(too_big(path, (bytes.len() + chunk.len()) as f64, limit));
+        }
+        bytes.extend_from_slice(chunk);
+        let n = chunk.len();
+        reader.consume(n);
+    }
+    let text = String::from_utf8(bytes).map_err(|e| Error::Format {
+        path: path.to_path_buf(),
+        offset: e.utf8_error().valid_up_to() as u64,
+        message: "not UTF-8 text".into(),
+    })?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(t) => t.to_string(),
         None => text,
     })
+}
+
+fn too_big(path: &Path, at_least: f64, limit: u64) -> Error {
+    Error::Resource(format!(
+        "{}: a text input of at least {} is more than this machine can read and parse ({} available for it)",
+        path.display(),
+        crate::resources::bytes_text(at_least),
+        crate::resources::bytes_text(limit as f64)
+    ))
 }

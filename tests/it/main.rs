@@ -33,6 +33,7 @@ mod replay_reference;
 mod safety_configs;
 mod safety_flags;
 mod safety_outputs;
+mod safety_resources;
 mod safety_sweep;
 mod safety_weights;
 mod size;
