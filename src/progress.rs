@@ -306,7 +306,11 @@ impl<I> Drop for Tracked<'_, I> {
     }
 }
 
-/// A rounded human duration: "850 ms", "12 s", "3 min 20 s", "2 h 5 min".
+const DAY: f64 = 86_400.0;
+const YEAR: f64 = 365.25 * DAY;
+
+/// A rounded human duration: "850 ms", "12 s", "3 min 20 s", "2 h 5 min", "3 days",
+/// "12 years".
 pub fn duration_text(secs: f64) -> String {
     if !secs.is_finite() {
         return "unknown".into();
@@ -317,6 +321,10 @@ pub fn duration_text(secs: f64) -> String {
         format!("{secs:.0} s")
     } else if secs < 3600.0 {
         format!("{} min {} s", (secs / 60.0) as u64, (secs % 60.0) as u64)
+    } else if secs >= 2.0 * YEAR {
+        format!("{:.0} years", secs / YEAR)
+    } else if secs >= 2.0 * DAY {
+        format!("{:.0} days", secs / DAY)
     } else {
         format!(
             "{} h {} min",
@@ -375,6 +383,8 @@ mod tests {
         assert_eq!(duration_text(12.4), "12 s");
         assert_eq!(duration_text(200.0), "3 min 20 s");
         assert_eq!(duration_text(7500.0), "2 h 5 min");
+        assert_eq!(duration_text(3.0 * 86_400.0), "3 days");
+        assert_eq!(duration_text(3.4e7 * 1000.0), "1077 years");
         assert_eq!(duration_text(f64::NAN), "unknown");
     }
 

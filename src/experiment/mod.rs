@@ -99,6 +99,9 @@ pub fn run_resumable(
             }
         })
         .collect::<Result<Vec<_>>>()?;
+    if options.progress {
+        announce_replays(config, &points, journal);
+    }
     let rows = runner::run_points(config, &sources, &points, options.progress, journal)?;
     Ok(Results {
         format: output::RESULTS_FORMAT.to_string(),
@@ -109,6 +112,63 @@ pub fn run_resumable(
         measures: measure_names(config),
         rows,
     })
+}
+
+/// Arrivals replayed per timing sample of [`announce_replays`].
+const SAMPLE_ARRIVALS: u64 = 1 << 17;
+
+/// Says up front how long the replays of synthetic sources will take when that is over
+/// a minute (`rbf synth` does the same for writing them), from the pace of a short
+/// sample replay of the largest source on this machine. Progress counts grid points,
+/// which says nothing while a single point replays 10^12 arrivals.
+fn announce_replays(config: &ExperimentConfig, points: &[Point], journal: Option<&Journal>) {
+    if !config.wants(Measure::Observed) {
+        return;
+    }
+    let traces = config.traces.len();
+    let mut work = 0.0;
+    for p in points {
+        if journal.is_some_and(|j| j.done(p.index).is_some()) {
+            continue;
+        }
+        if let Some(s) = p
+            .source
+            .checked_sub(traces)
+            .and_then(|i| config.synthetic.get(i))
+        {
+            work += config.seeds.len() as f64 * (s.distinct as f64 + s.arrivals as f64);
+        }
+    }
+    if work < 1e8 {
+        return;
+    }
+    let Some(largest) = config
+        .synthetic
+        .iter()
+        .max_by_key(|s| s.distinct as u64 + s.arrivals)
+    else {
+        return;
+    };
+    let Some(point) = points.first() else {
+        return;
+    };
+    let mut filter = point.filter(None, 0);
+    filter.sigma = Some(filter.half_memory() / 2);
+    filter.max_inserts = None;
+    let sample = (|| -> Result<f64> {
+        let stream = Source::Synthetic(largest.clone()).messages(0)?;
+        let mut replay = crate::replay::Replay::new(&filter, Default::default())?;
+        let t = std::time::Instant::now();
+        replay.run(stream.take(SAMPLE_ARRIVALS as usize));
+        Ok(t.elapsed().as_secs_f64() / SAMPLE_ARRIVALS as f64)
+    })();
+    if let Ok(per_arrival) = sample {
+        let threads = rayon::current_num_threads().max(1) as f64;
+        crate::progress::announce_estimate(
+            &format!("rbf run: replaying {work:.2e} synthetic arrivals"),
+            work * per_arrival / threads,
+        );
+    }
 }
 
 /// Combines shard results into the results of the whole grid. Every shard must come

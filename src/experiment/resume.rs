@@ -47,10 +47,7 @@ impl Fingerprint {
         let inputs = config
             .traces
             .iter()
-            .flat_map(|t| {
-                crate::ingest::series::expand(t.path.list())
-                    .unwrap_or_else(|_| t.path.list().to_vec())
-            })
+            .flat_map(|t| super::source::trace_files(t).unwrap_or_else(|_| t.path.list().to_vec()))
             .map(|path| {
                 let m = std::fs::metadata(&path).ok();
                 let len = m.as_ref().map_or(0, std::fs::Metadata::len);
@@ -103,7 +100,9 @@ impl Journal {
     /// Opens the journal of a run of `config` (shard `shard`) writing to `output`,
     /// keeping the cells of an interrupted earlier run of the same thing.
     pub fn open(output: &Path, config: &ExperimentConfig, shard: Shard) -> Result<Journal> {
-        let dir = journal_dir(output);
+        // By the resolved path: a run into `out/x` and one into a symlink to it (or any
+        // other spelling of it) share one journal and its lock, so the second is refused.
+        let dir = journal_dir(&crate::output_file::resolved_path(output));
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let lock = lock(&dir.join(LOCK), output)?;
         let fingerprint = Fingerprint::new(config, shard);

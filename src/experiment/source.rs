@@ -2,6 +2,8 @@
 //! proportional to distinct keys) and synthetic workloads (regenerated from the seed).
 //! A trace's workload, which the models need, is fitted once, in a first pass.
 
+use std::path::PathBuf;
+
 use super::config::{ExperimentConfig, SyntheticSource, TraceSource};
 use crate::error::{Error, Result};
 use crate::fit::{FitOptions, Fitter};
@@ -10,6 +12,54 @@ use crate::ingest::{self, IngestOptions};
 use crate::message::{KeyHasher, Message};
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::Workload;
+
+/// The files of a `[[trace]]` (directories and patterns expanded), each one that can be
+/// read again: an experiment reads a trace once to fit it and once per point and seed
+/// to replay it, and a FIFO, a socket or a character device (`/dev/stdin`, a pipe from
+/// a decompressor) gives its data only once. Reading one a second time used to block
+/// forever, silently; such a source is refused before any work.
+pub fn trace_files(t: &TraceSource) -> Result<Vec<PathBuf>> {
+    let files = crate::ingest::series::expand(t.path.list())?;
+    for f in &files {
+        let m = std::fs::metadata(f).map_err(|e| Error::io(f, e))?;
+        if let Some(kind) = read_once_kind(&m) {
+            return Err(Error::config(
+                "trace.path",
+                format!(
+                    "{} is {kind}, whose data can be read only once, and an experiment reads each trace several times (a fit, then a replay per grid point and seed); save it to a file first, e.g. `rbf ingest {} -o trace.rbfs`, and name that file",
+                    f.display(),
+                    f.display()
+                ),
+            ));
+        }
+    }
+    Ok(files)
+}
+
+/// What a file that cannot be read twice is ("a FIFO"), or None for one that can.
+fn read_once_kind(m: &std::fs::Metadata) -> Option<&'static str> {
+    if m.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_block_device() {
+            return None;
+        }
+        if t.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+    }
+    Some("not a regular file")
+}
 
 /// A source, ready to be replayed any number of times.
 #[derive(Clone, Debug)]
@@ -119,7 +169,7 @@ impl Source {
     }
 
     fn open_trace(t: &TraceSource) -> Result<Box<dyn ingest::MessageSource>> {
-        ingest::open_inputs(t.path.list(), &Source::ingest_options(t)?)
+        ingest::open_inputs(&trace_files(t)?, &Source::ingest_options(t)?)
     }
 
     /// The message stream of one replay. Synthetic traces depend on the seed; a trace

@@ -19,6 +19,7 @@ mod paths;
 
 pub use check::{check_dir_writable, check_output_dir, check_outputs};
 pub use dir::{replace_dir, temp_dir_for};
+pub use paths::resolved_path;
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};

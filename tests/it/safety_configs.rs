@@ -60,10 +60,11 @@ fn config_values_are_judged_like_the_flags() {
     let synthetic = "distinct = 100\nzipf = 1.0\np_repeat = 0.9";
     let grid = "memory = [2000]\nhashes = [3]\nsigma = [1]";
     let synth = |flag: &str, v: &str| -> Vec<String> {
-        let mut a: Vec<String> = "synth --distinct 100 --zipf 1 --p-repeat 0.9 --arrivals 2000 -o s.csv"
-            .split(' ')
-            .map(String::from)
-            .collect();
+        let mut a: Vec<String> =
+            "synth --distinct 100 --zipf 1 --p-repeat 0.9 --arrivals 2000 -o s.csv"
+                .split(' ')
+                .map(String::from)
+                .collect();
         let at = a.iter().position(|x| x == flag).expect("flag in base");
         a[at + 1] = v.to_string();
         a
@@ -90,7 +91,10 @@ fn config_values_are_judged_like_the_flags() {
         let cases: Vec<(&str, String, Vec<String>)> = vec![
             (
                 "synthetic.zipf",
-                config(&synthetic.replace("zipf = 1.0", &format!("zipf = {t}")), grid),
+                config(
+                    &synthetic.replace("zipf = 1.0", &format!("zipf = {t}")),
+                    grid,
+                ),
                 synth("--zipf", v),
             ),
             (
@@ -128,10 +132,7 @@ fn config_values_are_judged_like_the_flags() {
                 "grid.max_inserts",
                 config(
                     synthetic,
-                    &format!(
-                        "{}\nmax_inserts = [{t}]",
-                        grid.replace("sigma = [1]", "")
-                    ),
+                    &format!("{}\nmax_inserts = [{t}]", grid.replace("sigma = [1]", "")),
                 ),
                 replay("--max-inserts", v),
             ),
@@ -203,7 +204,10 @@ fn a_grid_with_no_valid_point_is_refused_one_with_some_runs() {
     );
     std::fs::write(
         dir.join("some.toml"),
-        config(synthetic, "memory = [100, 4000]\nhashes = [3]\nsigma = [500]"),
+        config(
+            synthetic,
+            "memory = [100, 4000]\nhashes = [3]\nsigma = [500]",
+        ),
     )
     .unwrap();
     let out = rbf(&dir, &["run", "some.toml", "-o", "out", "-q"]);

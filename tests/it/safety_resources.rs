@@ -28,14 +28,19 @@ fn refused(dir: &Path, args: &[&str], status: i32, says: &str) {
     assert!(err.contains(says), "rbf {args:?}: `{says}` not in: {err}");
     assert!(!err.contains("memory allocation"), "{err}");
     assert!(err.lines().count() <= 2, "rbf {args:?}: {err}");
-    assert!(t.elapsed() < Duration::from_secs(5), "rbf {args:?}: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "rbf {args:?}: {:?}",
+        t.elapsed()
+    );
 }
 
 fn list(n: usize, f: impl Fn(usize) -> String) -> String {
     (0..n).map(f).collect::<Vec<_>>().join(", ")
 }
 
-const SYNTHETIC: &str = "[[synthetic]]\ndistinct = 100\nzipf = 1.0\np_repeat = 0.9\narrivals = 2000\n";
+const SYNTHETIC: &str =
+    "[[synthetic]]\ndistinct = 100\nzipf = 1.0\np_repeat = 0.9\narrivals = 2000\n";
 
 #[test]
 fn huge_grids_and_sources_are_refused_before_they_are_built() {
@@ -48,7 +53,12 @@ fn huge_grids_and_sources_are_refused_before_they_are_built() {
         list(10_000, |i| format!("{}", (i + 1) as f64 / 10_001.0)),
     );
     std::fs::write(dir.join("grid.toml"), grid).unwrap();
-    refused(&dir, &["run", "grid.toml", "-o", "out"], 2, "a grid of 6400000000 points needs");
+    refused(
+        &dir,
+        &["run", "grid.toml", "-o", "out"],
+        2,
+        "a grid of 6400000000 points needs",
+    );
     let source = |key: &str, value: &str| {
         let text = format!(
             "name = \"s\"\n{}[grid]\nmemory = [2000]\nhashes = [3]\nsigma_fraction = [0.5]\n",
@@ -57,9 +67,19 @@ fn huge_grids_and_sources_are_refused_before_they_are_built() {
         std::fs::write(dir.join("s.toml"), text).unwrap();
     };
     source("distinct", "10000000000");
-    refused(&dir, &["run", "s.toml", "-o", "out"], 2, "D = 10000000000 messages needs");
+    refused(
+        &dir,
+        &["run", "s.toml", "-o", "out"],
+        2,
+        "D = 10000000000 messages needs",
+    );
     source("arrivals", "1000000000000000");
-    refused(&dir, &["run", "s.toml", "-o", "out"], 2, "distinct messages, needs");
+    refused(
+        &dir,
+        &["run", "s.toml", "-o", "out"],
+        2,
+        "distinct messages, needs",
+    );
     // With p_r = 1 no message is new: the memory is D's, and the run is accepted (its
     // length is announced by the run's estimate instead; see safety_sweep).
     assert!(!dir.join("out").exists());
@@ -73,9 +93,17 @@ fn a_shard_claiming_a_huge_grid_is_an_error_not_an_allocation() {
     );
     std::fs::write(dir.join("m.toml"), config).unwrap();
     let out = rbf(&dir, &["run", "m.toml", "-o", "s0", "-q"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json = std::fs::read_to_string(dir.join("s0/results.json")).unwrap();
-    let claim = json.replacen("\"total_points\": 1,", "\"total_points\": 1000000000000,", 1);
+    let claim = json.replacen(
+        "\"total_points\": 1,",
+        "\"total_points\": 1000000000000,",
+        1,
+    );
     assert_ne!(claim, json);
     std::fs::write(dir.join("s0/results.json"), claim).unwrap();
     refused(
@@ -93,7 +121,15 @@ fn text_inputs_that_never_end_are_refused_at_once() {
     refused(&dir, &["run", "/dev/zero", "-o", "out"], 1, "binary data");
     refused(
         &dir,
-        &["synth", "--workload", "/dev/zero", "--arrivals", "5", "-o", "x.csv"],
+        &[
+            "synth",
+            "--workload",
+            "/dev/zero",
+            "--arrivals",
+            "5",
+            "-o",
+            "x.csv",
+        ],
         1,
         "binary data",
     );
