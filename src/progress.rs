@@ -7,10 +7,11 @@
 //! minute says so at once ([`announce_estimate`]). It is shared by reference between threads (rayon workers report into
 //! one bar). Output goes to stderr only, so results on stdout stay clean.
 //!
-//! Ctrl-C: after [`install_interrupt_handler`], the first SIGINT only sets a flag that
-//! long loops poll with [`check_interrupt`], so they return an error and nothing is
-//! left half-written; a second SIGINT ends the process at once. Install it only where
-//! the work that follows polls the flag (otherwise the first Ctrl-C would do nothing).
+//! Ctrl-C and SIGTERM: after [`install_interrupt_handler`], the first one only sets a
+//! flag that long loops poll with [`check_interrupt`], so they return an error and
+//! nothing is left half-written; a second one ends the process at once, removing its
+//! temporary outputs (see [`crate::signals`]). Install it only where the work that
+//! follows polls the flag.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,39 +55,18 @@ pub fn check_interrupt() -> Result<()> {
     }
 }
 
-/// Makes the first Ctrl-C set the [`interrupted`] flag instead of killing the process;
-/// a second one restores the default action and kills it.
+/// Declares that the work from here on polls [`interrupted`] (or [`check_interrupt`]):
+/// the first Ctrl-C or SIGTERM then sets the flag instead of stopping the process at
+/// once, and the work ends with [`Error::Interrupted`], dropping (removing) its
+/// unfinished outputs; a second one stops it at once. Without it, a signal removes the
+/// temporary outputs and ends the process (see [`crate::signals`]).
 pub fn install_interrupt_handler() {
-    #[cfg(unix)]
-    unix_signal::install();
+    crate::signals::cooperate();
 }
 
-#[cfg(unix)]
-mod unix_signal {
-    use super::INTERRUPTED;
-    use std::sync::atomic::Ordering;
-
-    extern "C" fn on_sigint(_: libc::c_int) {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            // Second Ctrl-C: the default action (terminate) from now on, and now.
-            // SAFETY: signal() and raise() are async-signal-safe.
-            unsafe {
-                libc::signal(libc::SIGINT, libc::SIG_DFL);
-                libc::raise(libc::SIGINT);
-            }
-        }
-    }
-
-    pub fn install() {
-        // SAFETY: installs a handler that only touches an atomic and calls
-        // async-signal-safe functions.
-        unsafe {
-            libc::signal(
-                libc::SIGINT,
-                on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
-            );
-        }
-    }
+/// Sets the [`interrupted`] flag (the signal thread's doing, or a library caller's).
+pub fn request_interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -181,7 +181,7 @@ pub fn write(results: &Results, dir: &Path) -> Result<Written> {
         Ok(w)
     });
     if written.is_err() {
-        let _ = std::fs::remove_dir_all(&stage);
+        output_file::discard_dir(&stage);
     }
     written
 }

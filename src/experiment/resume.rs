@@ -74,6 +74,8 @@ pub struct Journal {
     done: BTreeMap<usize, Row>,
     /// Holds an exclusive lock on the journal for the life of the run.
     _lock: File,
+    /// Said if the process is stopped by a signal (`crate::signals`).
+    _kept: crate::output_file::pending::Kept,
 }
 
 /// The journal directory of `output`: hidden, beside it.
@@ -138,11 +140,16 @@ impl Journal {
         if !done.is_empty() || log.metadata().map_or(0, |m| m.len()) > 0 {
             log.write_all(b"\n").map_err(|e| Error::io(&log_path, e))?;
         }
+        let kept = crate::output_file::pending::keep(format!(
+            "the finished grid points are kept in {}: run the same command again to resume",
+            dir.display()
+        ));
         Ok(Journal {
             dir,
             log: Mutex::new(log),
             done,
             _lock: lock,
+            _kept: kept,
         })
     }
 
@@ -175,8 +182,13 @@ impl Journal {
     /// Removes the journal once the outputs are in place.
     pub fn finish(self) -> Result<()> {
         let Journal {
-            dir, log, _lock, ..
+            dir,
+            log,
+            _lock,
+            _kept,
+            ..
         } = self;
+        drop(_kept);
         drop(log);
         drop(_lock);
         std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))

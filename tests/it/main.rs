@@ -34,6 +34,7 @@ mod safety_configs;
 mod safety_flags;
 mod safety_outputs;
 mod safety_resources;
+mod safety_signals;
 mod safety_sweep;
 mod safety_weights;
 mod size;
