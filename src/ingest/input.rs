@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use super::compressed::{DamageSlot, ZstdReader};
+use super::compressed::{self, DamageSlot, ZstdReader};
 use super::progress::ProgressReader;
 use crate::error::{Error, Result};
 
@@ -79,7 +79,11 @@ pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
     };
     let mut raw = BufReader::with_capacity(1 << 20, raw);
     let head = raw.fill_buf().map_err(|e| Error::io(path, e))?;
-    if head.starts_with(&ZSTD_MAGIC) {
+    if compressed::is_zstd(head) {
+        compressed::check_window(head).map_err(|e| match e {
+            Error::Resource(m) => Error::Resource(format!("{}: {m}", label(path))),
+            other => other,
+        })?;
         let slot = DamageSlot::default();
         let decoder = ZstdReader::new(raw, slot.clone()).map_err(|e| Error::io(path, e))?;
         Ok(Input {

@@ -32,6 +32,7 @@ mod renewal_tolerance;
 mod replay_reference;
 mod safety_configs;
 mod safety_flags;
+mod safety_inputs;
 mod safety_outputs;
 mod safety_resources;
 mod safety_signals;
