@@ -15,7 +15,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -87,36 +87,68 @@ struct State {
 pub struct Progress {
     label: String,
     unit: &'static str,
-    total: f64,
+    /// None for work of unknown length (standard input, a FIFO): counts and a rate,
+    /// no bar or ETA.
+    total: Option<f64>,
     start: Instant,
     mode: Mode,
     state: Mutex<State>,
+    /// Set by [`Progress::finish`]: a [`Progress::heartbeat`] stops drawing.
+    finished: AtomicBool,
 }
 
 impl Progress {
     /// Progress towards `total` units (e.g. arrivals, grid points); the display mode
     /// follows `--quiet` and whether stderr is a terminal.
     pub fn new(label: impl Into<String>, total: f64, unit: &'static str) -> Progress {
-        let mode = if is_quiet() {
+        Progress::with_mode(label.into(), Some(total), unit, Progress::mode())
+    }
+
+    /// Progress of work whose length is not known (reading standard input or a FIFO):
+    /// the units done so far and their rate. With [`Progress::heartbeat`] it is redrawn
+    /// while nothing arrives, so a stalled input shows as waiting, not as a hang.
+    pub fn open_ended(label: impl Into<String>, unit: &'static str) -> Progress {
+        Progress::with_mode(label.into(), None, unit, Progress::mode())
+    }
+
+    fn mode() -> Mode {
+        if is_quiet() {
             Mode::Off
         } else if std::io::stderr().is_terminal() {
             Mode::Bar
         } else {
             Mode::Lines
-        };
-        Progress::with_mode(label.into(), total, unit, mode)
+        }
+    }
+
+    /// Redraws the display every bar interval from a thread of its own, whether or not
+    /// units arrive, until [`Progress::finish`] or the last reference is gone.
+    pub fn heartbeat(progress: &Arc<Progress>) {
+        if progress.mode == Mode::Off {
+            return;
+        }
+        let weak = Arc::downgrade(progress);
+        let _ = std::thread::Builder::new()
+            .name("rbf-heartbeat".into())
+            .spawn(move || loop {
+                std::thread::sleep(BAR_INTERVAL);
+                match weak.upgrade() {
+                    Some(p) if !p.finished.load(Ordering::Relaxed) => p.add(0.0),
+                    _ => break,
+                }
+            });
     }
 
     /// Progress that never shows (for library callers that want none).
     pub fn hidden() -> Progress {
-        Progress::with_mode(String::new(), 1.0, "", Mode::Off)
+        Progress::with_mode(String::new(), Some(1.0), "", Mode::Off)
     }
 
-    fn with_mode(label: String, total: f64, unit: &'static str, mode: Mode) -> Progress {
+    fn with_mode(label: String, total: Option<f64>, unit: &'static str, mode: Mode) -> Progress {
         Progress {
             label,
             unit,
-            total: total.max(0.0),
+            total: total.map(|t| t.max(0.0)),
             start: Instant::now(),
             mode,
             state: Mutex::new(State {
@@ -125,6 +157,7 @@ impl Progress {
                 bar_shown: false,
                 estimated: false,
             }),
+            finished: AtomicBool::new(false),
         }
     }
 
@@ -151,10 +184,12 @@ impl Progress {
         let done = s.done;
         let now = Instant::now();
         let elapsed = now.duration_since(self.start);
-        if elapsed >= ESTIMATE_AFTER && done > 0.0 && !s.estimated {
-            // Once, from the pace of the first units: long work says so up front.
-            s.estimated = true;
-            announce_estimate(&self.label, elapsed.as_secs_f64() * self.total / done);
+        if let Some(total) = self.total {
+            if elapsed >= ESTIMATE_AFTER && done > 0.0 && !s.estimated {
+                // Once, from the pace of the first units: long work says so up front.
+                s.estimated = true;
+                announce_estimate(&self.label, elapsed.as_secs_f64() * total / done);
+            }
         }
         if elapsed < SHOW_AFTER {
             return done;
@@ -196,17 +231,30 @@ impl Progress {
         check_interrupt()
     }
 
-    /// "label [#####     ] 45.0% (4.5e6 of 1e7 arrivals), 12 s, ETA 15 s"
+    /// "label [#####     ] 45.0% (4.5e6 of 1e7 arrivals), 12 s, ETA 15 s"; for work of
+    /// unknown length "label: 1.2 GiB (45 MiB/s), 27 s elapsed".
     fn describe(&self, done: f64, elapsed: Duration) -> String {
-        let frac = if self.total > 0.0 {
-            (done / self.total).clamp(0.0, 1.0)
+        let secs = elapsed.as_secs_f64();
+        let Some(total) = self.total else {
+            let amount = |x: f64| match self.unit {
+                "bytes" => count_text(x, self.unit),
+                unit => format!("{} {unit}", count_text(x, unit)),
+            };
+            let so_far = if done > 0.0 {
+                format!("{} ({}/s)", amount(done), amount(done / secs.max(1e-3)))
+            } else {
+                "waiting for data".to_string()
+            };
+            return format!("{}: {so_far}, {} elapsed", self.label, duration_text(secs));
+        };
+        let frac = if total > 0.0 {
+            (done / total).clamp(0.0, 1.0)
         } else {
             0.0
         };
         let width = 24;
         let filled = (frac * width as f64) as usize;
         let bar = format!("[{}{}]", "#".repeat(filled), " ".repeat(width - filled));
-        let secs = elapsed.as_secs_f64();
         let eta = if frac > 0.0 {
             format!("ETA {}", duration_text(secs * (1.0 - frac) / frac))
         } else {
@@ -218,7 +266,7 @@ impl Progress {
             self.label,
             frac * 100.0,
             count_text(done, self.unit),
-            count_text(self.total, self.unit),
+            count_text(total, self.unit),
             duration_text(secs)
         )
         .replace(" )", ")")
@@ -237,6 +285,7 @@ impl Progress {
 
     /// Clears the bar (so later output starts on a clean line).
     pub fn finish(&self) {
+        self.finished.store(true, Ordering::Relaxed);
         if let Ok(mut s) = self.state.lock() {
             if s.bar_shown {
                 let _ = write!(std::io::stderr(), "\r\x1b[K");
@@ -348,13 +397,23 @@ mod tests {
 
     #[test]
     fn describes_fraction_and_eta() {
-        let p = Progress::with_mode("renewal".into(), 200.0, "arrivals", Mode::Off);
+        let p = Progress::with_mode("renewal".into(), Some(200.0), "arrivals", Mode::Off);
         let t = p.describe(50.0, Duration::from_secs(10));
         assert!(t.starts_with("renewal ["), "{t}");
         assert!(t.contains(" 25.0% (50 of 200 arrivals)"), "{t}");
         assert!(t.contains("10 s elapsed, ETA 30 s"), "{t}");
         let t = p.describe(0.0, Duration::from_secs(3));
         assert!(t.contains("ETA unknown"), "{t}");
+        let p = Progress::with_mode("reading <stdin>".into(), None, "bytes", Mode::Off);
+        let t = p.describe(3.0 * 1024.0 * 1024.0, Duration::from_secs(2));
+        assert_eq!(t, "reading <stdin>: 3.0 MiB (1.5 MiB/s), 2 s elapsed");
+        let t = p.describe(0.0, Duration::from_secs(12));
+        assert_eq!(t, "reading <stdin>: waiting for data, 12 s elapsed");
+        let p = Progress::with_mode("x".into(), None, "arrivals", Mode::Off);
+        assert_eq!(
+            p.describe(500.0, Duration::from_secs(5)),
+            "x: 500 arrivals (100 arrivals/s), 5 s elapsed"
+        );
     }
 
     #[test]

@@ -52,30 +52,37 @@ pub fn open(path: &Path) -> Result<Input> {
 
 /// [`open`], with a progress line on stderr for large files when `progress` is set.
 pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
-    let raw: Box<dyn Read + Send> = if is_stdin(path) {
-        Box::new(std::io::stdin())
+    let (raw, total): (Box<dyn Read + Send>, Option<u64>) = if is_stdin(path) {
+        (Box::new(std::io::stdin()), None)
     } else {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
+        let meta = file.metadata().ok();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
             return Err(Error::Format {
                 path: path.to_path_buf(),
                 offset: 0,
                 message: "is a directory, not a trace file".into(),
             });
         }
-        if progress {
-            let total = file.metadata().map(|m| m.len()).unwrap_or(0);
-            let name = path.file_name().map_or_else(
+        // A regular file's length is known; a FIFO's or a device's is not.
+        let total = meta.filter(|m| m.is_file()).map(|m| m.len());
+        (Box::new(file), total)
+    };
+    let raw: Box<dyn Read + Send> = if progress {
+        let name = if is_stdin(path) {
+            label(path)
+        } else {
+            path.file_name().map_or_else(
                 || path.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
-            );
-            match ProgressReader::wrap(file, name, total) {
-                Ok(p) => Box::new(p),
-                Err(f) => Box::new(f),
-            }
-        } else {
-            Box::new(file)
+            )
+        };
+        match ProgressReader::wrap(raw, name, total) {
+            Ok(p) => Box::new(p),
+            Err(r) => r,
         }
+    } else {
+        raw
     };
     let mut raw = BufReader::with_capacity(1 << 20, raw);
     let head = raw.fill_buf().map_err(|e| Error::io(path, e))?;

@@ -165,3 +165,131 @@ fn binary_data_is_not_read_as_text() {
     let (arrivals, _) = replay(&dir, "damaged.csv", &["--format", "jedi"]);
     assert!(arrivals >= 1990, "{arrivals}");
 }
+
+/// What `stream` gives, chunk by chunk, read by a thread of its own.
+fn chunks(mut stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stream.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Text from `rx` until `wanted` appears or `within` passes.
+fn read_until(
+    rx: &std::sync::mpsc::Receiver<Vec<u8>>,
+    wanted: &str,
+    within: std::time::Duration,
+) -> String {
+    let deadline = std::time::Instant::now() + within;
+    let mut seen = String::new();
+    while !seen.contains(wanted) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(b) => seen.push_str(&String::from_utf8_lossy(&b)),
+            Err(_) => break,
+        }
+    }
+    seen
+}
+
+/// An input of unknown length that gives nothing for a while is not silent: a
+/// heartbeat says what has been read (here: nothing, so far) and for how long, on a
+/// terminal (a pseudo-terminal here) and in a log alike.
+#[test]
+fn a_stalled_pipe_gets_a_heartbeat() {
+    use std::time::Duration;
+    let dir = Scratch::new("safe-heartbeat");
+    let args = [
+        "replay", "-", "--format", "jedi", "-m", "3000", "-k", "3", "--sigma", "900",
+    ];
+    // A log: stderr is a pipe.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(args)
+        .current_dir(&*dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = chunks(child.stderr.take().unwrap());
+    let said = read_until(&err, "waiting for data", Duration::from_secs(6));
+    assert!(
+        said.contains("reading <stdin>: waiting for data"),
+        "{said:?}"
+    );
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(b"0,1,1\n1,2,1\n").unwrap();
+    drop(input);
+    assert!(child.wait().unwrap().success());
+    // A terminal: stderr is a pseudo-terminal.
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors into the integers we own.
+    let opened = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    if opened != 0 {
+        return; // no pseudo-terminals here
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: both descriptors were just opened and are owned here.
+    let (master, slave) = unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(args)
+        .current_dir(&*dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(b"0,1,1\n").unwrap();
+    let out = chunks(master);
+    let said = read_until(&out, "reading <stdin>: 6 bytes", Duration::from_secs(6));
+    assert!(said.contains("reading <stdin>: 6 bytes ("), "{said:?}");
+    drop(input);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_timeout_too_long_is_called_too_long() {
+    let dir = Scratch::new("safe-timeout");
+    let out = rbf(
+        &dir,
+        &[
+            "replay",
+            "x.pcap",
+            "--flows",
+            "--inactive-timeout",
+            "18446744073709551615s",
+            "-m",
+            "3000",
+            "-k",
+            "3",
+            "--sigma",
+            "900",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("too long") && !err.contains("positive"),
+        "{err}"
+    );
+}
