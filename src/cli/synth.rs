@@ -22,7 +22,8 @@ pub struct SynthArgs {
     /// p_r: probability that an arrival repeats a previously seen message.
     #[arg(long, required_unless_present = "workload")]
     pub p_repeat: Option<f64>,
-    /// Where new messages enter the ranking.
+    /// Where new messages enter Q: uniform, top, bottom, segments:W1,W2,... (relative
+    /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
     #[arg(long, default_value = "uniform", conflicts_with = "workload")]
     pub placement: String,
     /// Workload file (JSON, as written by `rbf fit`) with an explicit Q, p_r and placement;

@@ -65,9 +65,24 @@ impl Placement {
                     p.validate(p.min_distinct())?;
                     Ok(p)
                 }
+                // w0,w1,...: one weight per rank (a single number is one rank).
+                None if other.contains(',') || other.trim().parse::<f64>().is_ok() => {
+                    let w = other
+                        .split(',')
+                        .map(|x| x.trim().parse::<f64>())
+                        .collect::<std::result::Result<Vec<f64>, _>>()
+                        .map_err(|e| {
+                            Error::config(
+                                "placement",
+                                format!("`{other}`: not a comma-separated list of weights ({e}); allowed: uniform, top, bottom, segments:W1,W2,..., or w0,w1,... (one weight per rank)"),
+                            )
+                        })?;
+                    Probabilities::from_weights("placement", &w)?;
+                    Ok(Placement::Explicit(w))
+                }
                 None => Err(Error::config(
                     "placement",
-                    format!("unknown placement `{other}`; allowed: uniform, top, bottom, segments:W1,W2,... (relative weights of equal rank segments, most popular first), or an explicit vector in a workload file"),
+                    format!("unknown placement `{other}`; allowed: uniform, top, bottom, segments:W1,W2,... (relative weights of equal rank segments, most popular first), w0,w1,... (one weight per rank), or an explicit vector in a workload file"),
                 )),
             },
         }
