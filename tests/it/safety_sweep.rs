@@ -233,12 +233,8 @@ pub enum Verdict {
     Bad(String),
 }
 
-/// Runs `rbf args`, judging it by the sweep's rule (exit status 0 or 2).
-pub fn judge(args: &[String], dir: &Path) -> Verdict {
-    judge_statuses(args, dir, &[0, 2])
-}
-
-/// [`judge`], with the exit statuses that count as an answer.
+/// Runs `rbf args`, judging it by the sweep's rule, with the exit statuses that count
+/// as an answer.
 fn judge_statuses(args: &[String], dir: &Path, statuses: &[i32]) -> Verdict {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
         .args(args)
