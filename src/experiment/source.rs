@@ -178,7 +178,7 @@ impl Source {
         match self {
             Source::Trace(t) => {
                 let source = Source::open_trace(t)?;
-                Ok(Stream::Trace(source))
+                Ok(Stream::new(Inner::Trace(source)))
             }
             Source::Synthetic(s) => {
                 let synth = Synthesizer::new(&SynthConfig {
@@ -187,9 +187,9 @@ impl Source {
                     seed,
                     prologue: true,
                 })?;
-                Ok(Stream::Synthetic(Box::new(
+                Ok(Stream::new(Inner::Synthetic(Box::new(
                     synth.messages(KeyHasher::default()),
-                )))
+                ))))
             }
             Source::ModelsOnly => Err(Error::invalid(
                 "this experiment has no [[trace]] or [[synthetic]] source to replay",
@@ -226,7 +226,9 @@ impl Source {
                         window: s.fit_window,
                         ..FitOptions::default()
                     };
-                    p.fitted = Some(Fitted::from_stream(&p.name, options, self.messages(seed)?)?);
+                    let fitted = Fitted::from_stream(&p.name, options, self.messages(seed)?);
+                    crate::progress::check_interrupt()?;
+                    p.fitted = Some(fitted?);
                 }
             }
             Source::Trace(t) => {
@@ -238,7 +240,11 @@ impl Source {
                         ..FitOptions::default()
                     };
                     let label = stream.summary().source.to_string();
-                    let fitted = Fitted::from_stream(&label, options, &mut stream)?;
+                    let fitted = Fitted::from_stream(&label, options, stoppable(&mut stream));
+                    // Cut short by a stop request: the interrupt, not what the fit made
+                    // of part of the trace.
+                    crate::progress::check_interrupt()?;
+                    let fitted = fitted?;
                     let w = &fitted.point;
                     p.notes.push(format!(
                         "FN models use the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads the trace's reuse profile); bounds are guaranteed for the fitted model, not for the trace itself",
@@ -248,7 +254,8 @@ impl Source {
                     p.workload = Some(fitted.point.clone());
                     p.fitted = Some(fitted);
                 } else {
-                    stream.by_ref().for_each(drop);
+                    stoppable(&mut stream).for_each(drop);
+                    crate::progress::check_interrupt()?;
                 }
                 p.notes.extend(stream.summary().warnings());
                 stream.summary().require_data()?;
@@ -258,19 +265,73 @@ impl Source {
     }
 }
 
-/// A replayable stream: a trace reader (whose summary is kept) or a generator.
-pub enum Stream {
+/// Messages read between two looks at the stop flag.
+const CHECK_EVERY: u32 = 1 << 16;
+
+/// An iterator that ends early once a stop is requested
+/// ([`crate::progress::interrupted`]), looking every [`CHECK_EVERY`] items: a run
+/// stopped by Ctrl-C or SIGTERM does not wait for a replay of 10^12 arrivals. What was
+/// computed from a stream cut short is discarded: the runner keeps no row computed while
+/// stopping, and [`Source::prepare`] returns the interrupt.
+struct Stoppable<I> {
+    inner: I,
+    until_check: u32,
+}
+
+fn stoppable<I: Iterator<Item = Message>>(inner: I) -> Stoppable<I> {
+    Stoppable {
+        inner,
+        until_check: CHECK_EVERY,
+    }
+}
+
+impl<I: Iterator<Item = Message>> Iterator for Stoppable<I> {
+    type Item = Message;
+
+    #[inline]
+    fn next(&mut self) -> Option<Message> {
+        self.until_check -= 1;
+        if self.until_check == 0 {
+            self.until_check = CHECK_EVERY;
+            if crate::progress::interrupted() {
+                return None;
+            }
+        }
+        self.inner.next()
+    }
+}
+
+/// A replayable stream: a trace reader or a generator, ending early on a stop request.
+pub struct Stream(Stoppable<Inner>);
+
+enum Inner {
     Trace(Box<dyn ingest::MessageSource>),
     Synthetic(Box<dyn Iterator<Item = Message> + Send>),
+}
+
+impl Iterator for Inner {
+    type Item = Message;
+
+    #[inline]
+    fn next(&mut self) -> Option<Message> {
+        match self {
+            Inner::Trace(s) => s.next(),
+            Inner::Synthetic(s) => s.next(),
+        }
+    }
+}
+
+impl Stream {
+    fn new(inner: Inner) -> Stream {
+        Stream(stoppable(inner))
+    }
 }
 
 impl Iterator for Stream {
     type Item = Message;
 
+    #[inline]
     fn next(&mut self) -> Option<Message> {
-        match self {
-            Stream::Trace(s) => s.next(),
-            Stream::Synthetic(s) => s.next(),
-        }
+        self.0.next()
     }
 }
