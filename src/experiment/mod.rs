@@ -119,7 +119,7 @@ const SAMPLE_ARRIVALS: u64 = 1 << 17;
 
 /// Says up front how long the replays of synthetic sources will take when that is over
 /// a minute (`rbf synth` does the same for writing them), from the pace of a short
-/// sample replay of the largest source on this machine. Progress counts grid points,
+/// sample replay of the longest source on this machine. Progress counts grid points,
 /// which says nothing while a single point replays 10^12 arrivals.
 fn announce_replays(config: &ExperimentConfig, points: &[Point], journal: Option<&Journal>) {
     if !config.wants(Measure::Observed) {
@@ -142,10 +142,12 @@ fn announce_replays(config: &ExperimentConfig, points: &[Point], journal: Option
     if work < 1e8 {
         return;
     }
+    // The sample builds a generator of its own: not for a D whose tables are large.
     let Some(largest) = config
         .synthetic
         .iter()
-        .max_by_key(|s| s.distinct as u64 + s.arrivals)
+        .filter(|s| s.distinct <= 1 << 20)
+        .max_by_key(|s| s.arrivals)
     else {
         return;
     };

@@ -43,7 +43,23 @@ pub enum Placement {
     Segments(Vec<f64>),
 }
 
+/// The numbers of `list`, comma-separated (`written` is the whole placement, for the
+/// message).
+fn weights(written: &str, list: &str, what: &str) -> Result<Vec<f64>> {
+    list.split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<std::result::Result<Vec<f64>, _>>()
+        .map_err(|e| {
+            Error::config(
+                "placement",
+                format!("`{written}`: {what} ({e}); allowed: uniform, top, bottom, segments:W1,W2,... (e.g. segments:8,4,2,1), or w0,w1,... (one weight per rank)"),
+            )
+        })
+}
+
 impl Placement {
+    /// `uniform`, `top`, `bottom`, `segments:W1,W2,...` or `w0,w1,...`, the weights
+    /// checked as [`Probabilities::from_weights`] checks them.
     pub fn parse(name: &str) -> Result<Placement> {
         match name {
             "uniform" => Ok(Placement::Uniform),
@@ -51,32 +67,13 @@ impl Placement {
             "bottom" => Ok(Placement::Bottom),
             other => match other.strip_prefix("segments:") {
                 Some(list) => {
-                    let w = list
-                        .split(',')
-                        .map(|x| x.trim().parse::<f64>())
-                        .collect::<std::result::Result<Vec<f64>, _>>()
-                        .map_err(|e| {
-                            Error::config(
-                                "placement",
-                                format!("`{other}`: segment weights must be numbers ({e}), e.g. segments:8,4,2,1"),
-                            )
-                        })?;
-                    let p = Placement::Segments(w);
+                    let p = Placement::Segments(weights(other, list, "segment weights must be numbers")?);
                     p.validate(p.min_distinct())?;
                     Ok(p)
                 }
                 // w0,w1,...: one weight per rank (a single number is one rank).
                 None if other.contains(',') || other.trim().parse::<f64>().is_ok() => {
-                    let w = other
-                        .split(',')
-                        .map(|x| x.trim().parse::<f64>())
-                        .collect::<std::result::Result<Vec<f64>, _>>()
-                        .map_err(|e| {
-                            Error::config(
-                                "placement",
-                                format!("`{other}`: not a comma-separated list of weights ({e}); allowed: uniform, top, bottom, segments:W1,W2,..., or w0,w1,... (one weight per rank)"),
-                            )
-                        })?;
+                    let w = weights(other, other, "not a comma-separated list of weights")?;
                     Probabilities::from_weights("placement", &w)?;
                     Ok(Placement::Explicit(w))
                 }

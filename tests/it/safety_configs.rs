@@ -3,23 +3,8 @@
 //! used to run to exit 0 with every point "not run: invalid setting", where the flag
 //! was refused with exit 2. Refusals come before any work and name the config key.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
+use crate::cli::{rbf, stderr};
 use crate::scratch::Scratch;
-
-fn rbf(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("rbf runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// A config with `synthetic` and `grid` lines in their tables.
 fn config(synthetic: &str, grid: &str) -> String {

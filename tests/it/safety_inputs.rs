@@ -6,23 +6,10 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use crate::cli::json_of;
+use crate::cli::{json_of, rbf, stderr};
 use crate::scratch::Scratch;
-
-fn rbf(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("rbf runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// (arrivals, false negatives) of a replay of `file`, with extra flags.
 fn replay(dir: &Path, file: &str, extra: &[&str]) -> (u64, u64) {

@@ -5,19 +5,10 @@
 //! a second, where they used to abort in the allocator after seconds to minutes.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::cli::rbf;
 use crate::scratch::Scratch;
-
-fn rbf(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("rbf runs")
-}
 
 /// `rbf args` ends with `status` within 5 s, its message mentioning `says`.
 fn refused(dir: &Path, args: &[&str], status: i32, says: &str) {

@@ -5,27 +5,11 @@
 //! `rbf run` under SIGTERM ended with status 143 without a word.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::cli::{ok, rbf};
 use crate::scratch::Scratch;
-
-fn rbf(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("rbf runs")
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn start(dir: &Path, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_rbf"))

@@ -5,26 +5,9 @@
 //! marked proven, the Markov rows 0, and the generator panicked (exit 101).
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
-use crate::cli::json_of;
+use crate::cli::{json_of, ok, rbf};
 use crate::scratch::Scratch;
-
-fn rbf(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("rbf runs")
-}
-
-fn ok(out: &Output) -> &Output {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    out
-}
 
 const FILTER: [&str; 6] = ["--memory", "10000", "--hashes", "4", "--sigma", "1500"];
 
