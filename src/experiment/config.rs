@@ -574,7 +574,8 @@ impl ExperimentConfig {
             }
             t.flow_timeouts()?;
         }
-        let replays = self.wants(Measure::Observed) || !self.fn_methods().is_empty();
+        let observed = self.wants(Measure::Observed);
+        let fits = !self.fn_methods().is_empty();
         for s in &self.synthetic {
             if s.distinct == 0 || s.arrivals == 0 {
                 return Err(Error::config(
@@ -589,7 +590,8 @@ impl ExperimentConfig {
                     "must be at least 2 arrivals",
                 ));
             }
-            if replays {
+            // Replayed for `observed`, and read by the fit with `fit = true`.
+            if observed || (fits && s.fit) {
                 s.check_memory()?;
             }
         }

@@ -14,7 +14,7 @@ pub(super) fn refuse(output: &Path, message: String) -> Error {
 /// Creates and removes a file in `dir`, the only sure test that it can be written.
 pub fn check_dir_writable(dir: &Path) -> Result<()> {
     let probe = temp_name(&dir.join("probe"), "probe");
-    let ticket = super::pending::register(&probe, &probe, false);
+    let ticket = super::pending::register(&probe, None, false);
     let created = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 pub fn temp_dir_for(target: &Path, tag: &str) -> Result<PathBuf> {
     remove_stale(&resolved(target));
     let dir = temp_name(&resolved(target), tag);
-    let ticket = pending::register(&dir, target, true);
+    let ticket = pending::register(&dir, Some(target), true);
     if let Err(e) = std::fs::create_dir(&dir) {
         pending::settle(ticket, || ());
         return Err(Error::io(&dir, e));

@@ -80,7 +80,7 @@ impl OutputFile {
                     remove_stale(&target);
                     let temp = temp_name(&target, "tmp");
                     // Registered before it exists: a signal from here on removes it.
-                    let ticket = pending::register(&temp, path, false);
+                    let ticket = pending::register(&temp, Some(path), false);
                     let file = match std::fs::OpenOptions::new()
                         .write(true)
                         .create_new(true)

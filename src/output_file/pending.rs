@@ -15,8 +15,9 @@ use std::sync::{Mutex, MutexGuard};
 struct Entry {
     id: u64,
     temp: PathBuf,
-    /// What the temporary becomes when complete (for messages).
-    target: PathBuf,
+    /// What the temporary becomes when complete (for messages); None for a scratch
+    /// file nobody needs to hear about (a writability probe).
+    target: Option<PathBuf>,
     dir: bool,
 }
 
@@ -40,13 +41,14 @@ fn registry() -> MutexGuard<'static, Registry> {
 #[derive(Debug)]
 pub(crate) struct Ticket(u64);
 
-/// Records a temporary file (or directory, `dir`) that becomes `target` when complete.
-pub(crate) fn register(temp: &Path, target: &Path, dir: bool) -> Ticket {
+/// Records a temporary file (or directory, `dir`) that becomes `target` when complete
+/// (None: a scratch file, removed without a word).
+pub(crate) fn register(temp: &Path, target: Option<&Path>, dir: bool) -> Ticket {
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
     registry().pending.push(Entry {
         id,
         temp: temp.to_path_buf(),
-        target: target.to_path_buf(),
+        target: target.map(Path::to_path_buf),
         dir,
     });
     Ticket(id)
@@ -105,12 +107,15 @@ pub fn abandon() -> Abandoned {
         } else {
             std::fs::remove_file(&e.temp).is_ok() || !e.temp.exists()
         };
-        let target = e.target.display();
-        let was = if e.target.exists() {
+        let Some(target) = &e.target else {
+            continue;
+        };
+        let was = if target.exists() {
             "unchanged"
         } else {
             "not written"
         };
+        let target = target.display();
         lines.push(if removed {
             format!("{target}: {was} (the unfinished new version was removed)")
         } else {
