@@ -51,7 +51,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     output_dir(&dir)?;
     let mut files: Vec<PathBuf> = Vec::new();
     for t in &config.traces {
-        files.extend(rbf::ingest::series::expand(t.path.list())?);
+        files.extend(experiment::source::trace_files(t)?);
     }
     let mut inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     inputs.push(&a.config);

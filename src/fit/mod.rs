@@ -493,8 +493,8 @@ impl Fitter {
             Some(f) => {
                 let w = f.family.workload(p_repeat);
                 (
-                    w.repeat_distribution()?,
-                    w.placement_distribution()?,
+                    w.repeat_distribution()?.into(),
+                    w.placement_distribution()?.into(),
                     f.check.clone(),
                 )
             }

@@ -55,6 +55,15 @@ impl Observable {
             Observable::Second => "distance to the second-last arrival",
         }
     }
+
+    /// A word for tables: "reuse", "age", "2nd-last".
+    pub fn short(self) -> &'static str {
+        match self {
+            Observable::Reuse => "reuse",
+            Observable::Age => "age",
+            Observable::Second => "2nd-last",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]

@@ -124,9 +124,9 @@ pub fn popularity_rows(fit: &Fit) -> Vec<(&'static str, String)> {
     let c = &p.check;
     let allowed = match c.distinct_range {
         Some((lo, hi)) if c.identifies_distinct(p.distinct, IDENTIFIED) => {
-            format!(" (the trace allows {lo} to {hi})")
+            format!(" (trace allows {lo}-{hi})")
         }
-        Some((lo, hi)) => format!(" (NOT identified: the trace allows {lo} to {hi})"),
+        Some((lo, hi)) => format!(" (NOT identified: {lo}-{hi})"),
         None => String::new(),
     };
     rows.push(("fitted D (ranks of Q)", format!("{}{allowed}", p.distinct)));
@@ -137,7 +137,7 @@ pub fn popularity_rows(fit: &Fit) -> Vec<(&'static str, String)> {
         .map(|a| format!("{a:.3}"))
         .collect::<Vec<_>>()
         .join(" ");
-    rows.push(("Q: Zipf exponent per decade of rank", shown));
+    rows.push(("Q: Zipf exponent per rank decade", shown));
     rows.push((
         "placement: top, bottom, segments",
         format!(
@@ -163,17 +163,26 @@ fn decades(distinct: usize) -> usize {
     ((distinct.max(1) as f64).log10().floor() as usize + 1).max(1)
 }
 
-/// "fits: largest gap 2.8e-5 (age since first sight at tau 1.5; noise 1.3e-4)".
+/// "fits: gap 2.8e-5 (noise 1.3e-4), age at tau 1.5".
 pub fn goodness(c: &crate::fit::adequacy::QFitCheck) -> String {
     if let Some(why) = &c.untested {
         return format!("not tested: {why}");
     }
     format!(
-        "{}: largest gap {:.1e} ({} at tau {}; noise {:.1e})",
+        "{}: gap {:.1e} (noise {:.1e}), {} at tau {}",
         if c.fits { "fits" } else { "DOES NOT FIT" },
         c.gap,
-        c.observable.name(),
-        super::sci(c.tau),
-        c.noise
+        c.noise,
+        c.observable.short(),
+        scale(c.tau),
     )
+}
+
+/// A time scale in arrivals: "1", "40", "2.5e4".
+fn scale(tau: f64) -> String {
+    if tau < 1e3 {
+        format!("{tau:.0}")
+    } else {
+        format!("{tau:.1e}")
+    }
 }
