@@ -356,7 +356,7 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
             d += std::f64::consts::LN_2;
         }
         x0[k] = best_d.1;
-        let s = search.run(&x0, None, COARSE, 60);
+        let s = search.run(&x0, None, COARSE, 40);
         if std::env::var_os("RBF_DEBUG_FIT").is_some() {
             eprintln!(
                 "start {shape:?}: chi2 {} after {} iterations: {:?}",
@@ -394,8 +394,8 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         let held = |x: &[f64], d: f64| -> (Vec<f64>, Family, bool) {
             let mut x = x.to_vec();
             x[k] = d;
-            let x = search.run(&x, Some(k), COARSE, 25).x;
-            let x = search.run(&x, Some(k), FINE, 4).x;
+            let x = search.run(&x, Some(k), COARSE, 15).x;
+            let x = search.run(&x, Some(k), FINE, 3).x;
             let alt = family(&x, k);
             let fits = target.check(&alt, p_r).fits;
             (x, alt, fits)
