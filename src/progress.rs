@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+pub use crate::console::{is_quiet, note, set_quiet};
 use crate::error::{Error, Result};
 
 /// Work shorter than this shows no progress at all.
@@ -28,17 +29,7 @@ const BAR_INTERVAL: Duration = Duration::from_millis(200);
 /// Interval of the plain lines written when stderr is not a terminal.
 pub const LINE_INTERVAL: Duration = Duration::from_secs(10);
 
-static QUIET: AtomicBool = AtomicBool::new(false);
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Turns every progress display off (`--quiet`).
-pub fn set_quiet(quiet: bool) {
-    QUIET.store(quiet, Ordering::Relaxed);
-}
-
-pub fn is_quiet() -> bool {
-    QUIET.load(Ordering::Relaxed)
-}
 
 /// The user asked to stop (Ctrl-C once).
 pub fn interrupted() -> bool {
@@ -334,13 +325,6 @@ fn count_text(x: f64, unit: &str) -> String {
         format!("{x:.0}")
     } else {
         format!("{x:.3e}")
-    }
-}
-
-/// A note for the user on stderr ("note: ..."), unless `--quiet`.
-pub fn note(text: &str) {
-    if !is_quiet() {
-        eprintln!("note: {text}");
     }
 }
 

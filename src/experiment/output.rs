@@ -15,7 +15,7 @@ use super::row::{BoundColumns, JUDGED_BOUNDS};
 use crate::error::{Error, Result};
 use crate::output_file;
 use crate::report::verdict::{percent, BoundVerdict, Side};
-use crate::report::{self, sci, sci_or_dash, Notes, Table};
+use crate::report::{sci, sci_or_dash, Notes, Table};
 
 /// `results.json`: the rows and where they came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -190,8 +190,8 @@ pub fn write(results: &Results, dir: &Path) -> Result<Written> {
 fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
     std::fs::create_dir_all(stage.join("plots")).map_err(|e| Error::io(stage, e))?;
     let mut df = frame(&results.rows)?;
-    report::frame::write_csv(&df, &stage.join("results.csv"))?;
-    report::frame::write_parquet(&mut df, &stage.join("results.parquet"))?;
+    output_file::frame::write_csv(&df, &stage.join("results.csv"))?;
+    output_file::frame::write_parquet(&mut df, &stage.join("results.parquet"))?;
     let text = serde_json::to_string_pretty(results)
         .map_err(|e| Error::invalid(format!("cannot serialise results: {e}")))?;
     write_text(&stage.join("results.json"), &text)?;

@@ -15,6 +15,7 @@
 
 mod check;
 mod dir;
+pub mod frame;
 mod paths;
 
 pub use check::{check_dir_writable, check_output_dir, check_outputs};

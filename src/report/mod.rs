@@ -2,7 +2,6 @@
 //! human-readable output. Machine-readable output is the serde JSON of the results.
 
 pub mod fit;
-pub mod frame;
 pub mod replay;
 pub mod verdict;
 

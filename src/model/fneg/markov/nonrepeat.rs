@@ -11,7 +11,7 @@
 //! * [`drop_pins`]: with-replacement draws at the average count l*(i) that yields i
 //!   distinct messages (eqs. 10-11).
 
-use super::powersums::PowerSums;
+use crate::model::fneg::powersums::PowerSums;
 
 /// Tail sums: `lower(q, i)` = sum_{j >= i} q_j (eq. 5).
 pub fn lower(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
