@@ -1,9 +1,9 @@
 //! Progress of long work, and a clean stop on Ctrl-C.
 //!
 //! A [`Progress`] stays silent for the first [`SHOW_AFTER`] (quick work prints nothing),
-//! then draws a bar with an ETA on stderr when stderr is a terminal, or writes a plain
-//! line every [`LINE_INTERVAL`] otherwise (logs, CI), and nothing at all after
-//! [`set_quiet`]. Work whose pace over its first [`ESTIMATE_AFTER`] puts it over a
+//! then draws a bar with an ETA on stderr when stderr is a terminal; when stderr is
+//! redirected (logs, CI) it writes nothing while the work runs and one summary line when
+//! it ends ("rbf run: 24 of 24 points in 5 s"), and nothing at all after [`set_quiet`]. Work whose pace over its first [`ESTIMATE_AFTER`] puts it over a
 //! minute says so at once ([`announce_estimate`]). It is shared by reference between threads (rayon workers report into
 //! one bar). Output goes to stderr only, so results on stdout stay clean.
 //!
@@ -26,8 +26,6 @@ pub const SHOW_AFTER: Duration = Duration::from_secs(2);
 pub const ESTIMATE_AFTER: Duration = Duration::from_millis(100);
 /// Redraw interval of the terminal bar.
 const BAR_INTERVAL: Duration = Duration::from_millis(200);
-/// Interval of the plain lines written when stderr is not a terminal.
-pub const LINE_INTERVAL: Duration = Duration::from_secs(10);
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -82,8 +80,10 @@ mod unix_signal {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
+    /// A bar redrawn in place (stderr is a terminal).
     Bar,
-    Lines,
+    /// One summary line at the end (stderr is redirected).
+    Summary,
     Off,
 }
 
@@ -92,6 +92,8 @@ struct State {
     last: Option<Instant>,
     bar_shown: bool,
     estimated: bool,
+    /// The summary line was written (or is not to be).
+    summarised: bool,
 }
 
 /// Progress of one piece of work measured in `unit`s out of a known total.
@@ -113,7 +115,7 @@ impl Progress {
         } else if std::io::stderr().is_terminal() {
             Mode::Bar
         } else {
-            Mode::Lines
+            Mode::Summary
         };
         Progress::with_mode(label.into(), total, unit, mode)
     }
@@ -135,6 +137,7 @@ impl Progress {
                 last: None,
                 bar_shown: false,
                 estimated: false,
+                summarised: false,
             }),
         }
     }
@@ -167,27 +170,17 @@ impl Progress {
             s.estimated = true;
             announce_estimate(&self.label, elapsed.as_secs_f64() * self.total / done);
         }
-        if elapsed < SHOW_AFTER {
+        if elapsed < SHOW_AFTER || self.mode != Mode::Bar {
             return done;
         }
-        let interval = match self.mode {
-            Mode::Bar => BAR_INTERVAL,
-            _ => LINE_INTERVAL,
-        };
-        if s.last.is_some_and(|t| now.duration_since(t) < interval) {
+        if s.last.is_some_and(|t| now.duration_since(t) < BAR_INTERVAL) {
             return done;
         }
-        // The first plain line comes at SHOW_AFTER, later ones every LINE_INTERVAL.
         s.last = Some(now);
         let text = self.describe(s.done, elapsed);
         let mut err = std::io::stderr().lock();
-        let _ = match self.mode {
-            Mode::Bar => {
-                s.bar_shown = true;
-                write!(err, "\r{text}\x1b[K")
-            }
-            _ => writeln!(err, "{text}"),
-        };
+        s.bar_shown = true;
+        let _ = write!(err, "\r{text}\x1b[K");
         let _ = err.flush();
         done
     }
@@ -246,13 +239,41 @@ impl Progress {
         }
     }
 
-    /// Clears the bar (so later output starts on a clean line).
+    /// Clears the bar (so later output starts on a clean line), or, with stderr
+    /// redirected, writes the one summary line of work that ran past [`SHOW_AFTER`].
+    /// Only the first call does anything.
     pub fn finish(&self) {
         if let Ok(mut s) = self.state.lock() {
             if s.bar_shown {
                 let _ = write!(std::io::stderr(), "\r\x1b[K");
                 s.bar_shown = false;
             }
+            let elapsed = self.start.elapsed();
+            if self.mode == Mode::Summary && !s.summarised && elapsed >= SHOW_AFTER {
+                let _ = writeln!(std::io::stderr(), "{}", self.summary(s.done, elapsed));
+            }
+            s.summarised = true;
+        }
+    }
+
+    /// "rbf run: 24 of 24 points in 5 s", or "... stopped at 45.0% (...) after 5 s".
+    fn summary(&self, done: f64, elapsed: Duration) -> String {
+        let unit = if self.unit == "bytes" { "" } else { self.unit };
+        let counts = format!(
+            "{} of {} {unit}",
+            count_text(done, self.unit),
+            count_text(self.total, self.unit)
+        );
+        let counts = counts.trim_end();
+        let secs = duration_text(elapsed.as_secs_f64());
+        if self.total > 0.0 && done < self.total {
+            format!(
+                "{}: stopped at {:.1}% ({counts}) after {secs}",
+                self.label,
+                100.0 * done / self.total
+            )
+        } else {
+            format!("{}: {counts} in {secs}", self.label)
         }
     }
 }
@@ -351,6 +372,17 @@ mod tests {
         assert!(t.contains("10 s elapsed, ETA 30 s"), "{t}");
         let t = p.describe(0.0, Duration::from_secs(3));
         assert!(t.contains("ETA unknown"), "{t}");
+    }
+
+    #[test]
+    fn the_summary_line_says_how_far_the_work_got() {
+        let p = Progress::with_mode("rbf run".into(), 24.0, "points", Mode::Off);
+        let s = Duration::from_secs(5);
+        assert_eq!(p.summary(24.0, s), "rbf run: 24 of 24 points in 5 s");
+        assert_eq!(
+            p.summary(12.0, s),
+            "rbf run: stopped at 50.0% (12 of 24 points) after 5 s"
+        );
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub fn run(a: FitArgs) -> Result<()> {
     let mut fitter = Fitter::new(options)?;
     let mut source = a.trace_args.open(&a.trace)?;
     fitter.run(&mut source);
-    for w in source.summary().warnings() {
+    for w in source.summary().console() {
         eprintln!("{w}");
     }
     source.summary().require_data()?;

@@ -40,7 +40,7 @@ pub fn run(a: IngestArgs) -> Result<()> {
     let written = rbfs::write(&a.output, source.as_mut(), options.hasher)?;
     let secs = t.elapsed().as_secs_f64();
     let summary = source.summary();
-    for w in summary.warnings() {
+    for w in summary.console() {
         eprintln!("{w}");
     }
     summary.require_data()?;

@@ -132,21 +132,21 @@ pub fn with_threads<T: Send>(
 
 /// Tells the user where an experiment's outputs are.
 pub fn print_written(w: &rbf::experiment::Written, seconds: f64) {
-    println!(
-        "\nfinished in {seconds:.1} s; outputs in {}",
-        w.dir.display()
-    );
-    println!(
-        "  table:  {} (also {})",
-        w.csv.display(),
-        w.parquet.display()
-    );
-    println!("  report: {}", w.report.display());
-    println!(
-        "  plots:  {} SVG files in {}",
+    let name = |p: &std::path::Path| {
+        p.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    };
+    let text = format!(
+        "finished in {seconds:.1} s; outputs in {}: {}, {}, {} (every column), {} (with the \
+         per-file detail), {} SVG plots in plots/",
+        w.dir.display(),
+        name(&w.csv),
+        name(&w.parquet),
+        name(&w.json),
+        name(&w.report),
         w.plots.len(),
-        w.dir.join("plots").display()
     );
+    print!("\n{}", rbf::report::wrap(&text, rbf::report::WIDTH, "    "));
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     replay.run(&mut source);
     let report = replay.report();
     let summary = source.summary();
-    for w in summary.warnings() {
+    for w in summary.console() {
         eprintln!("{w}");
     }
     summary.require_data()?;

@@ -84,7 +84,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         let written = output::write(&results, &dir)?;
         journal.finish()?;
         if !is_quiet() {
-            print!("{}", output::terminal(&results, a.wide));
+            print!("{}", rbf::experiment::tables::terminal(&results, a.wide));
         }
         super::print_written(&written, start.elapsed().as_secs_f64());
         Ok(())

@@ -12,15 +12,18 @@ pub mod config;
 pub mod grid;
 pub mod output;
 pub mod plots;
+pub mod results;
 pub mod resume;
 pub mod row;
 pub mod runner;
 pub mod source;
 pub mod svg;
+pub mod tables;
 
 pub use config::{ExperimentConfig, Measure};
 pub use grid::{Point, Shard};
-pub use output::{Results, Written};
+pub use output::Written;
+pub use results::{Results, SourceInfo};
 pub use resume::Journal;
 pub use row::Row;
 
@@ -101,12 +104,22 @@ pub fn run_resumable(
         .collect::<Result<Vec<_>>>()?;
     let rows = runner::run_points(config, &sources, &points, options.progress, journal)?;
     Ok(Results {
-        format: output::RESULTS_FORMAT.to_string(),
+        format: results::RESULTS_FORMAT.to_string(),
         name: config.name.clone(),
         description: config.description.clone(),
         total_points: total,
         shard: options.shard,
         measures: measure_names(config),
+        sources: sources
+            .iter()
+            .map(|p| SourceInfo {
+                name: p.name.clone(),
+                workload: p.title.clone(),
+                notes: p.notes.clone(),
+                ingest_digest: p.ingest.as_ref().and_then(|i| i.digest()),
+                ingest: p.ingest.clone(),
+            })
+            .collect(),
         rows,
     })
 }
@@ -125,6 +138,14 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
         ..first.clone()
     };
     out.rows.clear();
+    // A source a shard did not read has no summary: take it from a shard that did.
+    for p in &parts {
+        for (mine, theirs) in out.sources.iter_mut().zip(&p.sources) {
+            if mine.ingest.is_none() && theirs.ingest.is_some() {
+                *mine = theirs.clone();
+            }
+        }
+    }
     for p in &parts {
         if p.name != name || p.total_points != total || p.measures != first.measures {
             return Err(Error::invalid(format!(

@@ -143,6 +143,29 @@ impl FilterConfig {
 
     /// Checks every field; errors name the key and the allowed values.
     pub fn validate(&self) -> Result<()> {
+        self.validate_shape()?;
+        let half = self.half_memory();
+        match self.trigger()? {
+            Trigger::Sigma(s) if s >= half => {
+                return Err(Error::config(
+                    "sigma",
+                    format!(
+                        "must be below the bits per filter array ({half}), or the filter never recycles; found {s}"
+                    ),
+                ))
+            }
+            Trigger::MaxInserts(0) => {
+                return Err(Error::config("max_inserts", "must be at least 1"))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Checks everything but the recycle trigger (memory, k, phases, hashing): what a
+    /// filter whose sigma is yet to be chosen must already satisfy
+    /// ([`crate::model::fp::sigma_for_target`]).
+    pub fn validate_shape(&self) -> Result<()> {
         if self.phases != 1 && self.phases != 2 {
             return Err(Error::config(
                 "phases",
@@ -179,20 +202,6 @@ impl FilterConfig {
                     self.hashes
                 ),
             ));
-        }
-        match self.trigger()? {
-            Trigger::Sigma(s) if s >= half => {
-                return Err(Error::config(
-                    "sigma",
-                    format!(
-                        "must be below the bits per filter array ({half}), or the filter never recycles; found {s}"
-                    ),
-                ))
-            }
-            Trigger::MaxInserts(0) => {
-                return Err(Error::config("max_inserts", "must be at least 1"))
-            }
-            _ => {}
         }
         Ok(())
     }

@@ -4,6 +4,7 @@ mod cli;
 mod ingest_support;
 mod scratch;
 
+mod architecture;
 mod cli_replay;
 mod compare_bounds;
 mod experiment_bounds;

@@ -28,6 +28,17 @@ pub enum Method {
     MarkovDisabling,
 }
 
+impl Claim {
+    /// The words every text output uses ("upper bound", "lower bound", "approximation").
+    pub fn label(self) -> &'static str {
+        match self {
+            Claim::UpperBound => "upper bound",
+            Claim::LowerBound => "lower bound",
+            Claim::Approximation => "approximation",
+        }
+    }
+}
+
 impl Method {
     pub const ALL: [Method; 7] = [
         Method::Renewal,
@@ -86,7 +97,7 @@ impl Method {
 }
 
 /// What a method's number claims to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Claim {
     UpperBound,

@@ -187,15 +187,12 @@ impl FnModel {
         })
     }
 
-    /// What each method's number is for this filter and workload.
+    /// What each method's number is for this filter and workload, under the FN
+    /// paper's arrival model with this workload (whether the workload describes a
+    /// trace is the caller's to say: [`crate::compare`] calls a bound on a fitted
+    /// workload a bound for the fitted model).
     pub fn guarantee(&self, method: Method) -> Guarantee {
-        let mut g = self.variant_guarantee(method);
-        if method == Method::Renewal && self.reuse.is_some() {
-            g.note.push_str(
-                "; U_j read from the measured reuse profile (docs/FIT.md): a bound for the model with this profile, not a proof for the trace",
-            );
-        }
-        g
+        self.variant_guarantee(method)
     }
 
     /// The renewal bound's guarantee once it is computed: without new arrivals, a cycle
@@ -244,7 +241,7 @@ impl FnModel {
             Method::Renewal => g(
                 Claim::UpperBound,
                 false,
-                "not proven: eqs. 27-28 assume independent hash positions in the two halves (appendix G.1); this filter reuses them",
+                "eqs. 27-28 assume independent hash positions in the two halves (appendix G.1); this filter reuses them",
             ),
             Method::MarkovLower if one && repeats_only => g(
                 Claim::LowerBound,
@@ -255,9 +252,9 @@ impl FnModel {
                 Claim::LowerBound,
                 false,
                 if one {
-                    "not a proven bound: eq. 5 is argued for repeat draws only and p_r < 1"
+                    "eq. 5 is argued for repeat draws only and p_r < 1"
                 } else {
-                    "not a proven bound: the two-phase product form (eq. 15) ignores the correlation of the halves"
+                    "the two-phase product form (eq. 15) ignores the correlation of the halves"
                 },
             ),
             Method::MarkovSwr | Method::MarkovUniform | Method::MarkovBiuniform
@@ -273,9 +270,9 @@ impl FnModel {
                 Claim::UpperBound,
                 false,
                 if one {
-                    "not a proven bound: the Markov bounds are proven for repeat draws only and p_r < 1"
+                    "the Markov bounds are proven for repeat draws only and p_r < 1"
                 } else {
-                    "not a proven bound: the two-phase product form (eq. 15) multiplies per-half averages, which under-estimates the joint miss probability"
+                    "the two-phase product form (eq. 15) multiplies per-half averages, which under-estimates the joint miss probability"
                 },
             ),
             Method::DropPins => g(Claim::Approximation, false, "average-case approximation (eqs. 10-11)"),
