@@ -122,9 +122,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         },
         &mut source,
     )?;
-    for w in source.summary().console() {
-        eprintln!("{w}");
-    }
+    super::print_ingest_notes(source.summary());
     source.summary().require_data()?;
     if methods.contains(&Method::Renewal) {
         // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
@@ -190,10 +188,11 @@ pub fn run(a: CompareArgs) -> Result<()> {
         );
     }
     if !not_run.is_empty() {
-        println!(
+        let line = format!(
             "FN methods not run (not in --method): {}",
             not_run.join(", ")
         );
+        print!("{}", wrap(&line, WIDTH, "    "));
     }
     Ok(())
 }

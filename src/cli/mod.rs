@@ -92,6 +92,14 @@ pub fn defaults<T: clap::Args + FromArgMatches>() -> T {
     T::from_arg_matches(&matches).expect("defaults parse")
 }
 
+/// What reading a trace met, on stderr: its warnings, then one line with everything
+/// else by reason ([`rbf::ingest::IngestSummary::console`]), wrapped to the table width.
+pub fn print_ingest_notes(summary: &rbf::ingest::IngestSummary) {
+    for w in summary.console() {
+        eprint!("{}", rbf::report::wrap(&w, rbf::report::WIDTH, "    "));
+    }
+}
+
 /// Writes `value` as pretty JSON to stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     write_json(&mut std::io::stdout(), value)
