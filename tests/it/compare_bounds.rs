@@ -216,8 +216,10 @@ fn captures_by_destination_prefix() {
                 "1e-4",
             ]);
             // The trace, read by the library: one key, so nothing is a non-repeat.
-            let mut options = IngestOptions::default();
-            options.key = KeySpec::new(FlowKeyKind::DstPrefix, 24, 48).expect("key");
+            let options = IngestOptions {
+                key: KeySpec::new(FlowKeyKind::DstPrefix, 24, 48).expect("key"),
+                ..IngestOptions::default()
+            };
             let source = ingest::open(Path::new(&f), &options).expect("opens");
             let keys: std::collections::HashSet<u64> = source.map(|x| x.key).collect();
             assert_eq!(keys.len(), 1, "{file}");
