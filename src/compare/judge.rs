@@ -431,3 +431,150 @@ pub fn conservative_renewal(
         )
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::verdict::{BoundVerdict, Regime};
+    use crate::stats::Interval;
+    use crate::workload::Placement;
+
+    fn filter() -> FilterConfig {
+        FilterConfig::sigma_bounded(2000, 3, 400)
+    }
+
+    fn fitted(q_check: Option<QFitCheck>) -> Fitted {
+        Fitted {
+            point: Workload::zipf(300, 1.0, 0.9, Placement::Uniform),
+            conservative: Vec::new(),
+            q_check,
+        }
+    }
+
+    fn observed(low: f64, high: f64) -> Observed {
+        Observed {
+            rate: (low + high) / 2.0,
+            interval: Some(Interval {
+                estimate: (low + high) / 2.0,
+                low,
+                high,
+                level: 0.99,
+                samples: 20,
+            }),
+            cycles: 50.0,
+        }
+    }
+
+    fn options() -> JudgeOptions {
+        JudgeOptions {
+            methods: vec![Method::Renewal, Method::MarkovLower, Method::DropPins],
+            renewal: RenewalOptions::default(),
+        }
+    }
+
+    /// The contract of TEAM.md: a Q-based method on a fit that does not reproduce the
+    /// trace keeps its value, gets no verdict, and says why in the one wording; the
+    /// renewal rows (which read the reuse profile) are judged as usual.
+    #[test]
+    fn a_misfit_is_shown_but_not_judged() {
+        let check = QFitCheck {
+            gap: 0.05,
+            noise: 0.01,
+            fits: false,
+            alternatives: Vec::new(),
+        };
+        let f = filter();
+        let fit = fitted(Some(check.clone()));
+        let j = judge(
+            &Subject::fitted(&f, &fit),
+            &options(),
+            Some(&observed(0.1, 0.2)),
+        )
+        .unwrap();
+        let label = misfit_note(&check);
+        assert_eq!(
+            label,
+            "model does not fit this trace: reuse-profile gap 5.000e-2 (noise 1.000e-2)"
+        );
+        for b in [Bound::MarkovLower, Bound::DropPins] {
+            let r = j.get(b).expect("computed");
+            assert!(r.value > 0.0);
+            assert_eq!(r.standing, Standing::NotJudged);
+            assert_eq!(r.verdict, None);
+            assert!(r.note.starts_with(&label), "{}", r.note);
+        }
+        let ren = j.get(Bound::Renewal).expect("renewal");
+        assert_eq!(ren.standing, Standing::FittedModel);
+        assert!(ren.verdict.is_some());
+        // The same workload given as the truth: nothing to check, proven where the
+        // variant is.
+        let given = judge(&Subject::given(&f, &fit.point), &options(), None).unwrap();
+        assert_eq!(
+            given.get(Bound::Renewal).unwrap().standing,
+            Standing::Proven
+        );
+        assert_eq!(given.get(Bound::Renewal).unwrap().value, ren.value);
+    }
+
+    /// Alternatives the trace cannot tell apart: each Q-based method reports its range
+    /// over the fit and every alternative, and is judged against the whole range.
+    #[test]
+    fn alternatives_give_a_range_judged_as_a_whole() {
+        let alternatives = vec![
+            Workload::zipf(300, 0.6, 0.9, Placement::Uniform),
+            Workload::zipf(300, 1.4, 0.9, Placement::Uniform),
+        ];
+        let check = QFitCheck {
+            gap: 0.001,
+            noise: 0.01,
+            fits: true,
+            alternatives: alternatives.clone(),
+        };
+        let f = filter();
+        let fit = fitted(Some(check));
+        let j = judge(&Subject::fitted(&f, &fit), &options(), None).unwrap();
+        let lower = j.get(Bound::MarkovLower).expect("markov lower");
+        let range = lower.range.expect("a range");
+        // The range is the spread of the method over the fit and the alternatives,
+        // each computed on its own.
+        let each: Vec<f64> = std::iter::once(&fit.point)
+            .chain(&alternatives)
+            .map(|w| {
+                FnModel::new(&f, w, 1e-10)
+                    .unwrap()
+                    .evaluate(&[Method::MarkovLower], RenewalOptions::default())
+                    .unwrap()
+                    .results[0]
+                    .fn_rate
+            })
+            .collect();
+        let lo = each.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = each.iter().copied().fold(0.0, f64::max);
+        assert_eq!((range.low, range.high), (lo, hi));
+        assert!(lo < lower.value && lower.value < hi, "{each:?}");
+        assert_eq!(
+            lower.standing,
+            Standing::FittedModel.and(Standing::NotProven)
+        );
+        assert!(
+            j.get(Bound::Renewal).unwrap().range.is_none(),
+            "renewal reads S"
+        );
+        // Judged against the whole range: an interval just above the fitted value holds
+        // against the point but not against the range's top.
+        let judged = |low: f64, high: f64| {
+            let mut r = lower.clone();
+            judge_record(&mut r, &observed(low, high));
+            (r.verdict, r.regime)
+        };
+        let v = lower.value;
+        assert_eq!(
+            judged(v * 1.001, v * 1.002).0,
+            Some(BoundVerdict::Undecided)
+        );
+        assert_eq!(judged(hi * 1.001, hi * 1.1).0, Some(BoundVerdict::Holds));
+        assert_eq!(judged(lo * 0.5, lo * 0.9).0, Some(BoundVerdict::Violated));
+        assert_eq!(judged(lo * 0.9, v).0, Some(BoundVerdict::Undecided));
+        assert_eq!(judged(hi * 1.001, hi * 1.1).1, Some(Regime::Steady));
+    }
+}

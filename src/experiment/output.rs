@@ -343,3 +343,117 @@ the bound.\n\
 - **capacity**: messages per cycle a filter of M bits holds at the target FP under the sigma-bounded \
 model and under classic worst-case sizing (FP paper eq. 1); the ratio shows how much worst-case \
 sizing under-uses memory.\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::judge::misfit_note;
+    use crate::compare::{Range, Record, Standing};
+    use crate::fit::adequacy::QFitCheck;
+    use crate::model::fneg::Claim;
+
+    /// The QFitCheck label reaches every output the same way: the terminal and report
+    /// tables, the summary, JSON, CSV/Parquet and the plots' legends.
+    #[test]
+    fn a_not_judged_bound_says_so_everywhere() {
+        let label = misfit_note(&QFitCheck {
+            gap: 0.031,
+            noise: 0.004,
+            fits: false,
+            alternatives: Vec::new(),
+        });
+        let rows: Vec<Row> = (0..2)
+            .map(|i| Row {
+                point: i,
+                source: "trace".into(),
+                memory: 4096 << i,
+                hashes: 4,
+                sigma: Some(1000 << i),
+                phases: 1,
+                hashing: "colliding".into(),
+                seeds: 1,
+                cycles: Some(50.0),
+                observed_fn: Some(0.1),
+                observed_fn_low: Some(0.09),
+                observed_fn_high: Some(0.11),
+                fitted_workload: true,
+                models: vec![
+                    Record {
+                        bound: Bound::Renewal,
+                        value: 0.12,
+                        range: None,
+                        claim: Claim::UpperBound,
+                        standing: Standing::FittedModel,
+                        verdict: Some(BoundVerdict::Holds),
+                        regime: Some(Regime::Steady),
+                        excess: None,
+                        note: "renewal bound".into(),
+                    },
+                    Record {
+                        bound: Bound::MarkovLower,
+                        value: 0.3,
+                        range: Some(Range {
+                            low: 0.25,
+                            high: 0.35,
+                        }),
+                        claim: Claim::LowerBound,
+                        standing: Standing::NotJudged,
+                        verdict: None,
+                        regime: None,
+                        excess: None,
+                        note: format!("{label}; eq. 5"),
+                    },
+                ],
+                ..Row::default()
+            })
+            .collect();
+        let results = Results {
+            format: RESULTS_FORMAT.into(),
+            name: "t".into(),
+            description: String::new(),
+            total_points: 2,
+            shard: crate::experiment::Shard::ALL,
+            measures: vec![],
+            sources: vec![],
+            rows,
+        };
+        // Wrapped lines read as one.
+        let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let narrow = tables::narrow(&results, false);
+        assert!(narrow.contains("3.000e-1 n"), "{narrow}");
+        assert!(
+            flat(&narrow).contains(&format!("[all] markov-lower (not judged): {label}")),
+            "{narrow}"
+        );
+        let wide = tables::wide(&results.rows);
+        assert!(wide.contains("not judged"), "{wide}");
+        let summary = tables::summary(&results.rows).join("\n");
+        assert!(
+            summary.contains(&format!("not judged at 2: {label}")),
+            "{summary}"
+        );
+        let json = serde_json::to_string(&results).unwrap();
+        assert!(
+            json.contains("\"not-judged\"") && json.contains(&label),
+            "{json}"
+        );
+        let df = frame(&results.rows).unwrap();
+        let cell = |col: &str| df.column(col).unwrap().get(0).unwrap().to_string();
+        assert!(cell("markov_lower_standing").contains("not-judged"));
+        assert!(cell("notes").contains(&label));
+        assert!(cell("markov_lower_low").contains("0.25"));
+        assert!(cell("markov_lower_verdict_steady").contains("null"));
+        let md = markdown(&results, &[], Path::new("."));
+        assert!(flat(&md).contains(&label), "{md}");
+        let legends: Vec<String> = plots::charts(&results.rows)
+            .into_iter()
+            .flat_map(|(_, c)| c.series.into_iter().map(|s| s.label))
+            .collect();
+        assert!(
+            legends
+                .iter()
+                .any(|l| l.starts_with("markov lower bound, fitted (not judged)")),
+            "{legends:?}"
+        );
+    }
+}
