@@ -542,3 +542,31 @@ fn the_scanner_reads_use_trees_and_skips_comments_and_tests() {
     assert_eq!(files, ["t2"]);
     assert_eq!(named_paths(&code), [segments("crate::a")]);
 }
+
+/// The documents the code cites are in the repository: `docs/*.md` paths exist, and the
+/// reading notes outside it (MODEL-NOTES.md) are cited through docs/MODEL.md instead.
+#[test]
+fn cited_documents_exist() {
+    let mut files = Vec::new();
+    walk(&root().join("src"), &mut files);
+    let mut missing = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("source readable");
+        assert!(
+            !text.contains("MODEL-NOTES"),
+            "{} cites MODEL-NOTES.md, which is not in the repository: cite docs/MODEL.md",
+            f.display()
+        );
+        for (i, _) in text.match_indices("docs/") {
+            let rest = &text[i..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || "/._-".contains(c)))
+                .unwrap_or(rest.len());
+            let path = rest[..end].trim_end_matches('.');
+            if path.ends_with(".md") && !root().join(path).exists() {
+                missing.push(format!("{}: {path}", f.display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "cited documents missing: {missing:?}");
+}

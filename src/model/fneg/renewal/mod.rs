@@ -2,7 +2,7 @@
 //! FN = sum_j E[C_j] / sum_j E[A_j] (eqs. 16-17), where A_j says arrival j falls in the
 //! cycle and C_j that it is a false negative.
 //!
-//! Per arrival j of a cycle (eqs. 18-26, with the corrections of MODEL-NOTES.md):
+//! Per arrival j of a cycle (eqs. 18-26, with the corrections of docs/MODEL.md):
 //! * U_j = sum_i q_i (1 - h_i(j-1)) is the chance that a draw from Q is a non-repeat,
 //!   with the disabling recursion h of eq. (24) (see [`super::disabling`]); for p_r = 1
 //!   it is eq. (18), sum_i q_i (1 - q_i)^{j-1};
