@@ -8,7 +8,7 @@ use rbf::compare::{
     judge_observation, observe, values_by_key, Comparison, JudgeOptions, Observed, Record,
 };
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
-use rbf::model::fneg::{Method, RenewalMode, RenewalOptions};
+use rbf::model::fneg::{Method, RenewalMode};
 use rbf::replay::ReplayOptions;
 use rbf::report::judged::{claim_cell, regime_name, value_cell, verdict_cell};
 use rbf::report::{interval, sci, wrap, Table, WIDTH};
@@ -128,15 +128,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
         rbf::progress::install_interrupt_handler();
     }
-    let options = JudgeOptions {
-        methods,
-        renewal: RenewalOptions {
-            eps: a.eps,
-            tolerance: a.tolerance,
-            progress: true,
-            ..RenewalOptions::default()
-        },
-    };
+    let options = JudgeOptions::new(methods, a.eps, a.tolerance, true);
     let label = source.summary().source.to_string();
     let (_, c) = judge_observation(&config, &obs, &options, &label)?;
     let j = &c.judgement;

@@ -105,6 +105,22 @@ pub struct JudgeOptions {
     pub renewal: RenewalOptions,
 }
 
+impl JudgeOptions {
+    /// `methods`, with the renewal bound's truncation, certified tolerance and progress
+    /// display (the other renewal settings at their defaults).
+    pub fn new(methods: Vec<Method>, eps: f64, tolerance: Option<f64>, progress: bool) -> Self {
+        JudgeOptions {
+            methods,
+            renewal: RenewalOptions {
+                eps,
+                tolerance,
+                progress,
+                ..RenewalOptions::default()
+            },
+        }
+    }
+}
+
 impl Default for JudgeOptions {
     fn default() -> Self {
         JudgeOptions {

@@ -260,6 +260,28 @@ fn quantities() -> [Quantity; 3] {
     ]
 }
 
+/// The points of `rows` along `axis` (with their intervals), in x order; None when no
+/// row has a value.
+fn points(
+    rows: &[&Row],
+    axis: Axis,
+    value: impl Fn(&Row) -> Option<f64>,
+    interval: impl Fn(&Row) -> Option<(f64, f64)>,
+) -> Option<Vec<Point>> {
+    let mut points: Vec<Point> = rows
+        .iter()
+        .filter_map(|r| {
+            Some(Point {
+                x: axis.value(r)?,
+                y: value(r)?,
+                interval: interval(r),
+            })
+        })
+        .collect();
+    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    (!points.is_empty()).then_some(points)
+}
+
 /// The observed series over `rows` (one filter variant).
 fn observed_series(
     value: Value,
@@ -269,20 +291,7 @@ fn observed_series(
     variant: Option<String>,
     marker: Marker,
 ) -> Option<Series> {
-    let mut points: Vec<Point> = rows
-        .iter()
-        .filter_map(|r| {
-            Some(Point {
-                x: axis.value(r)?,
-                y: value(r)?,
-                interval: range(r),
-            })
-        })
-        .collect();
-    if points.is_empty() {
-        return None;
-    }
-    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let points = points(rows, axis, value, range)?;
     let mut label = "observed".to_string();
     if let Some(v) = variant {
         label.push_str(&format!(", {v}"));
@@ -304,20 +313,7 @@ fn series(
     variant: Option<String>,
     marker: Marker,
 ) -> Option<Series> {
-    let mut points: Vec<Point> = rows
-        .iter()
-        .filter_map(|r| {
-            Some(Point {
-                x: axis.value(r)?,
-                y: measure.value(r)?,
-                interval: None,
-            })
-        })
-        .collect();
-    if points.is_empty() {
-        return None;
-    }
-    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let points = points(rows, axis, |r| measure.value(r), |_| None)?;
     // The weakest standing over the series' points names its style.
     let (style, why) = match measure.kind {
         Kind::Model(b) => {

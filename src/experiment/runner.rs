@@ -13,7 +13,7 @@ use crate::compare::verdict::MIN_STEADY_CYCLES;
 use crate::compare::{judge, FpModel, JudgeOptions, Observed, Rate, Regime, Subject};
 use crate::error::Result;
 use crate::filter::FilterConfig;
-use crate::model::fneg::{Method, RenewalMode, RenewalOptions};
+use crate::model::fneg::{Method, RenewalMode};
 use crate::model::fp::{capacity, sigma_for_target, CapacityQuery};
 use crate::progress::{check_interrupt, interrupted, Progress};
 use crate::replay::{Replay, ReplayOptions, ReplayReport};
@@ -237,14 +237,7 @@ fn fn_models(
     };
     let j = judge(
         &subject,
-        &JudgeOptions {
-            methods,
-            renewal: RenewalOptions {
-                eps: config.eps,
-                tolerance: config.renewal_tolerance,
-                ..RenewalOptions::default()
-            },
-        },
+        &JudgeOptions::new(methods, config.eps, config.renewal_tolerance, false),
         observed,
     )?;
     for n in j.notes {

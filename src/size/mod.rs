@@ -242,14 +242,12 @@ pub fn judged(
     let f = best.filter(options.hashing);
     judge(
         &Subject::given(&f, workload),
-        &JudgeOptions {
-            methods: vec![Method::Renewal],
-            renewal: RenewalOptions {
-                eps: options.eps,
-                tolerance: options.renewal_tolerance,
-                ..RenewalOptions::default()
-            },
-        },
+        &JudgeOptions::new(
+            vec![Method::Renewal],
+            options.eps,
+            options.renewal_tolerance,
+            false,
+        ),
         observed,
     )
 }

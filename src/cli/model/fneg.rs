@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use rbf::compare::{judge, values_by_key, JudgeOptions, Record, Subject};
 use rbf::filter::FilterConfig;
-use rbf::model::fneg::{Method, MethodResult, RenewalMode, RenewalOptions, RenewalResult};
+use rbf::model::fneg::{Method, MethodResult, RenewalMode, RenewalResult};
 use rbf::report::judged::claim_cell;
 use rbf::report::{rate, wrap, Table, WIDTH};
 use rbf::workload::{Placement, Workload};
@@ -142,15 +142,7 @@ pub fn run(a: FnArgs) -> Result<()> {
     }
     let j = judge(
         &Subject::given(&filter, &w),
-        &JudgeOptions {
-            methods,
-            renewal: RenewalOptions {
-                eps: a.eps,
-                tolerance: a.tolerance,
-                progress: true,
-                ..RenewalOptions::default()
-            },
-        },
+        &JudgeOptions::new(methods, a.eps, a.tolerance, true),
         None,
     )?;
     let report = j.report.as_ref();
