@@ -20,6 +20,7 @@
 //! * [`output_file`]: outputs written whole or not at all, never onto an input.
 //! * [`resources`]: requests checked against this machine's memory, disk and cores.
 //! * [`progress`]: progress bars with an ETA for long work, and a clean stop on Ctrl-C.
+//! * [`signals`]: SIGINT, SIGTERM and SIGHUP remove temporary outputs and say what was kept.
 
 pub mod compare;
 pub mod console;
@@ -36,8 +37,10 @@ pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod resources;
+pub mod signals;
 pub mod size;
 pub mod stats;
+pub mod stop;
 pub mod synth;
 pub mod workload;
 

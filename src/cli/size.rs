@@ -36,7 +36,8 @@ pub struct SizeArgs {
     /// p_r: probability that an arrival is a draw from Q.
     #[arg(long, value_name = "P", requires = "zipf")]
     pub p_repeat: Option<f64>,
-    /// Where new messages enter Q: uniform, top or bottom.
+    /// Where new messages enter Q: uniform, top, bottom, segments:W1,W2,... (relative
+    /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
     #[arg(long, default_value = "uniform", requires = "zipf")]
     pub placement: String,
     /// Target average FP rate (FP paper, count-instance).

@@ -49,6 +49,54 @@ impl Default for RunOptions {
     }
 }
 
+/// Memory per grid point while a run holds it: the point, its row (computed, then in
+/// the results, the output frame and its JSON), and the row's text (names, notes).
+fn bytes_per_point() -> f64 {
+    (std::mem::size_of::<Point>() + 3 * std::mem::size_of::<Row>() + 1024) as f64
+}
+
+/// Checks a config's grid before it is built: its size against this machine's memory
+/// (a run holds every point's row), then that at least one point is a valid filter. A
+/// value that is invalid on its own (M = 0, k = 0) is refused by
+/// [`config::GridConfig`] with the command line's message;
+/// a combination that is invalid at some points only (sigma above one of the memory
+/// sizes) leaves those points with a note, but a grid with no valid point at all is
+/// refused with the first point's reason, as the command line refuses that filter.
+pub fn check(config: &ExperimentConfig) -> Result<()> {
+    let n = grid::count(config).ok_or_else(|| {
+        Error::Resource("the grid has more points than this machine can count".into())
+    })?;
+    crate::resources::check_memory(
+        &format!("a grid of {n} points"),
+        n as f64 * bytes_per_point(),
+    )?;
+    let mut first = None;
+    for p in grid::expand(config) {
+        // With a target FP the sigma is chosen by the FP model at run time: the filter's
+        // shape is what there is to check.
+        let probe = p.filter(None, 0);
+        let valid = match p.rule {
+            grid::SigmaRule::TargetFp(_) => probe.validate_shape(),
+            _ => probe.validate(),
+        };
+        match valid {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first.get_or_insert((p, e));
+            }
+        }
+    }
+    match first {
+        Some((p, e)) => Err(Error::invalid(format!(
+            "no point of the grid is a valid filter; the first ({} on `{}`): {}",
+            p.filter(None, 0).describe(),
+            Source::all(config)[p.source].name(),
+            e.in_section("grid")
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn measure_names(config: &ExperimentConfig) -> Vec<String> {
     config
         .measures
@@ -70,6 +118,7 @@ pub fn run_resumable(
     options: RunOptions,
     journal: Option<&Journal>,
 ) -> Result<Results> {
+    check(config)?;
     let points: Vec<Point> = grid::expand(config)
         .into_iter()
         .filter(|p| options.shard.contains(p))
@@ -102,6 +151,9 @@ pub fn run_resumable(
             }
         })
         .collect::<Result<Vec<_>>>()?;
+    if options.progress {
+        announce_replays(config, &points, journal);
+    }
     let rows = runner::run_points(config, &sources, &points, options.progress, journal)?;
     Ok(Results {
         format: results::RESULTS_FORMAT.to_string(),
@@ -124,6 +176,65 @@ pub fn run_resumable(
     })
 }
 
+/// Arrivals replayed per timing sample of [`announce_replays`].
+const SAMPLE_ARRIVALS: u64 = 1 << 17;
+
+/// Says up front how long the replays of synthetic sources will take when that is over
+/// a minute (`rbf synth` does the same for writing them), from the pace of a short
+/// sample replay of the longest source on this machine. Progress counts grid points,
+/// which says nothing while a single point replays 10^12 arrivals.
+fn announce_replays(config: &ExperimentConfig, points: &[Point], journal: Option<&Journal>) {
+    if !config.wants(Measure::Observed) {
+        return;
+    }
+    let traces = config.traces.len();
+    let mut work = 0.0;
+    for p in points {
+        if journal.is_some_and(|j| j.done(p.index).is_some()) {
+            continue;
+        }
+        if let Some(s) = p
+            .source
+            .checked_sub(traces)
+            .and_then(|i| config.synthetic.get(i))
+        {
+            work += config.seeds.len() as f64 * (s.distinct as f64 + s.arrivals as f64);
+        }
+    }
+    if work < 1e8 {
+        return;
+    }
+    // The sample builds a generator of its own: not for a D whose tables are large.
+    let Some(largest) = config
+        .synthetic
+        .iter()
+        .filter(|s| s.distinct <= 1 << 20)
+        .max_by_key(|s| s.arrivals)
+    else {
+        return;
+    };
+    let Some(point) = points.first() else {
+        return;
+    };
+    let mut filter = point.filter(None, 0);
+    filter.sigma = Some(filter.half_memory() / 2);
+    filter.max_inserts = None;
+    let sample = (|| -> Result<f64> {
+        let stream = Source::Synthetic(largest.clone()).messages(0)?;
+        let mut replay = crate::replay::Replay::new(&filter, Default::default())?;
+        let t = std::time::Instant::now();
+        replay.run(stream.take(SAMPLE_ARRIVALS as usize));
+        Ok(t.elapsed().as_secs_f64() / SAMPLE_ARRIVALS as f64)
+    })();
+    if let Ok(per_arrival) = sample {
+        let threads = rayon::current_num_threads().max(1) as f64;
+        crate::progress::announce_estimate(
+            &format!("rbf run: replaying {work:.2e} synthetic arrivals"),
+            work * per_arrival / threads,
+        );
+    }
+}
+
 /// Combines shard results into the results of the whole grid. Every shard must come
 /// from the same experiment, and together they must cover every point exactly once:
 /// a merge with a missing or repeated shard is an error, not a partial table.
@@ -132,9 +243,12 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
         .first()
         .ok_or_else(|| Error::invalid("merge needs at least one results.json"))?;
     let (name, total) = (first.name.clone(), first.total_points);
+    // Sized by the rows the shards hold, never by the point count they claim: a
+    // results.json saying 10^12 points must get an error, not a 10^12-entry table.
+    let rows: usize = parts.iter().map(|p| p.rows.len()).sum();
     let mut out = Results {
         shard: Shard::ALL,
-        rows: Vec::with_capacity(total),
+        rows: Vec::with_capacity(rows),
         ..first.clone()
     };
     out.rows.clear();
@@ -156,25 +270,22 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
         out.rows.extend(p.rows.iter().cloned());
     }
     out.rows.sort_by_key(|r| r.point);
-    let mut seen = vec![false; total];
-    for r in &out.rows {
-        match seen.get_mut(r.point) {
-            Some(s) if !*s => *s = true,
-            Some(_) => {
-                return Err(Error::invalid(format!(
-                    "point {} appears in more than one shard",
-                    r.point
-                )))
-            }
-            None => {
-                return Err(Error::invalid(format!(
-                    "point {} is outside the grid of {total} points",
-                    r.point
-                )))
-            }
+    // Sorted, the rows must be exactly the points 0..total, each once.
+    for (i, r) in out.rows.iter().enumerate() {
+        if r.point >= total {
+            return Err(Error::invalid(format!(
+                "point {} is outside the grid of {total} points",
+                r.point
+            )));
+        }
+        if i > 0 && out.rows[i - 1].point == r.point {
+            return Err(Error::invalid(format!(
+                "point {} appears in more than one shard",
+                r.point
+            )));
         }
     }
-    let missing = seen.iter().filter(|s| !**s).count();
+    let missing = total - out.rows.len();
     if missing > 0 {
         return Err(Error::invalid(format!(
             "{missing} of {total} points are missing: merge the results of every shard"

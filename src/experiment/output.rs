@@ -181,7 +181,7 @@ pub fn write(results: &Results, dir: &Path) -> Result<Written> {
         Ok(w)
     });
     if written.is_err() {
-        let _ = std::fs::remove_dir_all(&stage);
+        output_file::discard_dir(&stage);
     }
     written
 }
@@ -219,7 +219,7 @@ fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
 
 /// Reads a `results.json` written by [`write`] (a run's or a shard's).
 pub fn read(path: &Path) -> Result<Results> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::ingest::input::read_text(path)?;
     let r: Results = serde_json::from_str(&text)
         .map_err(|e| Error::invalid(format!("{}: not an rbf results file: {e}", path.display())))?;
     if r.format != RESULTS_FORMAT {

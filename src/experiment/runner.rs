@@ -45,6 +45,12 @@ pub fn run_points(
                 return None;
             }
             let row = evaluate(config, &sources[p.source], p);
+            if interrupted() {
+                // Work stopped by the interrupt (the renewal recursion polls it) became
+                // a note on the row: such a row is not a result, and is neither kept
+                // nor journalled for a resumed run to take as one.
+                return None;
+            }
             if let Some(j) = journal {
                 j.record(&row);
             }

@@ -141,7 +141,9 @@ impl FilterConfig {
         }
     }
 
-    /// Checks every field; errors name the key and the allowed values.
+    /// Checks every field; errors name the key and the allowed values. The checks of
+    /// single values are also public ([`FilterConfig::check_memory`], ...), so that an
+    /// experiment grid refuses a value exactly as the command line does.
     pub fn validate(&self) -> Result<()> {
         self.validate_shape()?;
         let half = self.half_memory();
@@ -154,9 +156,7 @@ impl FilterConfig {
                     ),
                 ))
             }
-            Trigger::MaxInserts(0) => {
-                return Err(Error::config("max_inserts", "must be at least 1"))
-            }
+            Trigger::MaxInserts(n) => FilterConfig::check_max_inserts(n)?,
             _ => {}
         }
         Ok(())
@@ -166,18 +166,8 @@ impl FilterConfig {
     /// filter whose sigma is yet to be chosen must already satisfy
     /// ([`crate::model::fp::sigma_for_target`]).
     pub fn validate_shape(&self) -> Result<()> {
-        if self.phases != 1 && self.phases != 2 {
-            return Err(Error::config(
-                "phases",
-                format!("allowed values are 1 and 2, found {}", self.phases),
-            ));
-        }
-        if self.memory == 0 || self.memory > MAX_MEMORY {
-            return Err(Error::config(
-                "memory",
-                format!("must be between 1 and 2^40 bits, found {}", self.memory),
-            ));
-        }
+        FilterConfig::check_phases(self.phases)?;
+        FilterConfig::check_memory(self.memory)?;
         if self.phases == 2 && (self.memory < 2 || !self.memory.is_multiple_of(2)) {
             return Err(Error::config(
                 "memory",
@@ -188,12 +178,7 @@ impl FilterConfig {
             ));
         }
         let half = self.half_memory();
-        if self.hashes == 0 || self.hashes > MAX_HASHES {
-            return Err(Error::config(
-                "hashes",
-                format!("allowed range is 1..={MAX_HASHES}, found {}", self.hashes),
-            ));
-        }
+        FilterConfig::check_hashes(self.hashes)?;
         if self.hashing == Hashing::Distinct && u64::from(self.hashes) > half {
             return Err(Error::config(
                 "hashes",
@@ -202,6 +187,47 @@ impl FilterConfig {
                     self.hashes
                 ),
             ));
+        }
+        Ok(())
+    }
+
+    /// M: 1 to 2^40 bits.
+    pub fn check_memory(memory: u64) -> Result<()> {
+        if memory == 0 || memory > MAX_MEMORY {
+            return Err(Error::config(
+                "memory",
+                format!("must be between 1 and 2^40 bits, found {memory}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// k: 1 to [`MAX_HASHES`].
+    pub fn check_hashes(hashes: u32) -> Result<()> {
+        if hashes == 0 || hashes > MAX_HASHES {
+            return Err(Error::config(
+                "hashes",
+                format!("allowed range is 1..={MAX_HASHES}, found {hashes}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// 1 or 2 phases.
+    pub fn check_phases(phases: u8) -> Result<()> {
+        if phases != 1 && phases != 2 {
+            return Err(Error::config(
+                "phases",
+                format!("allowed values are 1 and 2, found {phases}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// N: at least 1 insertion.
+    pub fn check_max_inserts(n: u64) -> Result<()> {
+        if n == 0 {
+            return Err(Error::config("max_inserts", "must be at least 1, found 0"));
         }
         Ok(())
     }

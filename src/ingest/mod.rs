@@ -439,6 +439,8 @@ pub(crate) fn open_file(path: &Path, options: &IngestOptions) -> Result<Box<dyn 
             f => f,
         };
         if format.is_text() {
+            let head = input::peek(&mut inp, 4096).map_err(|e| Error::io(path, e))?;
+            refuse_binary(path, &head, format)?;
             input::skip_bom(&mut inp).map_err(|e| Error::io(path, e))?;
         }
         open_format(path, inp.reader, format, options)
@@ -528,6 +530,51 @@ fn flow_log<P: text::LineParser + 'static>(
         text::TextSource::new(path, reader, parser, options.hasher, options.keep_keys)
             .with_key(Some(options.key.describe())),
     )
+}
+
+/// Magic numbers of compressed formats this reader does not decompress, to name them.
+const OTHER_COMPRESSION: [(&[u8], &str, &str); 5] = [
+    (&[0x1F, 0x8B], "gzip", "gzip -dc"),
+    (&[0xFD, b'7', b'z', b'X', b'Z', 0x00], "xz", "xz -dc"),
+    (b"BZh", "bzip2", "bzip2 -dc"),
+    (&[0x04, 0x22, 0x4D, 0x18], "lz4", "lz4 -dc"),
+    (&[0x28, 0xB5, 0x2F, 0xFD], "zstd", "zstd -dc"),
+];
+
+/// Refuses to read binary data as a text format (`--format jedi` on a compressed file
+/// would otherwise turn its bytes into thousands of malformed "lines"): a head whose
+/// bytes are more than a quarter control characters or invalid UTF-8 is binary, where
+/// a text trace with a few damaged bytes is still read (and its bad lines counted).
+fn refuse_binary(path: &Path, head: &[u8], format: Format) -> Result<()> {
+    if head.len() < 16 {
+        return Ok(());
+    }
+    let mut odd = 0usize;
+    for chunk in head.utf8_chunks() {
+        odd += chunk.invalid().len();
+        odd += chunk
+            .valid()
+            .bytes()
+            .filter(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7F)
+            .count();
+    }
+    if odd * 4 <= head.len() {
+        return Ok(());
+    }
+    let hint = match OTHER_COMPRESSION.iter().find(|(m, _, _)| head.starts_with(m)) {
+        Some((_, name, tool)) => format!(
+            "it is {name}-compressed, which this reader does not decompress: decompress it first (`{tool} FILE | rbf ... -`)"
+        ),
+        None => "compressed or binary data; rbf decompresses zstd by itself, other compressed files must be decompressed first".to_string(),
+    };
+    Err(Error::Format {
+        path: path.to_path_buf(),
+        offset: 0,
+        message: format!(
+            "binary data, not a {} text trace: {hint}; or pass the --format of a binary trace (pcap, binary, rbfs)",
+            format.name()
+        ),
+    })
 }
 
 /// pcap magic numbers (micro/nanosecond, both byte orders) and the pcapng section header.

@@ -33,8 +33,8 @@ pub struct FnArgs {
     /// p_r: probability that an arrival is a draw from Q.
     #[arg(long)]
     pub p_repeat: Option<f64>,
-    /// Where new messages enter Q: uniform, top, bottom, or comma-separated weights
-    /// zeta_0,...,zeta_{D-1}.
+    /// Where new messages enter Q: uniform, top, bottom, segments:W1,W2,... (relative
+    /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
     #[arg(long)]
     pub placement: Option<String>,
     /// Methods, comma-separated: all, renewal, markov-lower, markov-swr,
@@ -89,20 +89,6 @@ struct Output<'a> {
     markov_states: Option<usize>,
 }
 
-fn parse_placement(s: &str) -> Result<Placement> {
-    if !s.starts_with("segments:") && (s.contains(',') || s.parse::<f64>().is_ok()) {
-        let v: std::result::Result<Vec<f64>, _> =
-            s.split(',').map(|x| x.trim().parse::<f64>()).collect();
-        return v.map(Placement::Explicit).map_err(|e| {
-            Error::config(
-                "placement",
-                format!("not a comma-separated list of weights ({e}); allowed: uniform, top, bottom, segments:W1,W2,..., or w0,w1,... (one weight per rank)"),
-            )
-        });
-    }
-    Placement::parse(s)
-}
-
 fn workload(a: &FnArgs) -> Result<Workload> {
     let mut w = match (&a.workload, a.zipf, a.distinct) {
         (Some(path), _, _) => Workload::load(path)?,
@@ -126,7 +112,7 @@ fn workload(a: &FnArgs) -> Result<Workload> {
         w.p_repeat = p;
     }
     if let Some(p) = &a.placement {
-        w.placement = parse_placement(p)?;
+        w.placement = Placement::parse(p)?;
     }
     w.validate()?;
     Ok(w)
