@@ -8,7 +8,7 @@
 //! ordinary code, not a signal handler:
 //!
 //! * Work that polls [`crate::progress::interrupted`] between steps (a generator, the
-//!   renewal recursion, a run's grid) declares it with [`cooperate`]: the first SIGINT
+//!   renewal recursion, a run's grid) declares it with [`crate::stop::cooperate`]: the first SIGINT
 //!   or SIGTERM sets the flag and the work returns [`crate::Error::Interrupted`], its
 //!   temporary outputs removed as they are dropped. If it is still running a second
 //!   later, a line says what it is waiting for.

@@ -3,7 +3,7 @@
 //! workload and at the conservative end of the fit. JSON keys, CSV/Parquet columns,
 //! table rows and columns, plot series and verdict summaries are all generated from
 //! [`Bound::ALL`]: a new bound is one more variant here and its computation in
-//! [`super::judge`].
+//! [`mod@super::judge`].
 
 use serde::{Deserialize, Serialize};
 

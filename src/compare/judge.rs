@@ -1,7 +1,7 @@
 //! The judge: the FN models on a filter and workload, one [`Record`] per [`Bound`], each
 //! with its claim, its standing (proven, fitted model, checked, not proven, not judged,
 //! with the reason) and its verdict against the observed FN. `rbf compare`, `rbf run`,
-//! `rbf size` and `rbf model fn` all take their FN numbers and labels from [`judge`].
+//! `rbf size` and `rbf model fn` all take their FN numbers and labels from [`judge()`].
 
 use serde::Serialize;
 
@@ -143,7 +143,7 @@ pub struct ConservativeRenewal {
     pub seconds: f64,
 }
 
-/// What [`judge`] returns.
+/// What [`judge()`] returns.
 #[derive(Clone, Debug, Serialize)]
 pub struct Judgement {
     /// One record per bound computed, in [`Bound::ALL`] order.

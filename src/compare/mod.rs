@@ -5,7 +5,7 @@
 //! * [`verdict`]: an interval against a bound or a target, never more optimistic than
 //!   the interval;
 //! * [`record`]: one judged bound, as every output prints it;
-//! * [`judge`]: the models on a filter and workload, judged.
+//! * [`mod@judge`]: the models on a filter and workload, judged.
 //!
 //! For a trace, [`compare`] does it all in one pass: the same message stream feeds an
 //! exact replay (observed FP and FN with batch-means intervals) and a workload fitter,

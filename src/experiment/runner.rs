@@ -222,7 +222,7 @@ fn observe(
 }
 
 /// The FN paper's models on the source's workload, judged against the observed FN
-/// ([`crate::compare::judge`]).
+/// ([`crate::compare::judge()`]).
 fn fn_models(
     config: &ExperimentConfig,
     source: &Prepared,

@@ -14,7 +14,7 @@
 //! that "meets the FN target" is a guarantee where the bound is proven (one phase;
 //! two phases with independent halves, which is why two-phase candidates use them).
 //! The chosen filter's bound, its standing and its verdict against the confirming
-//! replay come from the judge ([`judged`], [`crate::compare::judge`]), like every
+//! replay come from the judge ([`judged`], [`crate::compare::judge()`]), like every
 //! other command's.
 
 pub mod confirm;

@@ -126,7 +126,7 @@ pub struct MethodResult {
     pub seconds: f64,
 }
 
-/// Results of [`FnModel::evaluate`].
+/// Results of [`super::FnModel::evaluate`].
 #[derive(Clone, Debug, Serialize)]
 pub struct FnReport {
     pub results: Vec<MethodResult>,

@@ -68,7 +68,7 @@ const REUSE_EXACT: &str =
 ///
 /// Errors when the sigma + k process of Theorem 7 can never end (sigma + k >= M bits per
 /// array: mass at M bits stays "alive" forever) or would need more than
-/// [`process::MAX_INSERTIONS`] insertions to end, when the tolerance is not in (0, 1), and with
+/// `process::MAX_INSERTIONS` insertions to end, when the tolerance is not in (0, 1), and with
 /// [`Error::Interrupted`] when the user pressed Ctrl-C.
 pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResult> {
     let k = u64::from(input.t.k);
