@@ -169,6 +169,10 @@ impl Judgement {
     }
 }
 
+/// What a bound proven for a workload is when that workload was fitted from a trace.
+pub const FITTED_MODEL: &str =
+    "the workload was fitted from the trace: a bound for the fitted model, not a proof for the trace";
+
 /// Why the two-phase conservative renewal bound is checked rather than proven.
 pub const CHECKED_TWO_PHASE: &str = "two phases: the one-phase monotonicity of the renewal bound in U_j, which makes the conservative end an upper bound, does not carry over as is; on the validation grid it was at or above the point estimate everywhere (docs/FIT.md)";
 
@@ -245,6 +249,9 @@ pub fn judge(
         let bound = Bound::of(r.method);
         let mut standing = standing_of(&r.guarantee, subject.fitted_model);
         let mut note = r.guarantee.note.clone();
+        if standing == Standing::FittedModel {
+            note = format!("{note}; {FITTED_MODEL}");
+        }
         let range = ranges
             .iter()
             .find(|(m, _)| *m == r.method)
@@ -268,7 +275,10 @@ pub fn judge(
             })?;
             let g = m.renewal_guarantee(&r);
             let standing = standing_of(&g, true);
-            let note = g.note.clone();
+            let note = match standing {
+                Standing::FittedModel => format!("{}; {FITTED_MODEL}", g.note),
+                _ => g.note.clone(),
+            };
             records.push(record(
                 Bound::RenewalFitted,
                 r.fn_upper,
