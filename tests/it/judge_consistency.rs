@@ -11,23 +11,14 @@
 //! agree on the observed FN, the verdict and the conservative bound. The text outputs
 //! print the same value and the same standing words.
 
-use std::process::Command;
-
 use crate::scratch::Scratch;
 
 fn rbf(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .output()
-        .expect("the rbf binary runs")
+    crate::cli::rbf(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
 fn text(out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::cli::ok(out);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

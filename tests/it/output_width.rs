@@ -3,8 +3,7 @@
 //! diagnostic hit its pair cap, a capture series with many skip reasons, a compare with
 //! methods left out. With stderr redirected, no progress bar reaches it.
 
-use std::process::Command;
-
+use crate::cli::{ok, rbf, stderr};
 use crate::scratch::Scratch;
 
 const WIDTH: usize = 100;
@@ -16,15 +15,12 @@ fn root(p: &str) -> String {
 /// Runs rbf with `args`; fails on an error, a line over WIDTH columns on stdout or
 /// stderr, or a progress bar drawn into redirected stderr.
 fn narrow(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .output()
-        .expect("rbf runs");
+    let out = rbf(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), args);
+    ok(&out);
     let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr(&out),
     );
-    assert!(out.status.success(), "{args:?}: {stderr}");
     for (name, text) in [("stdout", &stdout), ("stderr", &stderr)] {
         for line in text.lines() {
             assert!(
