@@ -50,7 +50,7 @@ pub enum Error {
     /// The user pressed Ctrl-C (or sent SIGTERM); the work stopped between two steps.
     #[error(
         "interrupted ({}): stopped before finishing, nothing was written",
-        crate::signals::describe()
+        crate::stop::describe()
     )]
     Interrupted,
 }
@@ -103,7 +103,7 @@ impl Error {
                 exit_status::DATA
             }
             Error::Config { .. } | Error::Invalid(_) | Error::Resource(_) => exit_status::USAGE,
-            Error::Interrupted => crate::signals::exit_status(),
+            Error::Interrupted => crate::stop::exit_status(),
         }
     }
 }

@@ -1,8 +1,12 @@
 //! Progress of long work, and a clean stop on Ctrl-C.
 //!
 //! A [`Progress`] stays silent for the first [`SHOW_AFTER`] (quick work prints nothing),
-//! then draws a bar with an ETA on stderr when stderr is a terminal, or writes a plain
-//! line every [`LINE_INTERVAL`] otherwise (logs, CI), and nothing at all after
+//! then draws a bar with an ETA on stderr when stderr is a terminal. When stderr is
+//! redirected (logs, CI) work of known length writes nothing while it runs but its
+//! expected duration up front (when over [`SHOW_AFTER`]) and one summary line when it
+//! ends ("rbf run: 24 of 24 points in 5 s"); work of unknown
+//! length (reading standard input or a FIFO) writes a plain line every [`LINE_INTERVAL`],
+//! so that a stalled input shows as waiting, not as a hang. Nothing at all after
 //! [`set_quiet`]. Work whose pace over its first [`ESTIMATE_AFTER`] puts it over a
 //! minute says so at once ([`announce_estimate`]). It is shared by reference between threads (rayon workers report into
 //! one bar). Output goes to stderr only, so results on stdout stay clean.
@@ -18,7 +22,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub use crate::console::{is_quiet, note, set_quiet};
 use crate::error::{Error, Result};
+pub use crate::stop::{interrupted, request_interrupt};
 
 /// Work shorter than this shows no progress at all.
 pub const SHOW_AFTER: Duration = Duration::from_secs(2);
@@ -26,25 +32,9 @@ pub const SHOW_AFTER: Duration = Duration::from_secs(2);
 pub const ESTIMATE_AFTER: Duration = Duration::from_millis(100);
 /// Redraw interval of the terminal bar.
 const BAR_INTERVAL: Duration = Duration::from_millis(200);
-/// Interval of the plain lines written when stderr is not a terminal.
+/// Interval of the plain lines written for work of unknown length when stderr is not a
+/// terminal.
 pub const LINE_INTERVAL: Duration = Duration::from_secs(10);
-
-static QUIET: AtomicBool = AtomicBool::new(false);
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Turns every progress display off (`--quiet`).
-pub fn set_quiet(quiet: bool) {
-    QUIET.store(quiet, Ordering::Relaxed);
-}
-
-pub fn is_quiet() -> bool {
-    QUIET.load(Ordering::Relaxed)
-}
-
-/// The user asked to stop (Ctrl-C once).
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
-}
 
 /// An error when the user asked to stop; long loops call this between steps.
 pub fn check_interrupt() -> Result<()> {
@@ -61,18 +51,17 @@ pub fn check_interrupt() -> Result<()> {
 /// unfinished outputs; a second one stops it at once. Without it, a signal removes the
 /// temporary outputs and ends the process (see [`crate::signals`]).
 pub fn install_interrupt_handler() {
-    crate::signals::cooperate();
-}
-
-/// Sets the [`interrupted`] flag (the signal thread's doing, or a library caller's).
-pub fn request_interrupt() {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+    crate::stop::cooperate();
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
+    /// A bar redrawn in place (stderr is a terminal).
     Bar,
+    /// A plain line every [`LINE_INTERVAL`] (work of unknown length, stderr redirected).
     Lines,
+    /// One summary line at the end (work of known length, stderr redirected).
+    Summary,
     Off,
 }
 
@@ -81,6 +70,8 @@ struct State {
     last: Option<Instant>,
     bar_shown: bool,
     estimated: bool,
+    /// The summary line was written (or is not to be).
+    summarised: bool,
 }
 
 /// Progress of one piece of work measured in `unit`s out of a known total.
@@ -101,21 +92,23 @@ impl Progress {
     /// Progress towards `total` units (e.g. arrivals, grid points); the display mode
     /// follows `--quiet` and whether stderr is a terminal.
     pub fn new(label: impl Into<String>, total: f64, unit: &'static str) -> Progress {
-        Progress::with_mode(label.into(), Some(total), unit, Progress::mode())
+        Progress::with_mode(label.into(), Some(total), unit, Progress::mode(true))
     }
 
     /// Progress of work whose length is not known (reading standard input or a FIFO):
     /// the units done so far and their rate. With [`Progress::heartbeat`] it is redrawn
     /// while nothing arrives, so a stalled input shows as waiting, not as a hang.
     pub fn open_ended(label: impl Into<String>, unit: &'static str) -> Progress {
-        Progress::with_mode(label.into(), None, unit, Progress::mode())
+        Progress::with_mode(label.into(), None, unit, Progress::mode(false))
     }
 
-    fn mode() -> Mode {
+    fn mode(known_length: bool) -> Mode {
         if is_quiet() {
             Mode::Off
         } else if std::io::stderr().is_terminal() {
             Mode::Bar
+        } else if known_length {
+            Mode::Summary
         } else {
             Mode::Lines
         }
@@ -156,6 +149,7 @@ impl Progress {
                 last: None,
                 bar_shown: false,
                 estimated: false,
+                summarised: false,
             }),
             finished: AtomicBool::new(false),
         }
@@ -188,10 +182,18 @@ impl Progress {
             if elapsed >= ESTIMATE_AFTER && done > 0.0 && !s.estimated {
                 // Once, from the pace of the first units: long work says so up front.
                 s.estimated = true;
-                announce_estimate(&self.label, elapsed.as_secs_f64() * total / done);
+                let expected = elapsed.as_secs_f64() * total / done;
+                // Without a bar (stderr redirected), anything that would have shown one
+                // says up front how long it takes: the log's only sign of life until the
+                // summary line.
+                if self.mode == Mode::Summary && expected > SHOW_AFTER.as_secs_f64() {
+                    estimate_note(&self.label, expected);
+                } else {
+                    announce_estimate(&self.label, expected);
+                }
             }
         }
-        if elapsed < SHOW_AFTER {
+        if elapsed < SHOW_AFTER || self.mode == Mode::Summary {
             return done;
         }
         let interval = match self.mode {
@@ -283,7 +285,9 @@ impl Progress {
         }
     }
 
-    /// Clears the bar (so later output starts on a clean line).
+    /// Clears the bar (so later output starts on a clean line), or, with stderr
+    /// redirected, writes the one summary line of work that ran past [`SHOW_AFTER`].
+    /// Only the first call writes it.
     pub fn finish(&self) {
         self.finished.store(true, Ordering::Relaxed);
         if let Ok(mut s) = self.state.lock() {
@@ -291,6 +295,43 @@ impl Progress {
                 let _ = write!(std::io::stderr(), "\r\x1b[K");
                 s.bar_shown = false;
             }
+            let elapsed = self.start.elapsed();
+            let redirected = matches!(self.mode, Mode::Summary | Mode::Lines);
+            if redirected && !s.summarised && elapsed >= SHOW_AFTER {
+                let _ = writeln!(std::io::stderr(), "{}", self.summary(s.done, elapsed));
+            }
+            s.summarised = true;
+        }
+    }
+
+    /// "rbf run: 24 of 24 points in 5 s", "... stopped at 45.0% (...) after 5 s", or for
+    /// work of unknown length "reading <stdin>: 3.0 MiB in 12 s".
+    fn summary(&self, done: f64, elapsed: Duration) -> String {
+        let unit = if self.unit == "bytes" { "" } else { self.unit };
+        let secs = duration_text(elapsed.as_secs_f64());
+        let Some(total) = self.total else {
+            let amount = format!("{} {unit}", count_text(done, self.unit));
+            return format!("{}: {} in {secs}", self.label, amount.trim_end());
+        };
+        // A total that was an estimate may be passed: the count alone then.
+        let counts = if done > total {
+            format!("{} {unit}", count_text(done, self.unit))
+        } else {
+            format!(
+                "{} of {} {unit}",
+                count_text(done, self.unit),
+                count_text(total, self.unit)
+            )
+        };
+        let counts = counts.trim_end();
+        if total > 0.0 && done < total {
+            format!(
+                "{}: stopped at {:.1}% ({counts}) after {secs}",
+                self.label,
+                100.0 * done / total
+            )
+        } else {
+            format!("{}: {counts} in {secs}", self.label)
         }
     }
 }
@@ -374,16 +415,15 @@ fn count_text(x: f64, unit: &str) -> String {
     }
 }
 
-/// A note for the user on stderr ("note: ..."), unless `--quiet`.
-pub fn note(text: &str) {
-    if !is_quiet() {
-        eprintln!("note: {text}");
+/// Says up front how long a request is expected to take, when that is over a minute.
+pub fn announce_estimate(what: &str, seconds: f64) {
+    if seconds > 60.0 {
+        estimate_note(what, seconds);
     }
 }
 
-/// Says up front how long a request is expected to take, when that is over a minute.
-pub fn announce_estimate(what: &str, seconds: f64) {
-    if seconds > 60.0 && !is_quiet() {
+fn estimate_note(what: &str, seconds: f64) {
+    if !is_quiet() {
         eprintln!(
             "note: {what} is expected to take about {} on this machine (Ctrl-C stops it)",
             duration_text(seconds)
@@ -413,6 +453,24 @@ mod tests {
         assert_eq!(
             p.describe(500.0, Duration::from_secs(5)),
             "x: 500 arrivals (100 arrivals/s), 5 s elapsed"
+        );
+    }
+
+    #[test]
+    fn the_summary_line_says_how_far_the_work_got() {
+        let p = Progress::with_mode("rbf run".into(), Some(24.0), "points", Mode::Off);
+        let s = Duration::from_secs(5);
+        assert_eq!(p.summary(24.0, s), "rbf run: 24 of 24 points in 5 s");
+        assert_eq!(
+            p.summary(12.0, s),
+            "rbf run: stopped at 50.0% (12 of 24 points) after 5 s"
+        );
+        // An estimated total that the work ran past is not printed as "25 of 24".
+        assert_eq!(p.summary(25.0, s), "rbf run: 25 points in 5 s");
+        let p = Progress::with_mode("reading <stdin>".into(), None, "bytes", Mode::Off);
+        assert_eq!(
+            p.summary(3.0 * 1024.0 * 1024.0, s),
+            "reading <stdin>: 3.0 MiB in 5 s"
         );
     }
 

@@ -135,7 +135,7 @@ pub fn cap_threads(requested: usize) -> Result<usize> {
     }
     let cores = available_threads();
     if requested > cores {
-        crate::progress::note(&format!(
+        crate::console::note(&format!(
             "--threads {requested} is more than the {cores} core(s) available; using {cores}"
         ));
         return Ok(cores);

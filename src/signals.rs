@@ -8,7 +8,7 @@
 //! ordinary code, not a signal handler:
 //!
 //! * Work that polls [`crate::progress::interrupted`] between steps (a generator, the
-//!   renewal recursion, a run's grid) declares it with [`cooperate`]: the first SIGINT
+//!   renewal recursion, a run's grid) declares it with [`crate::stop::cooperate`]: the first SIGINT
 //!   or SIGTERM sets the flag and the work returns [`crate::Error::Interrupted`], its
 //!   temporary outputs removed as they are dropped. If it is still running a second
 //!   later, a line says what it is waiting for.
@@ -19,49 +19,11 @@
 //!   were and what was kept, and ends the process.
 //!
 //! A signal that was ignored when rbf started (`nohup`, a background job of a
-//! non-interactive shell) stays ignored.
+//! non-interactive shell) stays ignored. What a stop request is (the signal received,
+//! the interrupt flag) lives below everything else, in [`crate::stop`]; this module is
+//! the thread that answers signals.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-
-/// The first stopping signal received (0: none yet).
-static RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// The work in progress polls the interrupt flag.
-static COOPERATIVE: AtomicBool = AtomicBool::new(false);
-
-/// The work from now on polls [`crate::progress::interrupted`] often enough that a
-/// stop request can wait for it.
-pub fn cooperate() {
-    COOPERATIVE.store(true, Ordering::SeqCst);
-}
-
-/// The signal that stopped (or is stopping) the process, if any.
-pub fn received() -> Option<i32> {
-    match RECEIVED.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
-    }
-}
-
-/// The process exit status after a stop: 128 + the signal (130 when no signal was
-/// received, e.g. a library caller's own interrupt).
-pub fn exit_status() -> u8 {
-    let sig = received().unwrap_or(2);
-    u8::try_from(128 + sig).unwrap_or(130)
-}
-
-/// How people call the signal that stopped the process: "Ctrl-C", "SIGTERM", "SIGHUP".
-pub fn describe() -> &'static str {
-    name(received().unwrap_or(2))
-}
-
-fn name(sig: i32) -> &'static str {
-    match sig {
-        1 => "SIGHUP",
-        2 => "Ctrl-C",
-        15 => "SIGTERM",
-        _ => "a signal",
-    }
-}
+use crate::stop::{name, request_interrupt};
 
 /// Takes over SIGINT, SIGTERM and SIGHUP for the process (see the module
 /// documentation). Call it first thing in `main`, before any thread is started: the
@@ -73,8 +35,8 @@ pub fn install() {
 
 #[cfg(unix)]
 mod unix {
-    use super::{name, COOPERATIVE, RECEIVED};
-    use std::sync::atomic::Ordering;
+    use super::{name, request_interrupt};
+    use crate::stop::{first_signal, is_cooperative};
     use std::time::Duration;
 
     /// Time a cooperative stop gets before the user is told what it is waiting for.
@@ -123,11 +85,9 @@ mod unix {
             if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
                 continue;
             }
-            let first = RECEIVED
-                .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok();
-            if first && sig != libc::SIGHUP && COOPERATIVE.load(Ordering::SeqCst) {
-                crate::progress::request_interrupt();
+            let first = first_signal(sig);
+            if first && sig != libc::SIGHUP && is_cooperative() {
+                request_interrupt();
                 if let Some(again) = wait_for(&set, PATIENCE) {
                     stop_now(again);
                 }

@@ -595,8 +595,9 @@ impl ExperimentConfig {
                 s.check_memory()?;
             }
         }
-        self.grid.validate(&self.measures)?;
-        super::grid::check(self)
+        // The grid as a whole (its size, at least one valid point) is checked by
+        // `experiment::check`, which needs the grid built.
+        self.grid.validate(&self.measures)
     }
 
     /// The FN methods among the measures, in the order given.

@@ -153,52 +153,6 @@ pub fn count(config: &ExperimentConfig) -> Option<usize> {
     .try_fold(sources, |n, &x| n.checked_mul(x))
 }
 
-/// Memory per grid point while a run holds it: the point, its row (computed, then in
-/// the results, the output frame and its JSON), and the row's text (names, notes).
-fn bytes_per_point() -> f64 {
-    (std::mem::size_of::<Point>() + 3 * std::mem::size_of::<super::row::Row>() + 1024) as f64
-}
-
-/// Checks a config's grid before it is built: its size against this machine's memory
-/// (a run holds every point's row), then that at least one point is a valid filter. A
-/// value that is invalid on its own (M = 0, k = 0) is refused by
-/// [`GridConfig::validate`](super::config::GridConfig) with the command line's message;
-/// a combination that is invalid at some points only (sigma above one of the memory
-/// sizes) leaves those points with a note, but a grid with no valid point at all is
-/// refused with the first point's reason, as the command line refuses that filter.
-pub fn check(config: &ExperimentConfig) -> Result<()> {
-    let n = count(config).ok_or_else(|| {
-        Error::Resource("the grid has more points than this machine can count".into())
-    })?;
-    crate::resources::check_memory(
-        &format!("a grid of {n} points"),
-        n as f64 * bytes_per_point(),
-    )?;
-    let mut first = None;
-    for p in expand(config) {
-        let probe = match p.rule {
-            // The sigma is chosen by the FP model at run time; k is always a candidate.
-            SigmaRule::TargetFp(_) => p.filter(Some(u64::from(p.hashes)), 0),
-            _ => p.filter(None, 0),
-        };
-        match probe.validate() {
-            Ok(()) => return Ok(()),
-            Err(e) => {
-                first.get_or_insert((p, e));
-            }
-        }
-    }
-    match first {
-        Some((p, e)) => Err(Error::invalid(format!(
-            "no point of the grid is a valid filter; the first ({} on `{}`): {}",
-            p.filter(None, 0).describe(),
-            super::source::Source::all(config)[p.source].name(),
-            e.in_section("grid")
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// A deterministic slice of the grid: shard `index` of `count` (0-based, as in a
 /// Kubernetes indexed Job; a Slurm array 1..=N passes `$((SLURM_ARRAY_TASK_ID-1))`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,15 +12,18 @@ pub mod config;
 pub mod grid;
 pub mod output;
 pub mod plots;
+pub mod results;
 pub mod resume;
 pub mod row;
 pub mod runner;
 pub mod source;
 pub mod svg;
+pub mod tables;
 
 pub use config::{ExperimentConfig, Measure};
 pub use grid::{Point, Shard};
-pub use output::{Results, Written};
+pub use output::Written;
+pub use results::{Results, SourceInfo};
 pub use resume::Journal;
 pub use row::Row;
 
@@ -46,6 +49,54 @@ impl Default for RunOptions {
     }
 }
 
+/// Memory per grid point while a run holds it: the point, its row (computed, then in
+/// the results, the output frame and its JSON), and the row's text (names, notes).
+fn bytes_per_point() -> f64 {
+    (std::mem::size_of::<Point>() + 3 * std::mem::size_of::<Row>() + 1024) as f64
+}
+
+/// Checks a config's grid before it is built: its size against this machine's memory
+/// (a run holds every point's row), then that at least one point is a valid filter. A
+/// value that is invalid on its own (M = 0, k = 0) is refused by
+/// [`config::GridConfig`] with the command line's message;
+/// a combination that is invalid at some points only (sigma above one of the memory
+/// sizes) leaves those points with a note, but a grid with no valid point at all is
+/// refused with the first point's reason, as the command line refuses that filter.
+pub fn check(config: &ExperimentConfig) -> Result<()> {
+    let n = grid::count(config).ok_or_else(|| {
+        Error::Resource("the grid has more points than this machine can count".into())
+    })?;
+    crate::resources::check_memory(
+        &format!("a grid of {n} points"),
+        n as f64 * bytes_per_point(),
+    )?;
+    let mut first = None;
+    for p in grid::expand(config) {
+        // With a target FP the sigma is chosen by the FP model at run time: the filter's
+        // shape is what there is to check.
+        let probe = p.filter(None, 0);
+        let valid = match p.rule {
+            grid::SigmaRule::TargetFp(_) => probe.validate_shape(),
+            _ => probe.validate(),
+        };
+        match valid {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first.get_or_insert((p, e));
+            }
+        }
+    }
+    match first {
+        Some((p, e)) => Err(Error::invalid(format!(
+            "no point of the grid is a valid filter; the first ({} on `{}`): {}",
+            p.filter(None, 0).describe(),
+            Source::all(config)[p.source].name(),
+            e.in_section("grid")
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn measure_names(config: &ExperimentConfig) -> Vec<String> {
     config
         .measures
@@ -67,6 +118,7 @@ pub fn run_resumable(
     options: RunOptions,
     journal: Option<&Journal>,
 ) -> Result<Results> {
+    check(config)?;
     let points: Vec<Point> = grid::expand(config)
         .into_iter()
         .filter(|p| options.shard.contains(p))
@@ -104,12 +156,22 @@ pub fn run_resumable(
     }
     let rows = runner::run_points(config, &sources, &points, options.progress, journal)?;
     Ok(Results {
-        format: output::RESULTS_FORMAT.to_string(),
+        format: results::RESULTS_FORMAT.to_string(),
         name: config.name.clone(),
         description: config.description.clone(),
         total_points: total,
         shard: options.shard,
         measures: measure_names(config),
+        sources: sources
+            .iter()
+            .map(|p| SourceInfo {
+                name: p.name.clone(),
+                workload: p.title.clone(),
+                notes: p.notes.clone(),
+                ingest_digest: p.ingest.as_ref().and_then(|i| i.digest()),
+                ingest: p.ingest.clone(),
+            })
+            .collect(),
         rows,
     })
 }
@@ -190,6 +252,14 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
         ..first.clone()
     };
     out.rows.clear();
+    // A source a shard did not read has no summary: take it from a shard that did.
+    for p in &parts {
+        for (mine, theirs) in out.sources.iter_mut().zip(&p.sources) {
+            if mine.ingest.is_none() && theirs.ingest.is_some() {
+                *mine = theirs.clone();
+            }
+        }
+    }
     for p in &parts {
         if p.name != name || p.total_points != total || p.measures != first.measures {
             return Err(Error::invalid(format!(

@@ -32,6 +32,9 @@ const LOCK: &str = "lock";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Fingerprint {
     rbf_version: String,
+    /// The rows' format: a journal of an older format is not resumed.
+    #[serde(default)]
+    results_format: String,
     config: ExperimentConfig,
     shard: Shard,
     /// (path, size in bytes, modification time in ns) of every trace file.
@@ -60,6 +63,7 @@ impl Fingerprint {
             .collect();
         Fingerprint {
             rbf_version: env!("CARGO_PKG_VERSION").to_string(),
+            results_format: super::results::RESULTS_FORMAT.to_string(),
             config,
             shard,
             inputs,

@@ -5,10 +5,11 @@
 use std::path::PathBuf;
 
 use super::config::{ExperimentConfig, SyntheticSource, TraceSource};
+use crate::compare::Fitted;
 use crate::error::{Error, Result};
 use crate::fit::{FitOptions, Fitter};
 use crate::ingest::packet::key::KeySpec;
-use crate::ingest::{self, IngestOptions};
+use crate::ingest::{self, IngestOptions, IngestSummary};
 use crate::message::{KeyHasher, Message};
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::Workload;
@@ -83,38 +84,24 @@ pub struct Prepared {
     /// The workload fitted from the trace (for synthetic sources with `fit = true`,
     /// from the first seed's trace), when FN measures were asked for.
     pub fitted: Option<Fitted>,
-    /// Caveats that apply to every row of this source (fitted workload, skipped
-    /// records of the trace).
+    /// Caveats that apply to every row of this source (fitted workload).
     pub notes: Vec<String>,
+    /// What the FN models run on, in a few words, when it is worth saying (a fitted
+    /// workload).
+    pub title: Option<String>,
+    /// What reading the trace met (skipped and malformed records, damage), per file.
+    pub ingest: Option<IngestSummary>,
 }
 
-/// A fitted workload: the point estimate and the workloads at the conservative end
-/// of the fit's uncertainty ([`crate::fit::Fit::conservative_workloads`]).
-#[derive(Clone, Debug)]
-pub struct Fitted {
-    pub point: Workload,
-    pub conservative: Vec<Workload>,
-}
-
-impl Fitted {
-    fn from_stream(
-        path: &str,
-        options: FitOptions,
-        stream: impl IntoIterator<Item = Message>,
-    ) -> Result<Fitted> {
-        let mut fitter = Fitter::new(options)?;
-        fitter.run(stream);
-        let fit = fitter.finish()?;
-        let unusable = |e: Error| {
-            Error::invalid(format!(
-                "{path}: the fitted workload is not usable by the FN models: {e}"
-            ))
-        };
-        Ok(Fitted {
-            point: fit.workload().map_err(unusable)?,
-            conservative: fit.conservative_workloads().map_err(unusable)?,
-        })
-    }
+/// Fits the workload of `stream`; `label` names it in errors.
+fn fit_stream(
+    label: &str,
+    options: FitOptions,
+    stream: impl IntoIterator<Item = Message>,
+) -> Result<Fitted> {
+    let mut fitter = Fitter::new(options)?;
+    fitter.run(stream);
+    Fitted::from_fit(&fitter.finish()?, label)
 }
 
 impl Source {
@@ -206,6 +193,8 @@ impl Source {
             workload: None,
             fitted: None,
             notes: Vec::new(),
+            title: None,
+            ingest: None,
         }
     }
 
@@ -226,7 +215,7 @@ impl Source {
                         window: s.fit_window,
                         ..FitOptions::default()
                     };
-                    let fitted = Fitted::from_stream(&p.name, options, self.messages(seed)?);
+                    let fitted = fit_stream(&p.name, options, self.messages(seed)?);
                     crate::progress::check_interrupt()?;
                     p.fitted = Some(fitted?);
                 }
@@ -240,14 +229,19 @@ impl Source {
                         ..FitOptions::default()
                     };
                     let label = stream.summary().source.to_string();
-                    let fitted = Fitted::from_stream(&label, options, stoppable(&mut stream));
+                    let fitted = fit_stream(&label, options, stoppable(&mut stream));
                     // Cut short by a stop request: the interrupt, not what the fit made
                     // of part of the trace.
                     crate::progress::check_interrupt()?;
                     let fitted = fitted?;
                     let w = &fitted.point;
+                    p.title = Some(format!(
+                        "FN models on the workload fitted from the trace (D = {}, p_r = {:.4})",
+                        w.distinct(),
+                        w.p_repeat
+                    ));
                     p.notes.push(format!(
-                        "FN models use the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads the trace's reuse profile); bounds are guaranteed for the fitted model, not for the trace itself",
+                        "FN models on the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads its reuse profile): bounds hold for the fitted model, not for the trace itself",
                         w.distinct(),
                         w.p_repeat
                     ));
@@ -257,8 +251,8 @@ impl Source {
                     stoppable(&mut stream).for_each(drop);
                     crate::progress::check_interrupt()?;
                 }
-                p.notes.extend(stream.summary().warnings());
                 stream.summary().require_data()?;
+                p.ingest = Some(stream.summary().clone());
             }
         }
         Ok(p)

@@ -145,6 +145,27 @@ impl FilterConfig {
     /// single values are also public ([`FilterConfig::check_memory`], ...), so that an
     /// experiment grid refuses a value exactly as the command line does.
     pub fn validate(&self) -> Result<()> {
+        self.validate_shape()?;
+        let half = self.half_memory();
+        match self.trigger()? {
+            Trigger::Sigma(s) if s >= half => {
+                return Err(Error::config(
+                    "sigma",
+                    format!(
+                        "must be below the bits per filter array ({half}), or the filter never recycles; found {s}"
+                    ),
+                ))
+            }
+            Trigger::MaxInserts(n) => FilterConfig::check_max_inserts(n)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Checks everything but the recycle trigger (memory, k, phases, hashing): what a
+    /// filter whose sigma is yet to be chosen must already satisfy
+    /// ([`crate::model::fp::sigma_for_target`]).
+    pub fn validate_shape(&self) -> Result<()> {
         FilterConfig::check_phases(self.phases)?;
         FilterConfig::check_memory(self.memory)?;
         if self.phases == 2 && (self.memory < 2 || !self.memory.is_multiple_of(2)) {
@@ -166,18 +187,6 @@ impl FilterConfig {
                     self.hashes
                 ),
             ));
-        }
-        match self.trigger()? {
-            Trigger::Sigma(s) if s >= half => {
-                return Err(Error::config(
-                    "sigma",
-                    format!(
-                        "must be below the bits per filter array ({half}), or the filter never recycles; found {s}"
-                    ),
-                ))
-            }
-            Trigger::MaxInserts(n) => FilterConfig::check_max_inserts(n)?,
-            _ => {}
         }
         Ok(())
     }

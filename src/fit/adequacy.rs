@@ -21,7 +21,7 @@ pub struct QFitCheck {
     pub noise: f64,
     /// gap <= noise: the fitted (Q, zeta) reproduce the trace within its noise. When
     /// false, the Q-based rows are reported but not judged ("the model does not fit this
-    /// trace: reuse-profile gap X").
+    /// trace: ..." with the statistic, gap, tau and noise).
     pub fits: bool,
     /// Where the gap is: which statistic, at which time scale tau (arrivals).
     pub observable: Observable,

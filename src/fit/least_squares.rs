@@ -181,7 +181,10 @@ mod tests {
             free: vec![true, true],
         };
         let s = p.minimize(&[1.0, 0.1], 100);
-        assert!((s.x[0] - 3.0).abs() < 1e-6 && (s.x[1] - 0.7).abs() < 1e-6, "{s:?}");
+        assert!(
+            (s.x[0] - 3.0).abs() < 1e-6 && (s.x[1] - 0.7).abs() < 1e-6,
+            "{s:?}"
+        );
         let bounded = Problem {
             upper: vec![10.0, 0.5],
             ..p

@@ -240,7 +240,11 @@ impl Target {
             .enumerate()
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .unwrap_or((0, 0.0));
-        let (k, j, _, se, _) = self.points.get(worst).copied().unwrap_or((0, 0, 0.0, 0.0, 2));
+        let (k, j, _, se, _) = self
+            .points
+            .get(worst)
+            .copied()
+            .unwrap_or((0, 0, 0.0, 0.0, 2));
         let c = critical.get(worst).copied().unwrap_or(0.0);
         QFitCheck {
             gap: ratio * c * se,
@@ -441,7 +445,9 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
             (fail, farthest)
         };
         let ((low, below), (high, above)) = rayon::join(|| side(-1.0), || side(1.0));
-        check.alternatives.extend(below.into_iter().chain(above).map(|a| a.workload(p_r)));
+        check
+            .alternatives
+            .extend(below.into_iter().chain(above).map(|a| a.workload(p_r)));
         check.distinct_range = Some((low.exp().round() as usize, high.exp().round() as usize));
     }
     if std::env::var_os("RBF_DEBUG_FIT").is_some() {
@@ -472,10 +478,7 @@ impl Search<'_> {
         res: Resolution,
         iterations: usize,
     ) -> super::least_squares::Solution {
-        let f = |theta: &[f64]| {
-            self.target
-                .residuals(&family(theta, self.k), self.p_r, res)
-        };
+        let f = |theta: &[f64]| self.target.residuals(&family(theta, self.k), self.p_r, res);
         let mut free = vec![true; x0.len()];
         if let Some(h) = held {
             free[h] = false;
@@ -508,17 +511,22 @@ mod tests {
         for _ in 0..100 {
             std::hint::black_box(transforms(&f.runs(), 0.9, &taus));
         }
-        eprintln!("D=1000: {:?} per eval, {} taus", t.elapsed() / 100, taus.len());
-        let f = Family {
-            distinct: 1e6,
-            ..f
-        };
+        eprintln!(
+            "D=1000: {:?} per eval, {} taus",
+            t.elapsed() / 100,
+            taus.len()
+        );
+        let f = Family { distinct: 1e6, ..f };
         let runs = f.runs();
         let t = std::time::Instant::now();
         for _ in 0..10 {
             std::hint::black_box(transforms(&f.runs(), 0.9, &taus));
         }
-        eprintln!("D=1e6: {:?} per eval, {} runs", t.elapsed() / 10, runs.width.len());
+        eprintln!(
+            "D=1e6: {:?} per eval, {} runs",
+            t.elapsed() / 10,
+            runs.width.len()
+        );
     }
 
     #[test]
@@ -552,4 +560,3 @@ mod tests {
         }
     }
 }
-

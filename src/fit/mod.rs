@@ -397,7 +397,10 @@ impl Fitter {
         let state = &mut self.states[id as usize];
         state.total = state.total.saturating_add(1);
         let previous = std::mem::replace(&mut state.last, index);
-        let before = std::mem::replace(&mut state.before_last, if fresh { u64::MAX } else { previous });
+        let before = std::mem::replace(
+            &mut state.before_last,
+            if fresh { u64::MAX } else { previous },
+        );
         let Some(m) = measured else {
             return;
         };

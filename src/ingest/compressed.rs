@@ -19,9 +19,11 @@ use std::sync::{Arc, Mutex};
 
 use zstd::stream::raw::{DParameter, Decoder, InBuffer, Operation, OutBuffer};
 
-use super::input::ZSTD_MAGIC;
 use super::{IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, Message};
+
+/// The first four bytes of a zstd frame.
+pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// The largest window a zstd frame may declare (`zstd --long=31`, 2 GiB).
 const MAX_WINDOW_LOG: u32 = 31;

@@ -9,8 +9,6 @@ use super::compressed::{self, DamageSlot, ZstdReader};
 use super::progress::ProgressReader;
 use crate::error::{Error, Result};
 
-pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
-
 /// The UTF-8 byte order mark some editors put at the start of text files.
 pub const UTF8_BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 

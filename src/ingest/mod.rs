@@ -196,6 +196,92 @@ impl IngestSummary {
         )))
     }
 
+    /// What a command tells the user on stderr: each warning (damage, malformed
+    /// records: per file, since they say where), then one line with everything else
+    /// added up by reason ([`IngestSummary::digest`]); the per-file detail stays in the
+    /// summary itself (`--json`, report.md).
+    pub fn console(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .warnings()
+            .into_iter()
+            .filter(|w| w.starts_with("warning:"))
+            .collect();
+        out.extend(
+            self.digest()
+                .map(|d| format!("note: read {}: {d}", self.source)),
+        );
+        out
+    }
+
+    /// One line for the whole input (a series' files added up): how many records were
+    /// read and, by reason, what was skipped, malformed or worth a note, with damage
+    /// named; None when there is nothing to say. The per-file lines are
+    /// [`IngestSummary::warnings`].
+    pub fn digest(&self) -> Option<String> {
+        let mut skipped: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut malformed: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut notes: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut damaged = Vec::new();
+        let parts: Vec<&IngestSummary> = if self.files.is_empty() {
+            vec![self]
+        } else {
+            self.files.iter().collect()
+        };
+        for f in &parts {
+            for (m, from) in [
+                (&mut skipped, &f.skipped),
+                (&mut malformed, &f.malformed_reasons),
+                (&mut notes, &f.notes),
+            ] {
+                for (reason, n) in from {
+                    *m.entry(reason.as_str()).or_default() += n;
+                }
+            }
+            if f.damage.is_some() {
+                damaged.push(f.source.as_str());
+            }
+        }
+        if skipped.is_empty() && malformed.is_empty() && notes.is_empty() && damaged.is_empty() {
+            return None;
+        }
+        let list = |m: &BTreeMap<&str, u64>| {
+            let mut v: Vec<(&&str, &u64)> = m.iter().collect();
+            v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            v.iter()
+                .map(|(r, n)| format!("{n} {r}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let total = |m: &BTreeMap<&str, u64>| m.values().sum::<u64>();
+        let files = if self.files.is_empty() {
+            String::new()
+        } else {
+            format!("{} files, ", self.files.len())
+        };
+        let mut line = format!("{files}{} records", self.records);
+        if !skipped.is_empty() {
+            line.push_str(&format!(
+                "; {} skipped ({})",
+                total(&skipped),
+                list(&skipped)
+            ));
+        }
+        if !malformed.is_empty() {
+            line.push_str(&format!(
+                "; {} malformed ({})",
+                total(&malformed),
+                list(&malformed)
+            ));
+        }
+        if !notes.is_empty() {
+            line.push_str(&format!("; notes: {}", list(&notes)));
+        }
+        if !damaged.is_empty() {
+            line.push_str(&format!("; damaged: {}", damaged.join(", ")));
+        }
+        Some(line)
+    }
+
     /// Human-readable warnings: damage, malformed records, skips. A series gives its
     /// files' warnings, each naming its file.
     pub fn warnings(&self) -> Vec<String> {

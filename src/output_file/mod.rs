@@ -15,6 +15,7 @@
 
 mod check;
 mod dir;
+pub mod frame;
 mod paths;
 pub mod pending;
 

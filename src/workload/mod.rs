@@ -25,7 +25,10 @@ pub enum Popularity {
     /// q_i proportional to (i + 1)^-alpha with an exponent alpha per decade of rank:
     /// `exponents[k]` where 10^k <= i + 1 < 10^(k+1) (the last one also beyond), the
     /// pieces joined continuously; one exponent is Zipf. What `rbf fit` writes.
-    PiecewiseZipf { distinct: usize, exponents: Vec<f64> },
+    PiecewiseZipf {
+        distinct: usize,
+        exponents: Vec<f64>,
+    },
     /// Explicit probabilities; normalised on use, must be non-increasing.
     Explicit(Vec<f64>),
 }

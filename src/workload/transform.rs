@@ -182,7 +182,8 @@ impl Geometric {
         let he = h * eps;
         let dh = (-he).exp();
         let (g1, g2) = if he < 1e-4 {
-            let s1 = h - eps * h * (h + 1.0) / 2.0 + eps * eps * h * (h + 1.0) * (2.0 * h + 1.0) / 12.0;
+            let s1 =
+                h - eps * h * (h + 1.0) / 2.0 + eps * eps * h * (h + 1.0) * (2.0 * h + 1.0) / 12.0;
             let t = h * (h + 1.0) / 2.0;
             let s2 = t - eps * h * (h + 1.0) * (2.0 * h + 1.0) / 6.0 + eps * eps * t * t / 2.0;
             (s1, s2)
@@ -273,7 +274,10 @@ mod tests {
                         (t.age[0], want.1),
                         (t.second[0], want.2),
                     ] {
-                        assert!((got - want).abs() < 1e-9, "p {p} tau {tau}: {got} vs {want}");
+                        assert!(
+                            (got - want).abs() < 1e-9,
+                            "p {p} tau {tau}: {got} vs {want}"
+                        );
                     }
                 }
             }
@@ -318,7 +322,11 @@ mod tests {
         let mut r = 0usize;
         while r < d {
             let w = (r / 400).max(1).min(d - r);
-            runs.push(w as f64, ((r + 1) as f64 + (w as f64 - 1.0) / 2.0).recip(), 1.0 / d as f64);
+            runs.push(
+                w as f64,
+                ((r + 1) as f64 + (w as f64 - 1.0) / 2.0).recip(),
+                1.0 / d as f64,
+            );
             r += w;
         }
         let total: f64 = runs.width.iter().zip(&runs.q).map(|(w, q)| w * q).sum();

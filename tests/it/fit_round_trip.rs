@@ -141,7 +141,12 @@ fn top_placement_round_trip() {
     check_fit(&truth(&Placement::Top), &f);
     check_methods(&w, &f);
     let q = w.repeat_distribution().expect("valid");
-    assert!((f.q[0] / q[0] - 1.0).abs() < 0.05, "q_0 {} vs {}", f.q[0], q[0]);
+    assert!(
+        (f.q[0] / q[0] - 1.0).abs() < 0.05,
+        "q_0 {} vs {}",
+        f.q[0],
+        q[0]
+    );
 }
 
 #[test]
@@ -173,7 +178,7 @@ fn small_stream_counts_are_exact() {
     assert_eq!(s.distinct_keys, 4);
     assert_eq!(s.one_hit_wonders, 2); // 3 and 4
                                       // Windows of 2 measured arrivals: [1 3] [1 2] [4]. Too short to test a fit of Q:
-    // Q is the repeat counts ranked, 1 twice and 2 once -> (2/3, 1/3).
+                                      // Q is the repeat counts ranked, 1 twice and 2 once -> (2/3, 1/3).
     assert_eq!(s.windows, 3);
     assert!((f.q[0] - 2.0 / 3.0).abs() < 1e-12 && (f.q[1] - 1.0 / 3.0).abs() < 1e-12);
     let c = f.q_check.as_ref().expect("a check");
