@@ -1,6 +1,7 @@
 //! The one list of what is put next to the observed FN: every FN method of the FN
-//! paper on the workload the models run on, and the renewal bound on the fitted
-//! workload and at the conservative end of the fit. JSON keys, CSV/Parquet columns,
+//! paper on the workload the models run on, the same methods on the workload fitted from
+//! a synthetic source's own trace (fitted against true), and the renewal bound at the
+//! conservative end of the fit. JSON keys, CSV/Parquet columns,
 //! table rows and columns, plot series and verdict summaries are all generated from
 //! [`Bound::ALL`]: a new bound is one more variant here and its computation in
 //! [`mod@super::judge`].
@@ -46,11 +47,23 @@ pub enum Bound {
     DropPins,
     /// The Markov chain with the disabling recursion (appendix G.2).
     MarkovDisabling,
+    /// The Markov lower bound on the workload fitted from a synthetic source's trace.
+    MarkovLowerFitted,
+    /// Sampling with replacement on the fitted workload.
+    MarkovSwrFitted,
+    /// The uniform Markov bound on the fitted workload.
+    MarkovUniformFitted,
+    /// The bi-uniform Markov bound on the fitted workload.
+    MarkovBiuniformFitted,
+    /// Drop-pins on the fitted workload.
+    DropPinsFitted,
+    /// The disabling recursion on the fitted workload.
+    MarkovDisablingFitted,
 }
 
 impl Bound {
     /// Every bound, in the order of every output.
-    pub const ALL: [Bound; 9] = [
+    pub const ALL: [Bound; 15] = [
         Bound::Renewal,
         Bound::RenewalFitted,
         Bound::RenewalConservative,
@@ -60,6 +73,12 @@ impl Bound {
         Bound::MarkovBiuniform,
         Bound::DropPins,
         Bound::MarkovDisabling,
+        Bound::MarkovLowerFitted,
+        Bound::MarkovSwrFitted,
+        Bound::MarkovUniformFitted,
+        Bound::MarkovBiuniformFitted,
+        Bound::DropPinsFitted,
+        Bound::MarkovDisablingFitted,
     ];
 
     /// The FN method that computes it.
@@ -67,18 +86,25 @@ impl Bound {
         match self {
             Bound::Renewal | Bound::RenewalFitted | Bound::RenewalConservative => Method::Renewal,
             Bound::MarkovLower => Method::MarkovLower,
-            Bound::MarkovSwr => Method::MarkovSwr,
-            Bound::MarkovUniform => Method::MarkovUniform,
-            Bound::MarkovBiuniform => Method::MarkovBiuniform,
-            Bound::DropPins => Method::DropPins,
-            Bound::MarkovDisabling => Method::MarkovDisabling,
+            Bound::MarkovSwr | Bound::MarkovSwrFitted => Method::MarkovSwr,
+            Bound::MarkovUniform | Bound::MarkovUniformFitted => Method::MarkovUniform,
+            Bound::MarkovBiuniform | Bound::MarkovBiuniformFitted => Method::MarkovBiuniform,
+            Bound::DropPins | Bound::DropPinsFitted => Method::DropPins,
+            Bound::MarkovDisabling | Bound::MarkovDisablingFitted => Method::MarkovDisabling,
+            Bound::MarkovLowerFitted => Method::MarkovLower,
         }
     }
 
     /// The workload it is evaluated on.
     pub fn on(self) -> On {
         match self {
-            Bound::RenewalFitted => On::FittedPoint,
+            Bound::RenewalFitted
+            | Bound::MarkovLowerFitted
+            | Bound::MarkovSwrFitted
+            | Bound::MarkovUniformFitted
+            | Bound::MarkovBiuniformFitted
+            | Bound::DropPinsFitted
+            | Bound::MarkovDisablingFitted => On::FittedPoint,
             Bound::RenewalConservative => On::Conservative,
             _ => On::Model,
         }
@@ -110,6 +136,12 @@ impl Bound {
         match self {
             Bound::RenewalFitted => "renewal-fitted",
             Bound::RenewalConservative => "renewal-conservative",
+            Bound::MarkovLowerFitted => "markov-lower-fitted",
+            Bound::MarkovSwrFitted => "markov-swr-fitted",
+            Bound::MarkovUniformFitted => "markov-uniform-fitted",
+            Bound::MarkovBiuniformFitted => "markov-biuniform-fitted",
+            Bound::DropPinsFitted => "drop-pins-fitted",
+            Bound::MarkovDisablingFitted => "markov-disabling-fitted",
             b => b.method().name(),
         }
     }
@@ -126,6 +158,12 @@ impl Bound {
             Bound::MarkovBiuniform => "markov_biuniform",
             Bound::DropPins => "drop_pins",
             Bound::MarkovDisabling => "markov_disabling",
+            Bound::MarkovLowerFitted => "markov_lower_fitted",
+            Bound::MarkovSwrFitted => "markov_swr_fitted",
+            Bound::MarkovUniformFitted => "markov_uniform_fitted",
+            Bound::MarkovBiuniformFitted => "markov_biuniform_fitted",
+            Bound::DropPinsFitted => "drop_pins_fitted",
+            Bound::MarkovDisablingFitted => "markov_disabling_fitted",
         }
     }
 
@@ -141,6 +179,12 @@ impl Bound {
             Bound::MarkovBiuniform => "fn_markov_biuniform",
             Bound::DropPins => "fn_drop_pins",
             Bound::MarkovDisabling => "fn_markov_disabling",
+            Bound::MarkovLowerFitted => "fn_markov_lower_fitted",
+            Bound::MarkovSwrFitted => "fn_markov_swr_fitted",
+            Bound::MarkovUniformFitted => "fn_markov_uniform_fitted",
+            Bound::MarkovBiuniformFitted => "fn_markov_biuniform_fitted",
+            Bound::DropPinsFitted => "fn_drop_pins_fitted",
+            Bound::MarkovDisablingFitted => "fn_markov_disabling_fitted",
         }
     }
 
@@ -156,6 +200,12 @@ impl Bound {
             Bound::MarkovBiuniform => "markov bi-uniform",
             Bound::DropPins => "drop-pins",
             Bound::MarkovDisabling => "markov disabling",
+            Bound::MarkovLowerFitted => "markov lower bound, fitted",
+            Bound::MarkovSwrFitted => "markov swr, fitted",
+            Bound::MarkovUniformFitted => "markov uniform, fitted",
+            Bound::MarkovBiuniformFitted => "markov bi-uniform, fitted",
+            Bound::DropPinsFitted => "drop-pins, fitted",
+            Bound::MarkovDisablingFitted => "markov disabling, fitted",
         }
     }
 
@@ -171,6 +221,12 @@ impl Bound {
             Bound::MarkovBiuniform => "mk-biunif",
             Bound::DropPins => "drop-pins",
             Bound::MarkovDisabling => "mk-disabl",
+            Bound::MarkovLowerFitted => "lower-fit",
+            Bound::MarkovSwrFitted => "swr-fit",
+            Bound::MarkovUniformFitted => "unif-fit",
+            Bound::MarkovBiuniformFitted => "biuni-fit",
+            Bound::DropPinsFitted => "pins-fit",
+            Bound::MarkovDisablingFitted => "disab-fit",
         }
     }
 
@@ -186,6 +242,12 @@ impl Bound {
             Bound::MarkovBiuniform => "#8c564b",
             Bound::DropPins => "#ff7f0e",
             Bound::MarkovDisabling => "#e377c2",
+            Bound::MarkovLowerFitted => "#9ecae1",
+            Bound::MarkovSwrFitted => "#9edae5",
+            Bound::MarkovUniformFitted => "#c5b0d5",
+            Bound::MarkovBiuniformFitted => "#c49c94",
+            Bound::DropPinsFitted => "#ffbb78",
+            Bound::MarkovDisablingFitted => "#f7b6d2",
         }
     }
 
@@ -199,6 +261,20 @@ impl Bound {
             Method::MarkovBiuniform => Bound::MarkovBiuniform,
             Method::DropPins => Bound::DropPins,
             Method::MarkovDisabling => Bound::MarkovDisabling,
+        }
+    }
+
+    /// The bound that reports `method` on the workload fitted from a synthetic source's
+    /// own trace ([`On::FittedPoint`]).
+    pub fn fitted(method: Method) -> Bound {
+        match method {
+            Method::Renewal => Bound::RenewalFitted,
+            Method::MarkovLower => Bound::MarkovLowerFitted,
+            Method::MarkovSwr => Bound::MarkovSwrFitted,
+            Method::MarkovUniform => Bound::MarkovUniformFitted,
+            Method::MarkovBiuniform => Bound::MarkovBiuniformFitted,
+            Method::DropPins => Bound::DropPinsFitted,
+            Method::MarkovDisabling => Bound::MarkovDisablingFitted,
         }
     }
 
@@ -218,6 +294,8 @@ mod tests {
         for m in Method::ALL {
             assert_eq!(Bound::of(m).method(), m);
             assert_eq!(Bound::of(m).on(), On::Model);
+            assert_eq!(Bound::fitted(m).method(), m);
+            assert_eq!(Bound::fitted(m).on(), On::FittedPoint);
         }
         for f in [
             Bound::name,

@@ -240,59 +240,36 @@ pub fn judge(
         });
     }
     let report = model.evaluate(methods, options.renewal)?;
-    let mut records = Vec::new();
     let q_check = subject
         .fit
         .and_then(|f| f.q_check.as_ref())
         .filter(|_| subject.fitted_model);
-    let ranges = match q_check {
-        Some(c) if !c.alternatives.is_empty() => {
-            alternative_ranges(filter, &c.alternatives, methods, options, &report)?
-        }
-        _ => Vec::new(),
+    let on_model = Evaluated {
+        report: &report,
+        fitted_model: subject.fitted_model,
+        q_check,
     };
-    for r in &report.results {
-        let bound = Bound::of(r.method);
-        let mut standing = standing_of(&r.guarantee, subject.fitted_model);
-        let mut note = r.guarantee.note.clone();
-        if standing == Standing::FittedModel {
-            note = format!("{note}; {FITTED_MODEL}");
-        }
-        let range = ranges
-            .iter()
-            .find(|(m, _)| *m == r.method)
-            .map(|(_, range)| *range);
-        if let (Some(c), true) = (q_check, bound.reads_q()) {
-            if !c.fits {
-                standing = Standing::NotJudged;
-                note = format!("{}; {note}", misfit_note(c));
-            }
-        }
-        records.push(record(bound, r.fn_rate, range, standing, note));
+    let mut records = on_model.records(filter, Bound::of, options)?;
+    if let (Some(fit), false) = (subject.fit, subject.fitted_model) {
+        // A synthetic source fitted from its own trace: every method again on the fit,
+        // next to the same method on the true workload.
+        let fitted = FnModel::new(filter, &fit.point, eps)?.evaluate(
+            methods,
+            RenewalOptions {
+                progress: false,
+                ..options.renewal
+            },
+        )?;
+        let on_fit = Evaluated {
+            report: &fitted,
+            fitted_model: true,
+            q_check: fit.q_check.as_ref(),
+        };
+        records.extend(on_fit.records(filter, Bound::fitted, options)?);
     }
     let renewal_asked = methods.contains(&Method::Renewal);
     let mut conservative = None;
     if let (Some(fit), true) = (subject.fit, renewal_asked) {
-        if !subject.fitted_model {
-            let m = FnModel::new(filter, &fit.point, eps)?;
-            let r = m.renewal(RenewalOptions {
-                progress: false,
-                ..options.renewal
-            })?;
-            let g = m.renewal_guarantee(&r);
-            let standing = standing_of(&g, true);
-            let note = match standing {
-                Standing::FittedModel => format!("{}; {FITTED_MODEL}", g.note),
-                _ => g.note.clone(),
-            };
-            records.push(record(
-                Bound::RenewalFitted,
-                r.fn_upper,
-                None,
-                standing,
-                note,
-            ));
-        }
         if let Some((c, g)) = conservative_renewal(filter, &fit.conservative, eps)? {
             // The reason comes first, so that records with the same reason read alike.
             let (standing, note) = if !g.guaranteed {
@@ -340,6 +317,59 @@ fn standing_of(g: &Guarantee, fitted_model: bool) -> Standing {
         (true, false) => Standing::Proven,
         (true, true) => Standing::FittedModel,
         (false, _) => Standing::NotProven,
+    }
+}
+
+/// The FN models on one workload, as the judge turns them into records.
+struct Evaluated<'a> {
+    report: &'a FnReport,
+    /// The workload was fitted from a trace.
+    fitted_model: bool,
+    /// The fit's test, which the Q-based methods are judged by (None: given workload).
+    q_check: Option<&'a QFitCheck>,
+}
+
+impl Evaluated<'_> {
+    /// One record per method, named by `as_bound`: the standing from the method's
+    /// guarantee, the misfit label where the Q-based methods' fit fails its test, and
+    /// their range over the alternatives the trace cannot tell apart from the fit.
+    fn records(
+        &self,
+        filter: &FilterConfig,
+        as_bound: fn(Method) -> Bound,
+        options: &JudgeOptions,
+    ) -> Result<Vec<Record>> {
+        let ranges = match self.q_check {
+            Some(c) if !c.alternatives.is_empty() => alternative_ranges(
+                filter,
+                &c.alternatives,
+                &options.methods,
+                options,
+                self.report,
+            )?,
+            _ => Vec::new(),
+        };
+        let mut records = Vec::new();
+        for r in &self.report.results {
+            let bound = as_bound(r.method);
+            let mut standing = standing_of(&r.guarantee, self.fitted_model);
+            let mut note = r.guarantee.note.clone();
+            if standing == Standing::FittedModel {
+                note = format!("{note}; {FITTED_MODEL}");
+            }
+            let range = ranges
+                .iter()
+                .find(|(m, _)| *m == r.method)
+                .map(|(_, range)| *range);
+            if let (Some(c), true) = (self.q_check, bound.reads_q()) {
+                if !c.fits {
+                    standing = Standing::NotJudged;
+                    note = format!("{}; {note}", misfit_note(c));
+                }
+            }
+            records.push(record(bound, r.fn_rate, range, standing, note));
+        }
+        Ok(records)
     }
 }
 
@@ -509,16 +539,7 @@ mod tests {
     /// renewal rows (which read the reuse profile) are judged as usual.
     #[test]
     fn a_misfit_is_shown_but_not_judged() {
-        let check = QFitCheck {
-            gap: 0.05,
-            noise: 0.01,
-            fits: false,
-            observable: crate::fit::observables::Observable::Reuse,
-            tau: 300.0,
-            distinct_range: None,
-            untested: None,
-            alternatives: Vec::new(),
-        };
+        let check = QFitCheck::tested(0.05, 0.01, Vec::new());
         let f = filter();
         let fit = fitted(Some(check.clone()));
         let j = judge(
@@ -560,12 +581,7 @@ mod tests {
             Workload::zipf(300, 0.6, 0.9, Placement::Uniform),
             Workload::zipf(300, 1.4, 0.9, Placement::Uniform),
         ];
-        let check = QFitCheck {
-            gap: 0.001,
-            noise: 0.01,
-            fits: true,
-            alternatives: alternatives.clone(),
-        };
+        let check = QFitCheck::tested(0.001, 0.01, alternatives.clone());
         let f = filter();
         let fit = fitted(Some(check));
         let j = judge(&Subject::fitted(&f, &fit), &options(), None).unwrap();

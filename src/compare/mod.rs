@@ -18,7 +18,7 @@ pub mod observed;
 pub mod record;
 pub mod verdict;
 
-pub use bound::Bound;
+pub use bound::{Bound, On};
 pub use judge::{is_fitted, judge, ConservativeRenewal, Fitted, JudgeOptions, Judgement, Subject};
 pub use observed::{Observed, Rate};
 pub use record::{values_by_key, Range, Record, Standing};

@@ -356,12 +356,7 @@ mod tests {
     /// tables, the summary, JSON, CSV/Parquet and the plots' legends.
     #[test]
     fn a_not_judged_bound_says_so_everywhere() {
-        let label = misfit_note(&QFitCheck {
-            gap: 0.031,
-            noise: 0.004,
-            fits: false,
-            alternatives: Vec::new(),
-        });
+        let label = misfit_note(&QFitCheck::tested(0.031, 0.004, Vec::new()));
         let rows: Vec<Row> = (0..2)
             .map(|i| Row {
                 point: i,

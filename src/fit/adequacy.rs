@@ -55,6 +55,21 @@ impl QFitCheck {
         }
     }
 
+    /// A tested result with the gap at the reuse distance (for tests of what the judge
+    /// and the outputs do with it).
+    pub fn tested(gap: f64, noise: f64, alternatives: Vec<Workload>) -> QFitCheck {
+        QFitCheck {
+            gap,
+            noise,
+            fits: gap <= noise,
+            observable: Observable::Reuse,
+            tau: 300.0,
+            distinct_range: None,
+            untested: None,
+            alternatives,
+        }
+    }
+
     /// Whether the trace pins D down to within `share` (0.1: 10 %) of the estimate
     /// `distinct`.
     pub fn identifies_distinct(&self, distinct: usize, share: f64) -> bool {

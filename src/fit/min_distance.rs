@@ -202,8 +202,15 @@ impl Target {
                 }
             }
         }
+        // Only the scales with a point are computed (a short trace has few).
+        let mut used: Vec<usize> = points.iter().map(|p| p.1).collect();
+        used.sort_unstable();
+        used.dedup();
+        for p in &mut points {
+            p.1 = used.binary_search(&p.1).unwrap_or(0);
+        }
         Target {
-            taus: measured.taus.clone(),
+            taus: used.iter().map(|&j| measured.taus[j]).collect(),
             points,
         }
     }

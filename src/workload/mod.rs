@@ -135,7 +135,7 @@ impl Placement {
             } => {
                 let total = top + bottom + segments.iter().sum::<f64>();
                 format!(
-                    "mixture: top {:.3}, bottom {:.3}, {} segments {:.3}",
+                    "mixture: top {:.3}, bottom {:.3}, {} segm. {:.3}",
                     top / total,
                     bottom / total,
                     segments.len(),

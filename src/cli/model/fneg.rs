@@ -161,7 +161,7 @@ pub fn run(a: FnArgs) -> Result<()> {
     }
     println!("filter: {}", filter.describe());
     println!(
-        "workload: D = {}, p_r = {}, placement {}",
+        "workload: D = {}, p_r = {:.5}, placement {}",
         w.distinct(),
         w.p_repeat,
         w.placement.describe()
