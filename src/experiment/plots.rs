@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use super::row::Row;
 use super::svg::{AxisSpec, Chart, Marker, Point, Scale, Series, Style};
-use crate::compare::{Bound, Standing};
+use crate::compare::{Bound, On, Standing};
 use crate::model::fneg::Claim;
 
 /// Charts per run are capped; the table has everything.
@@ -419,11 +419,92 @@ pub fn charts(rows: &[Row]) -> Vec<(String, Chart)> {
             ));
         }
     }
+    if let Some(c) = markov_fitted_vs_true(rows) {
+        out.insert(0, ("00-markov-fitted-vs-true".to_string(), c));
+    }
     if let Some(c) = fitted_vs_true(rows) {
         out.insert(0, ("00-renewal-fitted-vs-true".to_string(), c));
     }
     out.truncate(MAX_CHARTS);
     out
+}
+
+/// Synthetic sources with `fit`: every Q-based method on the fitted workload over the
+/// same method on the true one, against the true value, with the 5 % band of issue
+/// 27's criterion; a bar spans the method's range over the workloads the trace cannot
+/// tell apart from the fit.
+fn markov_fitted_vs_true(rows: &[Row]) -> Option<Chart> {
+    let mut series = Vec::new();
+    let (mut lo, mut hi, mut points) = (f64::INFINITY, 0.0f64, 0);
+    for bound in Bound::ALL {
+        if !bound.reads_q() || bound.on() != On::Model {
+            continue;
+        }
+        let fitted = Bound::fitted(bound.method());
+        let mut pts: Vec<Point> = rows
+            .iter()
+            .filter(|r| !r.fitted_workload)
+            .filter_map(|r| {
+                let t = r.value(bound).filter(|t| *t > 0.0)?;
+                let f = r.model(fitted)?;
+                Some(Point {
+                    x: t,
+                    y: f.value / t,
+                    interval: f.range.map(|x| (x.low / t, x.high / t)),
+                })
+            })
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+        for p in &pts {
+            lo = lo.min(p.x);
+            hi = hi.max(p.x);
+        }
+        points += pts.len();
+        series.push(Series {
+            label: format!("{} / true", fitted.label()),
+            style: Style::Observed,
+            color: bound.color(),
+            marker: Marker::ALL[series.len() % Marker::ALL.len()],
+            points: pts,
+        });
+    }
+    if series.is_empty() {
+        return None;
+    }
+    for (label, y) in [("5 % criterion, low", 0.95), ("5 % criterion, high", 1.05)] {
+        series.push(Series {
+            label: label.into(),
+            style: Style::Approx,
+            color: "#7f7f7f",
+            marker: Marker::Circle,
+            points: [lo, hi]
+                .map(|x| Point {
+                    x,
+                    y,
+                    interval: None,
+                })
+                .to_vec(),
+        });
+    }
+    Some(Chart {
+        title: format!(
+            "Q-based methods on the fitted workload over the same method on the true one ({points} values)"
+        ),
+        x: AxisSpec {
+            label: "method on the true workload (FN per arrival)".into(),
+            scale: Scale::Log10,
+            integer: false,
+        },
+        y: AxisSpec {
+            label: "fitted / true".into(),
+            scale: Scale::Linear,
+            integer: false,
+        },
+        series,
+    })
 }
 
 /// Synthetic sources with `fit`: the renewal bound from the fitted workload over the
