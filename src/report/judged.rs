@@ -54,9 +54,33 @@ pub fn claim_cell(c: Claim) -> &'static str {
 /// "3.443e-1 [3.1e-1, 3.6e-1]".
 pub fn value_cell(r: &Record) -> String {
     match r.range {
-        Some(x) => format!("{} [{}, {}]", sci(r.value), sci(x.low), sci(x.high)),
+        Some(x) => format!(
+            "{} [{}, {}]",
+            sci(r.value),
+            outward(x.low, false),
+            outward(x.high, true)
+        ),
         None => sci(r.value),
     }
+}
+
+/// `x` to two significant digits, rounded away from the inside of a range (down for
+/// its low end, up for its high end), so the range printed holds the range computed.
+fn outward(x: f64, up: bool) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return sci(x);
+    }
+    let scale = 10f64.powf(x.abs().log10().floor() - 1.0);
+    let digits = x / scale;
+    // A value already at two digits stays (x / scale may land just beside it).
+    let rounded = if (digits - digits.round()).abs() < 1e-9 {
+        digits.round()
+    } else if up {
+        digits.ceil()
+    } else {
+        digits.floor()
+    } * scale;
+    format!("{rounded:.1e}")
 }
 
 /// The verdict with the observed point's excess: "VIOLATED (-53.8 %)", "holds", "-".
@@ -266,7 +290,7 @@ mod tests {
             }),
             ..v.clone()
         };
-        assert_eq!(value_cell(&ranged), "3.443e-1 [2.500e-1, 3.500e-1]");
+        assert_eq!(value_cell(&ranged), "3.443e-1 [2.5e-1, 3.5e-1]");
         let h = record(
             Bound::Renewal,
             0.2,
