@@ -18,7 +18,7 @@ use crate::message::{KeyDictionary, Message};
 /// Where a decompressing reader records damage for the source above it to report.
 pub type DamageSlot = Arc<Mutex<Option<String>>>;
 
-fn put(slot: &DamageSlot, what: String) {
+pub(super) fn put(slot: &DamageSlot, what: String) {
     if let Ok(mut s) = slot.lock() {
         s.get_or_insert(what);
     }
