@@ -52,7 +52,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             confidence: a.confidence,
         },
     )?;
-    replay.run(&mut source);
+    replay.run_source(source.as_mut());
     let report = replay.report();
     let summary = source.summary();
     for w in summary.warnings() {

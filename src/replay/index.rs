@@ -7,34 +7,13 @@
 //! (0, 1, 2, ... in order of first sight), so callers keep their per-key state in a
 //! plain `Vec` indexed by id, which they can prefetch too.
 
-use crate::prefetch::prefetch_ptr;
+use crate::prefetch::{advise_huge_pages, prefetch_ptr};
 
-/// A zeroed slot vector of `n` slots, with a transparent-huge-page hint when large.
-///
-/// Lookups land on uniformly random slots, so with 4 KiB pages nearly every one of them
-/// also misses the TLB once the table outgrows what the TLB maps (a few MB): the page
-/// walk then costs as much as the cache miss that prefetching hides. 2 MiB pages cut
-/// the walks by 512x. The hint is only advice (kernels with THP off ignore it), and it
-/// is given before the zeroed pages are first touched so that the faults take huge pages.
+/// A zeroed slot vector of `n` slots, backed by huge pages when large
+/// ([`advise_huge_pages`]: lookups land on uniformly random slots).
 fn zeroed_slots(n: usize) -> Vec<[u64; 2]> {
     let slots = vec![[0u64, 0]; n];
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let bytes = n * std::mem::size_of::<[u64; 2]>();
-        if bytes >= 2 * HUGE {
-            let start = slots.as_ptr() as usize;
-            let aligned = (start + HUGE - 1) & !(HUGE - 1);
-            let len = (start + bytes).saturating_sub(aligned) & !(HUGE - 1);
-            if len > 0 {
-                // SAFETY: the range lies inside the vector's allocation, and
-                // MADV_HUGEPAGE changes neither its contents nor its validity.
-                unsafe {
-                    libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-                }
-            }
-        }
-    }
+    advise_huge_pages(&slots);
     slots
 }
 

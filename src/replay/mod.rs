@@ -17,9 +17,20 @@ use crate::filter::{FilterConfig, Outcome, PositionBuf, RecyclingFilter, MAX_HAS
 use crate::message::{for_each_key_batch, Message};
 use cycles::CycleStats;
 
+/// Arrivals ahead whose ground-truth slot is prefetched.
 const PREFETCH_DISTANCE: usize = 16;
 /// Arrivals ahead whose bit positions are computed (one-phase filters).
 const POSITIONS_AHEAD: usize = 8;
+/// The same two distances for filters whose words are prefetched too (larger than
+/// [`CACHED_FILTER_BYTES`]): each arrival then waits on k + 1 memory loads, which
+/// need a longer lead to overlap.
+const POSITIONS_AHEAD_DRAM: usize = 16;
+const PREFETCH_DISTANCE_DRAM: usize = 24;
+/// Positions kept in the ring: the larger of the two leads.
+const RING: usize = 16;
+/// Bit arrays larger than this (bytes of words) are treated as living in memory, not
+/// in a core's cache, and their words are prefetched.
+const CACHED_FILTER_BYTES: usize = 1 << 20;
 
 /// Replay settings besides the filter.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -163,7 +174,7 @@ pub struct Replay {
     ring: Option<Box<PositionRing>>,
 }
 
-type PositionRing = [PositionBuf; POSITIONS_AHEAD];
+type PositionRing = [PositionBuf; RING];
 
 impl Replay {
     pub fn new(config: &FilterConfig, options: ReplayOptions) -> Result<Self> {
@@ -191,6 +202,24 @@ impl Replay {
         for_each_key_batch(stream, |keys| self.run_keys(keys));
     }
 
+    /// Replays every message of a trace source, taken in batches (one dynamic call per
+    /// batch, where iterating would make one per message).
+    pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) {
+        const BATCH: usize = 8192;
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut keys = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            source.fill(&mut batch, BATCH);
+            keys.clear();
+            keys.extend(batch.iter().map(|m: &Message| m.key));
+            self.run_keys(&keys);
+            if batch.len() < BATCH {
+                return;
+            }
+        }
+    }
+
     /// Replays a slice of keys. Lookups of the key PREFETCH_DISTANCE arrivals ahead are
     /// started before each arrival is processed, hiding memory latency.
     pub fn run_keys(&mut self, keys: &[u64]) {
@@ -209,54 +238,84 @@ impl Replay {
     }
 
     /// [`Replay::run_keys`] for one-phase filters, which computes each key's bit
-    /// positions [`POSITIONS_AHEAD`] arrivals early into a ring: that work does not
-    /// wait for the ground-truth load of the current arrival, and out-of-order
-    /// execution does not reach that far ahead by itself. Common k get their own copy
-    /// of the loop, with the position loops unrolled.
+    /// positions a few arrivals early into a ring: that work does not wait for the
+    /// ground-truth load of the current arrival, and out-of-order execution does not
+    /// reach that far ahead by itself. Common k get their own copy of the loop, with
+    /// the position loops unrolled.
     ///
-    /// The positions' filter words are not prefetched: a 2^20-bit filter sits in L2,
-    /// whose latency out-of-order execution hides, and on the current host the
+    /// Filters larger than [`CACHED_FILTER_BYTES`] also have the positions' words
+    /// prefetched when the positions are computed, [`POSITIONS_AHEAD_DRAM`] arrivals
+    /// ahead: their probes go to memory, like the ground-truth lookups, and without the
+    /// prefetch every arrival waited for k of them (a 2^28-bit filter replayed at a
+    /// third of the speed of a 2^20-bit one, docs/PERFORMANCE.md, issue 31). Smaller
+    /// filters sit in L2, whose latency out-of-order execution hides, and there the
     /// prefetches cost 5 % (they compete for line-fill buffers with the ground-truth
-    /// lookups, which do go to memory; docs/PERFORMANCE.md).
+    /// lookups).
     fn run_keys_one_phase(&mut self, keys: &[u64]) {
-        match self.filter.k() {
-            1 => self.run_keys_one_phase_k::<1>(keys),
-            2 => self.run_keys_one_phase_k::<2>(keys),
-            3 => self.run_keys_one_phase_k::<3>(keys),
-            4 => self.run_keys_one_phase_k::<4>(keys),
-            5 => self.run_keys_one_phase_k::<5>(keys),
-            6 => self.run_keys_one_phase_k::<6>(keys),
-            7 => self.run_keys_one_phase_k::<7>(keys),
-            8 => self.run_keys_one_phase_k::<8>(keys),
-            _ => self.run_keys_one_phase_k::<0>(keys),
+        if self.filter.array_bytes() > CACHED_FILTER_BYTES {
+            self.run_keys_one_phase_dispatch::<true>(keys);
+        } else {
+            self.run_keys_one_phase_dispatch::<false>(keys);
         }
     }
 
-    /// The loop of [`Replay::run_keys_one_phase`] for k = K (K = 0: any k).
     #[inline(always)]
-    fn run_keys_one_phase_k<const K: usize>(&mut self, keys: &[u64]) {
+    fn run_keys_one_phase_dispatch<const DRAM: bool>(&mut self, keys: &[u64]) {
+        match self.filter.k() {
+            1 => self.run_keys_one_phase_k::<1, DRAM>(keys),
+            2 => self.run_keys_one_phase_k::<2, DRAM>(keys),
+            3 => self.run_keys_one_phase_k::<3, DRAM>(keys),
+            4 => self.run_keys_one_phase_k::<4, DRAM>(keys),
+            5 => self.run_keys_one_phase_k::<5, DRAM>(keys),
+            6 => self.run_keys_one_phase_k::<6, DRAM>(keys),
+            7 => self.run_keys_one_phase_k::<7, DRAM>(keys),
+            8 => self.run_keys_one_phase_k::<8, DRAM>(keys),
+            _ => self.run_keys_one_phase_k::<0, DRAM>(keys),
+        }
+    }
+
+    /// The loop of [`Replay::run_keys_one_phase`] for k = K (K = 0: any k), with the
+    /// filter words prefetched when DRAM.
+    #[inline(always)]
+    fn run_keys_one_phase_k<const K: usize, const DRAM: bool>(&mut self, keys: &[u64]) {
         let hasher = *self.filter.hasher(0);
         let k = if K == 0 { hasher.k() } else { K };
         debug_assert_eq!(k, hasher.k());
+        let ahead = if DRAM {
+            POSITIONS_AHEAD_DRAM
+        } else {
+            POSITIONS_AHEAD
+        };
+        let truth_ahead = if DRAM {
+            PREFETCH_DISTANCE_DRAM
+        } else {
+            PREFETCH_DISTANCE
+        };
         let mut ring = self
             .ring
             .take()
-            .unwrap_or_else(|| Box::new([[0; MAX_HASHES as usize]; POSITIONS_AHEAD]));
-        for (&key, buf) in keys.iter().zip(ring.iter_mut()) {
-            hasher.positions_k::<K>(key, buf);
+            .unwrap_or_else(|| Box::new([[0; MAX_HASHES as usize]; RING]));
+        for (&key, buf) in keys.iter().zip(ring.iter_mut().take(ahead)) {
+            let p = hasher.positions_k::<K>(key, buf);
+            if DRAM {
+                self.filter.prefetch_positions(p);
+            }
         }
-        for &key in keys.iter().take(PREFETCH_DISTANCE) {
+        for &key in keys.iter().take(truth_ahead) {
             self.truth.prefetch(key);
         }
         for (i, &key) in keys.iter().enumerate() {
-            if let Some(&ahead) = keys.get(i + PREFETCH_DISTANCE) {
-                self.truth.prefetch(ahead);
+            if let Some(&next) = keys.get(i + truth_ahead) {
+                self.truth.prefetch(next);
             }
-            let buf = &mut ring[i % POSITIONS_AHEAD];
+            let buf = &mut ring[i % ahead];
             let positions = &buf[..k];
             self.push_with(key, |f| f.process_positions(key, positions));
-            if let Some(&ahead) = keys.get(i + POSITIONS_AHEAD) {
-                hasher.positions_k::<K>(ahead, buf);
+            if let Some(&next) = keys.get(i + ahead) {
+                let p = hasher.positions_k::<K>(next, buf);
+                if DRAM {
+                    self.filter.prefetch_positions(p);
+                }
             }
         }
         self.ring = Some(ring);
