@@ -148,6 +148,8 @@ pub struct BinarySource {
     zero_sizes: u64,
     /// Requests a header announced, checked at the end.
     announced: Option<u64>,
+    /// Distinct objects a header announced.
+    objects: Option<u64>,
     done: bool,
     summary: IngestSummary,
 }
@@ -218,14 +220,19 @@ impl BinarySource {
             offset,
             zero_sizes: 0,
             announced: None,
+            objects: None,
             done: false,
             summary,
         }
     }
 
-    /// The number of requests a header announced: a different count read is noted.
-    pub fn announce(mut self, requests: u64) -> Self {
-        self.announced = Some(requests);
+    /// The numbers of requests and distinct objects a header announced (0: not
+    /// filled in): a different request count read is noted, the object count sizes
+    /// memory up front ([`MessageSource::declared_distinct`]).
+    pub fn announce(mut self, requests: u64, objects: u64) -> Self {
+        self.announced = (requests > 0).then_some(requests);
+        // More objects than requests is a damaged header: not a size to plan with.
+        self.objects = (objects > 0 && (requests == 0 || objects <= requests)).then_some(objects);
         self
     }
 
@@ -366,6 +373,10 @@ impl MessageSource for BinarySource {
 
     fn dictionary(&self) -> Option<&KeyDictionary> {
         self.dictionary.as_ref()
+    }
+
+    fn declared_distinct(&self) -> Option<u64> {
+        self.objects
     }
 
     fn fill(&mut self, out: &mut Vec<Message>, max: usize) {

@@ -171,6 +171,10 @@ impl MessageSource for Decompressed {
     fn dictionary(&self) -> Option<&KeyDictionary> {
         self.inner.dictionary()
     }
+
+    fn declared_distinct(&self) -> Option<u64> {
+        self.inner.declared_distinct()
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,12 @@ pub trait MessageSource: Iterator<Item = Message> + Send {
         None
     }
 
+    /// The number of distinct keys the input declares (an lcs header's object
+    /// count), for sizing and checking memory before the work; None when unknown.
+    fn declared_distinct(&self) -> Option<u64> {
+        None
+    }
+
     /// Appends messages to `out` until it holds `max` or the stream ends (then it
     /// holds fewer). One call per batch: through a `dyn MessageSource` this is one
     /// dynamic call where `next` would be one per message, and readers may
@@ -477,7 +483,7 @@ fn open_format(
                     Format::Lcs.name(),
                     header.len as u64,
                 )
-                .announce(header.requests),
+                .announce(header.requests, header.objects),
             )
         }
         Format::Rbfs => Box::new(rbfs::RbfsSource::open(p, Box::new(reader), hasher)?),

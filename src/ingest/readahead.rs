@@ -46,6 +46,7 @@ pub struct ReadAhead {
     finished: Option<Box<dyn MessageSource>>,
     /// The summary of the source as opened, until the stream ends.
     opened: IngestSummary,
+    declared_distinct: Option<u64>,
 }
 
 impl ReadAhead {
@@ -53,6 +54,7 @@ impl ReadAhead {
     /// is read on the caller's thread instead (same messages, only slower).
     pub fn spawn(source: Box<dyn MessageSource>) -> Box<dyn MessageSource> {
         let opened = source.summary().clone();
+        let declared_distinct = source.declared_distinct();
         let (full_tx, full_rx) = mpsc::sync_channel::<Vec<Message>>(IN_FLIGHT);
         let (empty_tx, empty_rx) = mpsc::sync_channel::<Vec<Message>>(MAX_BATCHES);
         // The source moves into the thread only if the thread starts: keep it in a slot
@@ -78,6 +80,7 @@ impl ReadAhead {
                 worker: Some(worker),
                 finished: None,
                 opened,
+                declared_distinct,
             }),
             Err(_) => slot
                 .lock()
@@ -184,6 +187,10 @@ impl MessageSource for ReadAhead {
 
     fn dictionary(&self) -> Option<&KeyDictionary> {
         self.finished.as_ref().and_then(|s| s.dictionary())
+    }
+
+    fn declared_distinct(&self) -> Option<u64> {
+        self.declared_distinct
     }
 
     fn fill(&mut self, out: &mut Vec<Message>, max: usize) {

@@ -44,7 +44,38 @@ impl Default for SlotTable {
     }
 }
 
+/// Slots of a table holding `keys` keys: a power of two, at most 3/4 full.
+pub(crate) fn slots_for(keys: u64) -> u64 {
+    // The largest count a table of 2^b slots holds is 3 * 2^b / 4 (see `entry`).
+    keys.saturating_mul(4)
+        .div_ceil(3)
+        .max(1 << MIN_BITS)
+        .next_power_of_two()
+}
+
+/// Bytes of one slot.
+pub(crate) const SLOT_BYTES: u64 = std::mem::size_of::<[u64; 2]>() as u64;
+
 impl SlotTable {
+    /// A table that holds `keys` keys without growing.
+    pub fn with_capacity(keys: u64) -> Self {
+        let slots = slots_for(keys);
+        SlotTable {
+            slots: zeroed_slots(slots as usize),
+            shift: 64 - slots.trailing_zeros(),
+            len: 0,
+            zero: None,
+        }
+    }
+
+    /// Bytes of the new slot vector if `more` new keys arrived and the table had to
+    /// grow (the old one is freed only after the keys moved over), or None when it
+    /// would not grow.
+    pub fn growth_bytes(&self, more: usize) -> Option<u64> {
+        let target = slots_for((self.len + more) as u64);
+        (target > self.slots.len() as u64).then_some(target * SLOT_BYTES)
+    }
+
     /// Distinct keys stored.
     pub fn len(&self) -> usize {
         self.len + usize::from(self.zero.is_some())

@@ -4,6 +4,7 @@
 
 mod cycles;
 pub(crate) mod index;
+pub mod memory;
 mod truth;
 
 pub use cycles::{Confidence, CycleSums, Distribution, PerCycle};
@@ -176,6 +177,16 @@ pub struct Replay {
 
 type PositionRing = [PositionBuf; RING];
 
+/// How far ahead the one-phase loop works: positions computed (and, for filters in
+/// memory, their words prefetched) `positions` arrivals ahead, ground-truth slots
+/// prefetched `truth` ahead.
+#[derive(Clone, Copy, Debug)]
+struct Lead {
+    positions: usize,
+    truth: usize,
+    words: bool,
+}
+
 impl Replay {
     pub fn new(config: &FilterConfig, options: ReplayOptions) -> Result<Self> {
         let filter = RecyclingFilter::new(config)?;
@@ -202,9 +213,21 @@ impl Replay {
         for_each_key_batch(stream, |keys| self.run_keys(keys));
     }
 
+    /// Sizes the ground truth for `distinct` keys up front (while it is still empty):
+    /// the table then never doubles, which saves the copies and the moment when the
+    /// old and the new table are both in memory.
+    pub fn expect_distinct(&mut self, distinct: u64) {
+        if self.truth.distinct() == 0 {
+            self.truth = GroundTruth::with_capacity(distinct);
+        }
+    }
+
     /// Replays every message of a trace source, taken in batches (one dynamic call per
-    /// batch, where iterating would make one per message).
-    pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) {
+    /// batch, where iterating would make one per message). Before the ground truth
+    /// grows, the memory it needs is checked against what the machine has: a trace
+    /// with more distinct keys than fit stops with an error, not in swap. Ctrl-C
+    /// (with the interrupt handler installed) stops it between batches.
+    pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) -> Result<()> {
         const BATCH: usize = 8192;
         let mut batch = Vec::with_capacity(BATCH);
         let mut keys = Vec::with_capacity(BATCH);
@@ -213,9 +236,19 @@ impl Replay {
             source.fill(&mut batch, BATCH);
             keys.clear();
             keys.extend(batch.iter().map(|m: &Message| m.key));
+            if let Some(bytes) = self.truth.growth_bytes(keys.len()) {
+                crate::resources::check_memory(
+                    &format!(
+                        "the ground truth growing past {} distinct keys",
+                        self.truth.distinct()
+                    ),
+                    bytes as f64,
+                )?;
+            }
             self.run_keys(&keys);
+            crate::progress::check_interrupt()?;
             if batch.len() < BATCH {
-                return;
+                return Ok(());
             }
         }
     }
@@ -252,68 +285,65 @@ impl Replay {
     /// prefetches cost 5 % (they compete for line-fill buffers with the ground-truth
     /// lookups).
     fn run_keys_one_phase(&mut self, keys: &[u64]) {
-        if self.filter.array_bytes() > CACHED_FILTER_BYTES {
-            self.run_keys_one_phase_dispatch::<true>(keys);
+        let lead = if self.filter.array_bytes() > CACHED_FILTER_BYTES {
+            Lead {
+                positions: POSITIONS_AHEAD_DRAM,
+                truth: PREFETCH_DISTANCE_DRAM,
+                words: true,
+            }
         } else {
-            self.run_keys_one_phase_dispatch::<false>(keys);
-        }
-    }
-
-    #[inline(always)]
-    fn run_keys_one_phase_dispatch<const DRAM: bool>(&mut self, keys: &[u64]) {
+            Lead {
+                positions: POSITIONS_AHEAD,
+                truth: PREFETCH_DISTANCE,
+                words: false,
+            }
+        };
         match self.filter.k() {
-            1 => self.run_keys_one_phase_k::<1, DRAM>(keys),
-            2 => self.run_keys_one_phase_k::<2, DRAM>(keys),
-            3 => self.run_keys_one_phase_k::<3, DRAM>(keys),
-            4 => self.run_keys_one_phase_k::<4, DRAM>(keys),
-            5 => self.run_keys_one_phase_k::<5, DRAM>(keys),
-            6 => self.run_keys_one_phase_k::<6, DRAM>(keys),
-            7 => self.run_keys_one_phase_k::<7, DRAM>(keys),
-            8 => self.run_keys_one_phase_k::<8, DRAM>(keys),
-            _ => self.run_keys_one_phase_k::<0, DRAM>(keys),
+            1 => self.run_keys_one_phase_k::<1>(keys, lead),
+            2 => self.run_keys_one_phase_k::<2>(keys, lead),
+            3 => self.run_keys_one_phase_k::<3>(keys, lead),
+            4 => self.run_keys_one_phase_k::<4>(keys, lead),
+            5 => self.run_keys_one_phase_k::<5>(keys, lead),
+            6 => self.run_keys_one_phase_k::<6>(keys, lead),
+            7 => self.run_keys_one_phase_k::<7>(keys, lead),
+            8 => self.run_keys_one_phase_k::<8>(keys, lead),
+            _ => self.run_keys_one_phase_k::<0>(keys, lead),
         }
     }
 
-    /// The loop of [`Replay::run_keys_one_phase`] for k = K (K = 0: any k), with the
-    /// filter words prefetched when DRAM.
+    /// The loop of [`Replay::run_keys_one_phase`] for k = K (K = 0: any k). The
+    /// positions of arrival j live in ring slot j mod [`RING`] from `lead.positions`
+    /// arrivals before it until it is processed.
     #[inline(always)]
-    fn run_keys_one_phase_k<const K: usize, const DRAM: bool>(&mut self, keys: &[u64]) {
+    fn run_keys_one_phase_k<const K: usize>(&mut self, keys: &[u64], lead: Lead) {
+        debug_assert!(lead.positions <= RING && RING.is_power_of_two());
         let hasher = *self.filter.hasher(0);
         let k = if K == 0 { hasher.k() } else { K };
         debug_assert_eq!(k, hasher.k());
-        let ahead = if DRAM {
-            POSITIONS_AHEAD_DRAM
-        } else {
-            POSITIONS_AHEAD
-        };
-        let truth_ahead = if DRAM {
-            PREFETCH_DISTANCE_DRAM
-        } else {
-            PREFETCH_DISTANCE
-        };
+        let slot = |j: usize| j & (RING - 1);
         let mut ring = self
             .ring
             .take()
             .unwrap_or_else(|| Box::new([[0; MAX_HASHES as usize]; RING]));
-        for (&key, buf) in keys.iter().zip(ring.iter_mut().take(ahead)) {
-            let p = hasher.positions_k::<K>(key, buf);
-            if DRAM {
+        for (j, &key) in keys.iter().enumerate().take(lead.positions) {
+            let p = hasher.positions_k::<K>(key, &mut ring[slot(j)]);
+            if lead.words {
                 self.filter.prefetch_positions(p);
             }
         }
-        for &key in keys.iter().take(truth_ahead) {
+        for &key in keys.iter().take(lead.truth) {
             self.truth.prefetch(key);
         }
         for (i, &key) in keys.iter().enumerate() {
-            if let Some(&next) = keys.get(i + truth_ahead) {
+            if let Some(&next) = keys.get(i + lead.truth) {
                 self.truth.prefetch(next);
             }
-            let buf = &mut ring[i % ahead];
-            let positions = &buf[..k];
+            let positions = &ring[slot(i)][..k];
             self.push_with(key, |f| f.process_positions(key, positions));
-            if let Some(&next) = keys.get(i + ahead) {
-                let p = hasher.positions_k::<K>(next, buf);
-                if DRAM {
+            let j = i + lead.positions;
+            if let Some(&next) = keys.get(j) {
+                let p = hasher.positions_k::<K>(next, &mut ring[slot(j)]);
+                if lead.words {
                     self.filter.prefetch_positions(p);
                 }
             }

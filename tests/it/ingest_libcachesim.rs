@@ -309,3 +309,25 @@ fn damaged_lcs_files_are_reported_with_their_offsets() {
         "{e}"
     );
 }
+
+#[test]
+fn a_table_sized_from_the_lcs_header_replays_like_a_grown_one() {
+    // The lcs file's header declares 48 974 objects (the ground truth is sized up
+    // front); the oracleGeneral file has no header (the table grows).
+    let replay = |path: PathBuf| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rbf"))
+            .args([
+                "replay", "--json", "-m", "2^17", "-k", "4", "--sigma", "40000",
+            ])
+            .arg(path)
+            .output()
+            .expect("runs");
+        let mut v = crate::cli::json_of(&out);
+        v.as_object_mut().expect("object").remove("ingest");
+        v
+    };
+    let sized = replay(data("libcachesim_cloudPhysicsIO.v1.lcs.zst"));
+    let grown = replay(data("libcachesim_cloudPhysicsIO.oracleGeneral.bin.zst"));
+    assert_eq!(sized, grown);
+    assert_eq!(sized["distinct_keys"], SAMPLE_OBJECTS);
+}
