@@ -183,6 +183,18 @@ impl RecyclingFilter {
         }
     }
 
+    /// Asks the CPU to start loading every word `key` probes, in every array (a hint;
+    /// no effect on results).
+    #[inline(always)]
+    pub fn prefetch_key(&self, key: u64) {
+        let mut buf = [0; MAX_HASHES as usize];
+        for (array, hasher) in self.arrays.iter().zip(&self.hashers) {
+            for &p in hasher.positions(key, &mut buf) {
+                array.prefetch(p);
+            }
+        }
+    }
+
     /// Bytes of the largest bit array's words: whether it fits in a cache.
     pub fn array_bytes(&self) -> usize {
         self.arrays

@@ -259,12 +259,37 @@ impl Replay {
         if self.filter.phases() == 1 {
             return self.run_keys_one_phase(keys);
         }
+        if self.filter.array_bytes() > CACHED_FILTER_BYTES {
+            return self.run_keys_two_phase_in_memory(keys);
+        }
         for &k in keys.iter().take(PREFETCH_DISTANCE) {
             self.truth.prefetch(k);
         }
         for (i, &k) in keys.iter().enumerate() {
             if let Some(&ahead) = keys.get(i + PREFETCH_DISTANCE) {
                 self.truth.prefetch(ahead);
+            }
+            self.push(k);
+        }
+    }
+
+    /// [`Replay::run_keys`] for two-phase filters larger than the caches: the words a
+    /// key probes in both halves are prefetched [`POSITIONS_AHEAD_DRAM`] arrivals
+    /// ahead (its positions computed twice, then and when it is processed: cheap next
+    /// to 2k memory loads).
+    fn run_keys_two_phase_in_memory(&mut self, keys: &[u64]) {
+        for &k in keys.iter().take(PREFETCH_DISTANCE_DRAM) {
+            self.truth.prefetch(k);
+        }
+        for &k in keys.iter().take(POSITIONS_AHEAD_DRAM) {
+            self.filter.prefetch_key(k);
+        }
+        for (i, &k) in keys.iter().enumerate() {
+            if let Some(&ahead) = keys.get(i + PREFETCH_DISTANCE_DRAM) {
+                self.truth.prefetch(ahead);
+            }
+            if let Some(&ahead) = keys.get(i + POSITIONS_AHEAD_DRAM) {
+                self.filter.prefetch_key(ahead);
             }
             self.push(k);
         }
