@@ -26,22 +26,55 @@ const MIN_BITS: u32 = 10;
 /// the real key 0 lives in a side field. Memory: 16 bytes per slot, 21-43 bytes per key
 /// between resizes; while doubling, old and new tables coexist for at most 64 bytes per
 /// key.
+///
+/// The doubled slot vector of a mid-sized table is zeroed ahead of need on a helper
+/// thread ([`prefault_at`]): fresh memory is zeroed by the kernel when first touched,
+/// and on the replay's thread that was a third of its time on the project machine.
 pub(crate) struct SlotTable {
     slots: Vec<[u64; 2]>,
     shift: u32,
     len: usize,
     zero: Option<u64>,
+    /// `len` at which the next slot vector is prepared (usize::MAX: never).
+    prefault_len: usize,
+    next: Option<std::thread::JoinHandle<Vec<[u64; 2]>>>,
 }
 
 impl Default for SlotTable {
     fn default() -> Self {
-        SlotTable {
-            slots: zeroed_slots(1 << MIN_BITS),
-            shift: 64 - MIN_BITS,
-            len: 0,
-            zero: None,
-        }
+        Self::with_slots(1 << MIN_BITS)
     }
+}
+
+/// Smallest and largest tables (slots) whose doubled slot vector is prepared ahead on
+/// a helper thread. Below, zeroing is quick; above, the prepared vector would hold a
+/// lot of memory for nothing when the trace ends before the table fills (from half
+/// to three quarters full): here at most 128 MiB.
+const PREFAULT_SLOTS: std::ops::RangeInclusive<usize> = (1 << 16)..=(1 << 22);
+
+/// The number of keys at which a table of `slots` slots starts preparing its doubled
+/// successor (half full: a quarter of the slots arrive before it is needed), if it
+/// does.
+pub(crate) fn prefault_at(slots: u64) -> Option<u64> {
+    PREFAULT_SLOTS
+        .contains(&(slots as usize))
+        .then_some(slots / 2)
+}
+
+/// A zeroed slot vector of `n` slots whose pages are all touched (so the kernel has
+/// zeroed and mapped them), built on the calling thread.
+fn faulted_slots(n: usize) -> Vec<[u64; 2]> {
+    let mut slots = zeroed_slots(n);
+    // One write per 4 KiB page: a read would only map the shared zero page.
+    for s in slots
+        .iter_mut()
+        .step_by(4096 / std::mem::size_of::<[u64; 2]>())
+    {
+        // SAFETY: a valid, aligned element of the vector; volatile so that the store
+        // of the value it already holds is not optimised away.
+        unsafe { std::ptr::write_volatile(s, [0, 0]) };
+    }
+    slots
 }
 
 /// Slots of a table holding `keys` keys: a power of two, at most 3/4 full.
@@ -59,13 +92,28 @@ pub(crate) const SLOT_BYTES: u64 = std::mem::size_of::<[u64; 2]>() as u64;
 impl SlotTable {
     /// A table that holds `keys` keys without growing.
     pub fn with_capacity(keys: u64) -> Self {
-        let slots = slots_for(keys);
+        Self::with_slots(slots_for(keys) as usize)
+    }
+
+    fn with_slots(n: usize) -> Self {
         SlotTable {
-            slots: zeroed_slots(slots as usize),
-            shift: 64 - slots.trailing_zeros(),
+            slots: zeroed_slots(n),
+            shift: 64 - n.trailing_zeros(),
             len: 0,
             zero: None,
+            prefault_len: prefault_at(n as u64).map_or(usize::MAX, |k| k as usize),
+            next: None,
         }
+    }
+
+    /// Starts preparing the doubled slot vector on a helper thread.
+    #[cold]
+    fn prefault(&mut self) {
+        let n = self.slots.len() * 2;
+        self.next = std::thread::Builder::new()
+            .name("rbf-table".into())
+            .spawn(move || faulted_slots(n))
+            .ok();
     }
 
     /// Bytes of the new slot vector if `more` new keys arrived and the table had to
@@ -143,6 +191,9 @@ impl SlotTable {
             }
             if k == 0 {
                 self.len += 1;
+                if self.len == self.prefault_len {
+                    self.prefault();
+                }
                 self.slots[i] = [key, 0];
                 return (&mut self.slots[i][1], true);
             }
@@ -153,8 +204,16 @@ impl SlotTable {
     #[cold]
     fn grow(&mut self) {
         let bits = 64 - self.shift + 1;
-        let old = std::mem::replace(&mut self.slots, zeroed_slots(1 << bits));
+        let n = 1usize << bits;
+        let fresh = self
+            .next
+            .take()
+            .and_then(|h| h.join().ok())
+            .filter(|v| v.len() == n)
+            .unwrap_or_else(|| zeroed_slots(n));
+        let old = std::mem::replace(&mut self.slots, fresh);
         self.shift = 64 - bits;
+        self.prefault_len = prefault_at(n as u64).map_or(usize::MAX, |k| k as usize);
         let mask = self.slots.len() - 1;
         for [k, v] in old {
             if k != 0 {

@@ -9,7 +9,7 @@
 //! per key at that moment). A table sized up front for a known number of keys never
 //! doubles. docs/PERFORMANCE.md (issue 31) has the measured figures.
 
-use super::index::{slots_for, SLOT_BYTES};
+use super::index::{prefault_at, slots_for, SLOT_BYTES};
 use crate::filter::FilterConfig;
 
 /// Resident memory of the `rbf` process before a replay allocates anything: the
@@ -29,14 +29,21 @@ pub fn truth_bytes(distinct: u64) -> u64 {
 
 /// Most bytes the ground truth holds during a replay that ends with `distinct`
 /// keys: the table itself when sized up front, else the last doubling's old and new
-/// tables together.
+/// tables together; plus the doubled successor a mid-sized table prepares once half
+/// full (`index::prefault_at`), when the trace gets that far.
 pub fn truth_peak_bytes(distinct: u64, sized_up_front: bool) -> u64 {
-    let t = truth_bytes(distinct);
-    if sized_up_front || t <= (1 << 10) * SLOT_BYTES {
+    let slots = slots_for(distinct);
+    let t = slots * SLOT_BYTES;
+    let doubling = if sized_up_front || slots <= 1 << 10 {
         t
     } else {
         t + t / 2
-    }
+    };
+    let prepared = match prefault_at(slots) {
+        Some(at) if distinct >= at => t + 2 * t,
+        _ => 0,
+    };
+    doubling.max(prepared)
 }
 
 /// Bytes of a filter's bit arrays (a power of two of 64-bit words each) and their
