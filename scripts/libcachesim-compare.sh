@@ -9,8 +9,8 @@
 # Zipf 1, p_r = 0.9, uniform placement, 10^7 arrivals after the 10^6-arrival prologue,
 # seed 7), converted to oracleGeneral by libCacheSim's own converter, into
 # target/peer-bench/. Each round runs `rbf replay` (k = 4, sigma = 400000, warm-up 10^6,
-# M = 2^20 bits unless --memory) and the peer (cache of --cache-fraction of the working
-# set, 0.1 by default) back to back, alternating which goes first, and prints each
+# M = 2^20 bits unless --memory) and the peer (a cache of --cache BYTES, 2e8 by default:
+# a tenth of the default trace's 2.05 GB working set) back to back, alternating which goes first, and prints each
 # run's wall time, CPU time, peak memory and the load average; then the medians and
 # their ratio. Timings taken while other work runs are noisy: the load is printed with
 # every run so that a figure can be quoted with the load it was taken under.
@@ -24,7 +24,7 @@ venv=${PEER_VENV:-target/peer-venv}
 work=target/peer-bench
 rounds=5
 memory=1048576
-fraction=0.1
+cache=200000000
 trace=
 install=0
 while [ $# -gt 0 ]; do
@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     --install-peer) install=1 ;;
     --rounds) rounds=$2; shift ;;
     --memory) memory=$2; shift ;;
-    --cache-fraction) fraction=$2; shift ;;
+    --cache) cache=$2; shift ;;
     --trace) trace=$2; shift ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -61,18 +61,21 @@ if [ -z "$trace" ]; then
     rm -f "$work/synth-11m.csv"
   fi
 fi
-echo "trace: $trace ($(stat -c %s "$trace") bytes); rbf M = $memory bits, k = 4, sigma = 400000; peer LRU + Bloom-filter admission, cache $fraction of the working set"
+echo "trace: $trace ($(stat -c %s "$trace") bytes); rbf M = $memory bits, k = 4, sigma = 400000; peer LRU + Bloom-filter admission, cache $cache bytes"
 cat "$trace" > /dev/null # in the page cache for both
 run() { # label, command...: one line "label wall cpu rss load"
   local label=$1; shift
-  local out; out=$( { /usr/bin/time -f "%e %U %S %M" "$@" > /dev/null 2>/dev/null; } 2>&1 | tail -1)
-  read -r wall user sys rss <<< "$out"
-  printf '%s wall %s s, CPU %.2f s, peak %d MB, load %s\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" $((rss / 1024)) "$(cut -d' ' -f1 /proc/loadavg)"
+  local load; load=$(cut -d' ' -f1 /proc/loadavg)
+  /usr/bin/time -o "$work/time.out" -f "%e %U %S %M" "$@" > "$work/$label.out" 2> "$work/$label.err" \
+    || { echo "$label failed:" >&2; cat "$work/$label.err" >&2; exit 1; }
+  read -r wall user sys rss < "$work/time.out"
+  printf '%-11s wall %5.2f s, CPU %5.2f s, peak %4d MB, load %s\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" $((rss / 1024)) "$load"
   echo "$wall" >> "$work/$label.walls"
+  echo "$user + $sys" | bc >> "$work/$label.cpus"
 }
-rm -f "$work"/*.walls
+rm -f "$work"/*.walls "$work"/*.cpus
 rbf_cmd=("$rbf" replay "$trace" --format auto -m "$memory" -k 4 --sigma 400000 --warmup 1000000 --quiet)
-peer_cmd=("$py" "$peer" replay "$trace" "$fraction")
+peer_cmd=("$py" "$peer" replay "$trace" "$cache")
 for ((i = 1; i <= rounds; i++)); do
   if [ $((i % 2)) = 1 ]; then
     run rbf "${rbf_cmd[@]}"; run libcachesim "${peer_cmd[@]}"
@@ -83,3 +86,5 @@ done
 median() { sort -n "$1" | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 r=$(median "$work/rbf.walls"); p=$(median "$work/libcachesim.walls")
 echo "median wall: rbf $r s, libCacheSim $p s: rbf is $(echo "scale=2; $p / $r" | bc)x faster"
+r=$(median "$work/rbf.cpus"); p=$(median "$work/libcachesim.cpus")
+echo "median CPU (all threads): rbf $r s, libCacheSim $p s: $(echo "scale=2; $p / $r" | bc)x"

@@ -8,9 +8,11 @@ environment, where `pip install libcachesim` put the peer).
         oracleGeneral -> lcs (versioned header, version 1 by default).
     python libcachesim_peer.py count TRACE [oracleGeneral|lcs]
         Requests and distinct objects as libCacheSim's reader sees them.
-    python libcachesim_peer.py replay TRACE.oracleGeneral.bin CACHE_FRACTION
+    python libcachesim_peer.py replay TRACE.oracleGeneral.bin CACHE
         LRU with libCacheSim's Bloom-filter admission over the trace; prints one JSON
-        line: requests, miss ratio, seconds inside the simulation call.
+        line: miss ratios and the seconds inside the simulation call. CACHE is bytes
+        (a whole number) or a fraction of the working set (with a decimal point: the
+        reader then makes a first pass to measure the working set).
 """
 
 import json
@@ -51,10 +53,11 @@ def main(argv):
         print(json.dumps({"requests": n, "objects": len(ids)}))
     elif cmd == "replay":
         r = reader(argv[2])
+        size = float(argv[3]) if "." in argv[3] else int(argv[3])
         cache = lcs.LRU(
-            cache_size=float(argv[3]),
+            cache_size=size,
             admissioner=lcs.BloomFilterAdmissioner(),
-            reader=r,
+            reader=r if isinstance(size, float) else None,
         )
         t = time.perf_counter()
         miss_ratio, byte_miss_ratio = cache.process_trace(r)
