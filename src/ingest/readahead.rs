@@ -198,6 +198,12 @@ impl MessageSource for ReadAhead {
             if self.pos >= self.current.len() && !self.next_batch() {
                 return;
             }
+            if out.is_empty() && self.pos == 0 && self.current.len() <= max {
+                // A whole batch into an empty buffer: exchange the vectors instead of
+                // copying (the caller's empty one goes back to the decoder).
+                std::mem::swap(out, &mut self.current);
+                continue;
+            }
             let n = (max - out.len()).min(self.current.len() - self.pos);
             out.extend_from_slice(&self.current[self.pos..self.pos + n]);
             self.pos += n;
@@ -269,6 +275,19 @@ mod tests {
             }
             assert_eq!(got, direct, "n = {n}");
             assert_eq!(ahead.summary().records, n);
+            // Whole batches into empty buffers (exchanged, not copied).
+            let mut ahead = ReadAhead::spawn(counting(n));
+            let mut got = Vec::new();
+            loop {
+                let mut b = Vec::new();
+                ahead.fill(&mut b, BATCH);
+                let last = b.len() < BATCH;
+                got.extend(b);
+                if last {
+                    break;
+                }
+            }
+            assert_eq!(got, direct, "n = {n}");
             assert_eq!(ahead.summary().damage, Some(format!("ended at {n}")));
             assert_eq!(ahead.next(), None);
         }
