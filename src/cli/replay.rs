@@ -79,16 +79,16 @@ pub fn run(a: ReplayArgs) -> Result<()> {
 }
 
 /// Sizes the ground truth up front when the trace declares its distinct keys (an lcs
-/// header), after checking the predicted peak memory against the machine. A count
-/// that would not fit is not trusted blindly (a damaged header): the replay then
-/// grows its table as it goes, each doubling checked on the way.
-fn plan_memory(
+/// header), after checking the predicted peak memory against the machine; true if it
+/// did. A count that would not fit is not trusted blindly (a damaged header): the
+/// replay then grows its table as it goes, each doubling checked on the way.
+pub(crate) fn plan_memory(
     replay: &mut Replay,
     config: &rbf::filter::FilterConfig,
     source: &dyn rbf::ingest::MessageSource,
-) -> Result<()> {
+) -> Result<bool> {
     let Some(distinct) = source.declared_distinct() else {
-        return Ok(());
+        return Ok(false);
     };
     let plan = rbf::replay::memory::MemoryPlan::new(config, distinct, true);
     let name = &source.summary().source;
@@ -104,10 +104,13 @@ fn plan_memory(
                     plan.describe()
                 ));
             }
+            Ok(true)
         }
-        Err(e) => rbf::progress::note(&format!(
-            "{e}; the ground truth is not sized up front but grown as keys arrive, each step checked"
-        )),
+        Err(e) => {
+            rbf::progress::note(&format!(
+                "{e}; the ground truth is not sized up front but grown as keys arrive, each step checked"
+            ));
+            Ok(false)
+        }
     }
-    Ok(())
 }

@@ -7,9 +7,18 @@ use std::io::Read;
 use crate::progress::Progress;
 
 /// Wraps the raw (possibly compressed) file and reports how much of it was read.
+///
+/// The display starts at the second read: the first is the format detection when the
+/// trace is opened, which may come long before reading proper (the consumer prepares,
+/// the decoding thread starts at the first request for a message), and the pace that
+/// predicts how long reading takes is measured from there.
 pub struct ProgressReader<R> {
     inner: R,
-    progress: Progress,
+    label: String,
+    total: u64,
+    progress: Option<Progress>,
+    /// Bytes of the first read, counted when the display starts.
+    first: Option<u64>,
 }
 
 impl<R: Read> ProgressReader<R> {
@@ -20,7 +29,10 @@ impl<R: Read> ProgressReader<R> {
         }
         Ok(ProgressReader {
             inner,
-            progress: Progress::new(format!("reading {label}"), total as f64, "bytes"),
+            label,
+            total,
+            progress: None,
+            first: None,
         })
     }
 }
@@ -28,7 +40,19 @@ impl<R: Read> ProgressReader<R> {
 impl<R: Read> Read for ProgressReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.progress.add(n as f64);
+        match (&self.progress, self.first) {
+            (Some(p), _) => p.add(n as f64),
+            (None, None) => self.first = Some(n as u64),
+            (None, Some(first)) => {
+                let p = Progress::new(
+                    format!("reading {}", self.label),
+                    self.total as f64,
+                    "bytes",
+                );
+                p.add((first + n as u64) as f64);
+                self.progress = Some(p);
+            }
+        }
         Ok(n)
     }
 }

@@ -13,8 +13,9 @@
 //!
 //! What the reader reports (damage with its file and offset, malformed records,
 //! notes) is in the source's summary, which travels back with the source when the
-//! stream ends: [`MessageSource::summary`] gives the summary of the opened source
-//! (its name and format) until then, and the complete one after the last message.
+//! stream ends: while the decoder has it, [`MessageSource::summary`] gives the summary
+//! of the opened source (its name and format), and the complete one after the last
+//! message.
 //!
 //! Ctrl-C: the decoder never decides to stop by itself (a stream that ended early
 //! would look complete); the consumer polls the interrupt flag as before and drops
@@ -36,25 +37,52 @@ pub const IN_FLIGHT: usize = 4;
 const MAX_BATCHES: usize = IN_FLIGHT + 2;
 
 /// A message source whose decoding runs on its own thread.
+///
+/// The thread starts at the first request for a message, not when the trace is
+/// opened: the consumer may prepare first (a large ground-truth table), and reading
+/// progress then measures the pace of the replay, not of a decoder filling its batches
+/// and waiting.
 pub struct ReadAhead {
+    /// The source before the decoder starts, and again once the stream has ended (or
+    /// throughout, read on the consumer's thread, when no thread could be started).
+    source: Option<Box<dyn MessageSource>>,
+    started: bool,
+    /// No decoding thread: the source is read here.
+    local: bool,
     full: Option<Receiver<Vec<Message>>>,
     empty: Option<SyncSender<Vec<Message>>>,
+    worker: Option<JoinHandle<Box<dyn MessageSource>>>,
     current: Vec<Message>,
     pos: usize,
-    worker: Option<JoinHandle<Box<dyn MessageSource>>>,
-    /// The source, back from the decoder once the stream has ended.
-    finished: Option<Box<dyn MessageSource>>,
-    /// The summary of the source as opened, until the stream ends.
+    /// The summary of the source as opened, while the decoder has it.
     opened: IngestSummary,
     declared_distinct: Option<u64>,
 }
 
 impl ReadAhead {
-    /// Moves `source` onto a decoding thread. If no thread can be started the source
-    /// is read on the caller's thread instead (same messages, only slower).
+    /// Wraps `source` so that it is decoded on a thread of its own from the first
+    /// request for a message. If no thread can be started it is read on the caller's
+    /// thread instead (same messages, only slower).
     pub fn spawn(source: Box<dyn MessageSource>) -> Box<dyn MessageSource> {
-        let opened = source.summary().clone();
-        let declared_distinct = source.declared_distinct();
+        Box::new(ReadAhead {
+            opened: source.summary().clone(),
+            declared_distinct: source.declared_distinct(),
+            source: Some(source),
+            started: false,
+            local: false,
+            full: None,
+            empty: None,
+            worker: None,
+            current: Vec::new(),
+            pos: 0,
+        })
+    }
+
+    /// Moves the source onto the decoding thread.
+    fn start(&mut self) {
+        let Some(source) = self.source.take() else {
+            return;
+        };
         let (full_tx, full_rx) = mpsc::sync_channel::<Vec<Message>>(IN_FLIGHT);
         let (empty_tx, empty_rx) = mpsc::sync_channel::<Vec<Message>>(MAX_BATCHES);
         // The source moves into the thread only if the thread starts: keep it in a slot
@@ -72,28 +100,34 @@ impl ReadAhead {
                 decode(source, &full_tx, &empty_rx)
             });
         match spawned {
-            Ok(worker) => Box::new(ReadAhead {
-                full: Some(full_rx),
-                empty: Some(empty_tx),
-                current: Vec::new(),
-                pos: 0,
-                worker: Some(worker),
-                finished: None,
-                opened,
-                declared_distinct,
-            }),
-            Err(_) => slot
-                .lock()
-                .ok()
-                .and_then(|mut s| s.take())
-                .expect("the thread did not start, so it did not take the source"),
+            Ok(worker) => {
+                self.full = Some(full_rx);
+                self.empty = Some(empty_tx);
+                self.worker = Some(worker);
+            }
+            Err(_) => {
+                self.source = slot.lock().ok().and_then(|mut s| s.take());
+                self.local = true;
+            }
         }
     }
 
-    /// The next batch from the decoder; false once the stream has ended (the source is
-    /// then back in `finished`).
+    /// The next batch; false once the stream has ended (the source is then back in
+    /// `source`).
     #[cold]
     fn next_batch(&mut self) -> bool {
+        if !self.started {
+            self.started = true;
+            self.start();
+        }
+        if self.local {
+            self.current.clear();
+            self.pos = 0;
+            if let Some(source) = self.source.as_mut() {
+                source.fill(&mut self.current, BATCH);
+            }
+            return !self.current.is_empty();
+        }
         let Some(full) = &self.full else {
             return false;
         };
@@ -121,7 +155,7 @@ impl ReadAhead {
     fn join(&mut self) {
         if let Some(worker) = self.worker.take() {
             match worker.join() {
-                Ok(source) => self.finished = Some(source),
+                Ok(source) => self.source = Some(source),
                 // A panic in a reader is a bug: let it surface as one.
                 Err(panic) => std::panic::resume_unwind(panic),
             }
@@ -179,14 +213,14 @@ impl Iterator for ReadAhead {
 
 impl MessageSource for ReadAhead {
     fn summary(&self) -> &IngestSummary {
-        match &self.finished {
+        match &self.source {
             Some(s) => s.summary(),
             None => &self.opened,
         }
     }
 
     fn dictionary(&self) -> Option<&KeyDictionary> {
-        self.finished.as_ref().and_then(|s| s.dictionary())
+        self.source.as_ref().and_then(|s| s.dictionary())
     }
 
     fn declared_distinct(&self) -> Option<u64> {

@@ -62,18 +62,30 @@ pub(crate) fn prefault_at(slots: u64) -> Option<u64> {
 }
 
 /// A zeroed slot vector of `n` slots whose pages are all touched (so the kernel has
-/// zeroed and mapped them), built on the calling thread.
-fn faulted_slots(n: usize) -> Vec<[u64; 2]> {
+/// zeroed and mapped them), split over the cores when large and `parallel`.
+fn faulted_slots(n: usize, parallel: bool) -> Vec<[u64; 2]> {
+    const PAGE: usize = 4096 / std::mem::size_of::<[u64; 2]>();
     let mut slots = zeroed_slots(n);
-    // One write per 4 KiB page: a read would only map the shared zero page.
-    for s in slots
-        .iter_mut()
-        .step_by(4096 / std::mem::size_of::<[u64; 2]>())
-    {
-        // SAFETY: a valid, aligned element of the vector; volatile so that the store
-        // of the value it already holds is not optimised away.
-        unsafe { std::ptr::write_volatile(s, [0, 0]) };
+    let touch = |part: &mut [[u64; 2]]| {
+        // One write per 4 KiB page: a read would only map the shared zero page.
+        for s in part.iter_mut().step_by(PAGE) {
+            // SAFETY: a valid, aligned element of the vector; volatile so that the
+            // store of the value it already holds is not optimised away.
+            unsafe { std::ptr::write_volatile(s, [0, 0]) };
+        }
+    };
+    let threads = crate::resources::available_threads();
+    if !parallel || n * 16 < 64 << 20 || threads < 2 {
+        touch(&mut slots);
+        return slots;
     }
+    // Parts of whole 2 MiB pages, so that no huge page is touched by two threads.
+    let part = n.div_ceil(threads).next_multiple_of(PAGE * 512);
+    std::thread::scope(|scope| {
+        for chunk in slots.chunks_mut(part) {
+            scope.spawn(move || touch(chunk));
+        }
+    });
     slots
 }
 
@@ -90,14 +102,20 @@ pub(crate) fn slots_for(keys: u64) -> u64 {
 pub(crate) const SLOT_BYTES: u64 = std::mem::size_of::<[u64; 2]>() as u64;
 
 impl SlotTable {
-    /// A table that holds `keys` keys without growing.
+    /// A table that holds `keys` keys without growing, its memory mapped up front
+    /// (so that lookups do not wait for the kernel to zero pages as they go).
     pub fn with_capacity(keys: u64) -> Self {
-        Self::with_slots(slots_for(keys) as usize)
+        Self::from_slots(faulted_slots(slots_for(keys) as usize, true))
     }
 
     fn with_slots(n: usize) -> Self {
+        Self::from_slots(zeroed_slots(n))
+    }
+
+    fn from_slots(slots: Vec<[u64; 2]>) -> Self {
+        let n = slots.len();
         SlotTable {
-            slots: zeroed_slots(n),
+            slots,
             shift: 64 - n.trailing_zeros(),
             len: 0,
             zero: None,
@@ -112,7 +130,7 @@ impl SlotTable {
         let n = self.slots.len() * 2;
         self.next = std::thread::Builder::new()
             .name("rbf-table".into())
-            .spawn(move || faulted_slots(n))
+            .spawn(move || faulted_slots(n, false))
             .ok();
     }
 

@@ -324,6 +324,7 @@ fn from_files(
         let load = load_average();
         let (mut wall, mut cpu, mut own) = (Vec::new(), Vec::new(), Vec::new());
         let mut last: Option<(u64, ReplayReport)> = None;
+        let mut sized = false;
         for _ in 0..a.repeats.max(1) {
             rbf::progress::check_interrupt()?;
             let c0 = process_cpu_seconds();
@@ -331,6 +332,7 @@ fn from_files(
             let t0 = Instant::now();
             let mut source = ingest::open_inputs(&a.trace, &ingest_options)?;
             let mut r = Replay::new(config, options)?;
+            sized = crate::cli::replay::plan_memory(&mut r, config, source.as_ref())?;
             r.run_source(source.as_mut())?;
             let report = r.report();
             wall.push(t0.elapsed().as_secs_f64());
@@ -373,6 +375,18 @@ fn from_files(
         println!(
             "check: {arrivals} arrivals, {} distinct keys, fn_rate {:.5}, fp_rate {:.3e}, cycles {}",
             report.distinct_keys, report.fn_rate, report.fp_rate, report.cycles
+        );
+        let plan = rbf::replay::memory::MemoryPlan::new(config, report.distinct_keys, sized);
+        // Measure a single run's peak with `/usr/bin/time -v rbf replay ...`: here the
+        // allocator keeps memory between runs.
+        println!(
+            "memory: predicted peak of `rbf replay` {} ({})",
+            plan.describe(),
+            if sized {
+                "ground truth sized from the header"
+            } else {
+                "ground truth grown by doubling"
+            }
         );
         points.push(Timed {
             memory: config.memory,
