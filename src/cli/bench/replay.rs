@@ -77,6 +77,8 @@ struct Timed {
     wall_slowest: f64,
     /// CPU time of the whole process (every thread), median.
     cpu_median: Option<f64>,
+    /// CPU time of the replay's own thread, median (file mode).
+    replay_cpu_median: Option<f64>,
     arrivals: u64,
     load: f64,
     report: ReplayReport,
@@ -262,6 +264,7 @@ fn in_memory(
             wall_best: m.wall_best,
             wall_slowest: m.wall_median,
             cpu_median: m.cpu_median,
+            replay_cpu_median: m.cpu_median,
             arrivals: stream.len() as u64,
             load,
             report,
@@ -394,6 +397,7 @@ fn from_files(
             wall_best: best(&wall),
             wall_slowest: wall.iter().copied().fold(0.0, f64::max),
             cpu_median: (cpus.len() == wall.len()).then(|| median(&cpus)),
+            replay_cpu_median: (owns.len() == wall.len()).then(|| median(&owns)),
             arrivals,
             load,
             report,
@@ -413,17 +417,18 @@ fn summary_table(points: &[Timed]) {
         .unwrap_or(&points[0]);
     println!();
     println!(
-        "| M (bits) | wall median (s) | best (s) | CPU median (s) | M arrivals/s | vs {} | fn_rate | load |",
+        "| M (bits) | wall median (s) | best (s) | CPU, all threads (s) | CPU, replay thread (s) | M arrivals/s | vs {} | fn_rate | load |",
         describe_memory(base.memory)
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for p in points {
         println!(
-            "| {} | {:.3} | {:.3} | {} | {:.1} | {:.2}x | {:.5} | {:.2} |",
+            "| {} | {:.3} | {:.3} | {} | {} | {:.1} | {:.2}x | {:.5} | {:.2} |",
             describe_memory(p.memory),
             p.wall_median,
             p.wall_best,
             p.cpu_median.map_or("-".into(), |c| format!("{c:.3}")),
+            p.replay_cpu_median.map_or("-".into(), |c| format!("{c:.3}")),
             p.arrivals as f64 / p.wall_median / 1e6,
             p.wall_median / base.wall_median,
             p.report.fn_rate,
@@ -437,35 +442,57 @@ fn plot(what: &str, a: &ReplayBench, points: &[Timed], path: &std::path::Path) -
         Some(s) => format!("sigma = {s}"),
         None => "sigma = M/2".into(),
     };
+    let load = points.iter().map(|p| p.load).sum::<f64>() / points.len() as f64;
+    let rate = |p: &Timed, s: f64| p.arrivals as f64 / s / 1e6;
+    let mut series = vec![Series {
+        label: "wall time (median; bar: slowest to fastest)".into(),
+        style: Style::Observed,
+        color: "#1f77b4",
+        marker: Marker::Circle,
+        points: points
+            .iter()
+            .map(|p| Point {
+                x: p.memory as f64,
+                y: rate(p, p.wall_median),
+                interval: Some((rate(p, p.wall_slowest), rate(p, p.wall_best))),
+            })
+            .collect(),
+    }];
+    if !a.trace.is_empty() && points.iter().all(|p| p.replay_cpu_median.is_some()) {
+        series.push(Series {
+            label: "replay thread's CPU time (median)".into(),
+            style: Style::Observed,
+            color: "#d62728",
+            marker: Marker::Square,
+            points: points
+                .iter()
+                .filter_map(|p| {
+                    Some(Point {
+                        x: p.memory as f64,
+                        y: rate(p, p.replay_cpu_median?),
+                        interval: None,
+                    })
+                })
+                .collect(),
+        });
+    }
     let chart = Chart {
-        title: format!("replay throughput: {what}; k = {}, {sigma}", a.hashes),
+        title: format!(
+            "replay throughput: {what}; k = {}, {sigma}; load average {load:.1} on {} cores",
+            a.hashes,
+            rbf::resources::available_threads()
+        ),
         x: AxisSpec {
             label: "filter memory M (bits)".into(),
             scale: Scale::Log2,
             integer: true,
         },
         y: AxisSpec {
-            label: "M arrivals/s (median; bar: slowest to fastest run)".into(),
+            label: "M arrivals/s".into(),
             scale: Scale::Linear,
             integer: false,
         },
-        series: vec![Series {
-            label: "measured".into(),
-            style: Style::Observed,
-            color: "#1f77b4",
-            marker: Marker::Circle,
-            points: points
-                .iter()
-                .map(|p| {
-                    let rate = |s: f64| p.arrivals as f64 / s / 1e6;
-                    Point {
-                        x: p.memory as f64,
-                        y: rate(p.wall_median),
-                        interval: Some((rate(p.wall_slowest), rate(p.wall_best))),
-                    }
-                })
-                .collect(),
-        }],
+        series,
     };
     let svg = chart
         .render()
