@@ -143,17 +143,24 @@ impl BitArray {
 
     /// Clears every bit in O(words touched since the last clear).
     ///
-    /// The words are prefetched a little ahead of their stores: in a filter larger
-    /// than the caches each one is a memory access, and the store buffer alone
-    /// overlaps few of them.
+    /// When at least one word in eight was touched, most of the array's cache lines
+    /// hold one (a line has eight words), and zeroing the whole array in order is
+    /// faster than visiting them at random (for an array larger than the caches each
+    /// visit is a memory access). Otherwise the touched words are cleared one by one,
+    /// each prefetched a little ahead of its store (the store buffer alone overlaps
+    /// few of them).
     pub fn clear(&mut self) {
         const AHEAD: usize = 16;
-        let touched = &self.touched[..self.n_touched];
-        for (i, &w) in touched.iter().enumerate() {
-            if let Some(&next) = touched.get(i + AHEAD) {
-                crate::prefetch::prefetch_ptr(self.words.as_ptr().wrapping_add(next as usize));
+        if self.n_touched >= self.words.len() / 8 {
+            self.words.fill(0);
+        } else {
+            let touched = &self.touched[..self.n_touched];
+            for (i, &w) in touched.iter().enumerate() {
+                if let Some(&next) = touched.get(i + AHEAD) {
+                    crate::prefetch::prefetch_ptr(self.words.as_ptr().wrapping_add(next as usize));
+                }
+                self.words[w as usize] = 0;
             }
-            self.words[w as usize] = 0;
         }
         self.n_touched = 0;
         self.set = 0;

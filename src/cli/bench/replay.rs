@@ -428,7 +428,8 @@ fn summary_table(points: &[Timed]) {
             p.wall_median,
             p.wall_best,
             p.cpu_median.map_or("-".into(), |c| format!("{c:.3}")),
-            p.replay_cpu_median.map_or("-".into(), |c| format!("{c:.3}")),
+            p.replay_cpu_median
+                .map_or("-".into(), |c| format!("{c:.3}")),
             p.arrivals as f64 / p.wall_median / 1e6,
             p.wall_median / base.wall_median,
             p.report.fn_rate,
