@@ -4,12 +4,12 @@
 
 use serde::Serialize;
 
+use crate::compare::verdict::{Check, Regime, Side, TargetVerdict};
 use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::message::KeyHasher;
 use crate::progress::{check_interrupt, Progress};
 use crate::replay::{Replay, ReplayOptions, ReplayReport};
-use crate::report::verdict::{Check, Regime, Side, TargetVerdict};
 use crate::stats::Interval;
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::Workload;

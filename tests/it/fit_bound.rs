@@ -16,7 +16,8 @@
 //! * the conservative bound is at or above the lower end of the observed FN's 99 %
 //!   interval, and at or above the point estimate.
 
-use rbf::compare::{conservative_renewal, observe};
+use rbf::compare::judge::conservative_renewal;
+use rbf::compare::observe;
 use rbf::filter::FilterConfig;
 use rbf::fit::FitOptions;
 use rbf::message::KeyHasher;
@@ -90,6 +91,7 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
         )
         .expect("conservative renewal")
         .expect("a reuse profile")
+        .0
         .fn_upper;
         let err = fitted / true_bound - 1.0;
         eprintln!(
