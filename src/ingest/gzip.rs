@@ -71,12 +71,12 @@ impl<R: BufRead> GzipReader<R> {
     }
 
     fn fail(&mut self, what: &str) {
-        super::compressed::put(
+        super::compressed::record_damage(
             &self.damage,
-            format!(
-                "gzip: {what} at compressed byte offset {} (decompressed byte offset {})",
-                self.compressed, self.decompressed
-            ),
+            "gzip",
+            what,
+            self.compressed,
+            self.decompressed,
         );
         self.done = true;
     }
