@@ -339,11 +339,13 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         upper,
     };
     let d0 = (hints.distinct * hints.keys).sqrt().clamp(2.0, d_hi).ln();
-    // Mostly top, uniform, mostly bottom (weights relative to the last segment's).
+    // Top, uniform, bottom, each all but pure (weights relative to the last segment's):
+    // with many new messages even 1 % of them placed elsewhere moves the statistics far
+    // beyond their noise, and the scan over D below would pick a wrong D.
     let shapes: [[f64; 1 + SEGMENTS]; 3] = [
-        [100.0, 0.0, 1.0, 1.0, 1.0],
+        [1e4, 0.0, 0.0, 0.0, 0.0],
         [0.01, 0.01, 1.0, 1.0, 1.0],
-        [0.0, 100.0, 1.0, 1.0, 1.0],
+        [0.0, 1e4, 0.0, 0.0, 0.0],
     ];
     let mut best: Option<(f64, Vec<f64>)> = None;
     for shape in shapes {
@@ -367,7 +369,14 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
             d += std::f64::consts::LN_2;
         }
         x0[k] = best_d.1;
-        let s = search.run(&x0, None, COARSE, 40);
+        if std::env::var_os("RBF_DEBUG_FIT").is_some() {
+            eprintln!("scan {shape:?}: D {:.0} chi2 {:.1}", best_d.1.exp(), best_d.0);
+        }
+        // Q and the placement first, D held: set free at once, D wanders off to where a
+        // steep tail mimics a smaller D while Q's head is still wrong (bottom placement
+        // with many new messages ended at 5 D that way).
+        let held = search.run(&x0, Some(k), COARSE, 10);
+        let s = search.run(&held.x, None, COARSE, 40);
         if std::env::var_os("RBF_DEBUG_FIT").is_some() {
             eprintln!(
                 "start {shape:?}: chi2 {} after {} iterations: {:?}",
