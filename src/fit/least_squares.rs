@@ -139,17 +139,21 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     let n = b.len();
     for c in 0..n {
         let p = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
-        if !(a[p][c].abs() > 1e-300) {
+        // A NaN pivot is singular too.
+        if a[p][c].is_nan() || a[p][c].abs() <= 1e-300 {
             return None;
         }
         a.swap(c, p);
         b.swap(c, p);
-        for i in c + 1..n {
-            let f = a[i][c] / a[c][c];
-            for k in c..n {
-                a[i][k] -= f * a[c][k];
+        let bc = b[c];
+        let (top, rest) = a.split_at_mut(c + 1);
+        let pivot = &top[c];
+        for (row, bi) in rest.iter_mut().zip(b[c + 1..].iter_mut()) {
+            let f = row[c] / pivot[c];
+            for (v, pv) in row[c..].iter_mut().zip(&pivot[c..]) {
+                *v -= f * pv;
             }
-            b[i] -= f * b[c];
+            *bi -= f * bc;
         }
     }
     let mut x = vec![0.0; n];

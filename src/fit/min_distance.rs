@@ -370,7 +370,11 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         }
         x0[k] = best_d.1;
         if std::env::var_os("RBF_DEBUG_FIT").is_some() {
-            eprintln!("scan {shape:?}: D {:.0} chi2 {:.1}", best_d.1.exp(), best_d.0);
+            eprintln!(
+                "scan {shape:?}: D {:.0} chi2 {:.1}",
+                best_d.1.exp(),
+                best_d.0
+            );
         }
         // Q and the placement first, D held: set free at once, D wanders off to where a
         // steep tail mimics a smaller D while Q's head is still wrong (bottom placement
