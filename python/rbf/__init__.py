@@ -181,13 +181,20 @@ def fit(trace: Any, *, prehashed: bool = False, **options: Any) -> Result:
     import polars as pl
 
     paths, keys = _trace(trace)
-    table = options.get("table")
     with tempfile.TemporaryDirectory(prefix="rbf-fit-") as tmp:
-        if table is None:
+        # The tables come from the files the command writes: the rank table, and the
+        # workload file's reuse profile (in the caller's files when they asked for them).
+        if options.get("table") is None:
             options = dict(options, table=os.path.join(tmp, "rank.parquet"))
+        if options.get("output") is None:
+            options = dict(options, output=os.path.join(tmp, "workload.json"))
         r = _json_call(("fit",), {"trace": paths}, options, keys, prehashed)
         ranks = Path(options["table"])
         r.rank_table = pl.read_parquet(ranks) if ranks.suffix == ".parquet" else pl.read_csv(ranks)
+        r.workload = _result(json.loads(Path(options["output"]).read_text()))
+    reuse = r.workload.get("reuse") or {"n": [], "survival": []}
+    r.reuse_table = pl.DataFrame({"n": reuse["n"], "survival": reuse["survival"]},
+                                 schema={"n": pl.UInt64, "survival": pl.Float64})
     r.window_table = _frame(r.get("per_window") or [])
     return r
 
@@ -243,7 +250,9 @@ Result.__setattr__ = _setattr  # type: ignore[assignment]
 
 _TABLES = {
     "fit": "Tables: ``rank_table`` (rank, q, zeta, mean_count: the fitted popularity Q), "
-    "``window_table`` (the fit of each window: the JSON's ``per_window``).",
+    "``reuse_table`` (n, survival: the reuse profile S(n), the share of repeats whose "
+    "previous arrival is more than n arrivals back), ``window_table`` (the fit of each "
+    "window: the JSON's ``per_window``); ``workload`` is the workload file's content.",
     "compare": "Tables: ``table``, one row per bound (the JSON's ``models``): value, "
     "range, claim, standing, verdict, note.",
     "model_fn": "Tables: ``table``, one row per bound (the JSON's ``models``).",

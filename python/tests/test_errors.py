@@ -136,14 +136,40 @@ LONG_RENEWAL = (
 )
 
 
-def test_ctrl_c_stops_long_work_with_keyboard_interrupt_and_the_session_goes_on():
-    child = subprocess.Popen([sys.executable, "-c", LONG_RENEWAL], stdout=subprocess.PIPE,
+def interrupted(script: str, after: float) -> tuple[list[str], float]:
+    """Runs `script` in a Python process, sends it SIGINT `after` seconds after it prints
+    "started", and returns the words it printed next and how long it took to end."""
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, cwd=ROOT)
     assert child.stdout.readline().strip() == "started"
-    time.sleep(1.5)
+    time.sleep(after)
     child.send_signal(signal.SIGINT)
     sent = time.monotonic()
-    out, err = child.communicate(timeout=30)
-    assert time.monotonic() - sent < 5, "slow to stop"
-    assert out.split() == ["KeyboardInterrupt", "True"], err
+    out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err
+    return out.split(), time.monotonic() - sent
+
+
+def test_ctrl_c_stops_long_work_with_keyboard_interrupt_and_the_session_goes_on():
+    words, took = interrupted(LONG_RENEWAL, 1.5)
+    assert words == ["KeyboardInterrupt", "True"]
+    assert took < 5, "slow to stop"
+
+LONG_REPLAY = (
+    "import numpy as np, rbf, time\n"
+    "keys = np.arange(60_000_000, dtype=np.uint64)\n"
+    "print('started', flush=True)\n"
+    "t = time.monotonic()\n"
+    "try:\n"
+    "    rbf.replay(keys, memory=2**20, hashes=4, sigma=2**19, quiet=True)\n"
+    "    print('finished', flush=True)\n"
+    "except KeyboardInterrupt:\n"
+    "    print('KeyboardInterrupt', flush=True)\n"
+)
+
+
+def test_ctrl_c_stops_a_replay_of_keys_in_memory():
+    """Replay does not poll the interrupt flag itself: the key source ends the stream."""
+    words, took = interrupted(LONG_REPLAY, 0.3)
+    assert words == ["KeyboardInterrupt"]
+    assert took < 3, "slow to stop"

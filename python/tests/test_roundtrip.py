@@ -37,14 +37,17 @@ def test_replay_of_a_series_of_paths_equals_cli():
 def test_fit_equals_cli_and_its_tables_are_frames(tmp_path):
     f = rbf.fit(TRACE, warmup=20000, output=tmp_path / "w.json")
     c = cli_json("fit", str(TRACE), "--warmup", "20000", "--table", str(tmp_path / "r.csv"))
-    assert without_timings({k: v for k, v in f.items() if k not in ("rank_table", "window_table")}) \
+    assert without_timings({k: v for k, v in f.items() if k not in ("rank_table", "window_table", "reuse_table", "workload")}) \
         == without_timings(c)
     ranks = pl.read_csv(tmp_path / "r.csv")
     assert f.rank_table.columns == ["rank", "q", "zeta", "mean_count"]
     assert f.rank_table.height == ranks.height
     assert (f.rank_table["q"] - ranks["q"]).abs().max() < 1e-12
     assert f.window_table.height == len(c["per_window"])
-    assert json.loads((tmp_path / "w.json").read_text())["p_repeat"] == f.p_repeat
+    workload = json.loads((tmp_path / "w.json").read_text())
+    assert workload["p_repeat"] == f.p_repeat and f.workload == workload
+    assert f.reuse_table["n"].to_list() == workload["reuse"]["n"]
+    assert f.reuse_table["survival"][0] == 1.0 and f.reuse_table["survival"].is_sorted(descending=True)
 
 
 def test_compare_equals_cli():
