@@ -172,7 +172,6 @@ def _records_frame(records: list) -> "pl.DataFrame":
 
 
 def replay(trace: Any, *, prehashed: bool = False, **options: Any) -> Result:
-    text, keys = None, None
     paths, keys = _trace(trace)
     return _json_call(("replay",), {"trace": paths}, options, keys, prehashed)
 

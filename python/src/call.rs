@@ -150,11 +150,12 @@ fn error(e: rbf::Error) -> PyErr {
 /// `rbf.TraceError`, defined in Python (python/rbf/_errors.py).
 fn trace_error(message: String) -> PyErr {
     Python::attach(|py| {
-        match py
+        let class = py
             .import("rbf._errors")
             .and_then(|m| m.getattr("TraceError"))
-        {
-            Ok(class) => PyErr::from_type(class.cast_into().expect("a class"), message),
+            .and_then(|c| Ok(c.cast_into::<pyo3::types::PyType>()?));
+        match class {
+            Ok(class) => PyErr::from_type(class, message),
             Err(e) => e,
         }
     })

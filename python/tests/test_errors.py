@@ -128,7 +128,7 @@ LONG_RENEWAL = (
     "import rbf\n"
     "print('started', flush=True)\n"
     "try:\n"
-    "    rbf.model_fn(memory=2**20, hashes=4, sigma=2**19, zipf=1.0, distinct=100000,\n"
+    "    rbf.model_fn(memory=2**24, hashes=4, sigma=2**23, zipf=1.0, distinct=100000,\n"
     "                 p_repeat=0.9, method='renewal', quiet=True)\n"
     "except KeyboardInterrupt:\n"
     "    print('KeyboardInterrupt', flush=True)\n"
@@ -157,7 +157,7 @@ def test_ctrl_c_stops_long_work_with_keyboard_interrupt_and_the_session_goes_on(
 
 LONG_REPLAY = (
     "import numpy as np, rbf, time\n"
-    "keys = np.arange(60_000_000, dtype=np.uint64)\n"
+    "keys = np.tile(np.arange(65536, dtype=np.uint16), 2300)  # 150 M keys, 300 MB\n"
     "print('started', flush=True)\n"
     "t = time.monotonic()\n"
     "try:\n"
