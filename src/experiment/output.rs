@@ -1,6 +1,9 @@
 //! What a run leaves behind: `results.csv` and `results.parquet` (a polars
-//! DataFrame), `results.json` (the rows plus what `rbf merge` needs), SVG plots and a
-//! Markdown report that links them. Nothing here depends on timing or thread count.
+//! DataFrame), `results.json` (the rows plus what `rbf merge` needs), SVG plots, a
+//! Markdown report that links them and `report.html`, one self-contained page with the
+//! same texts, every table and the plots inline ([`super::page`]). Both reports are
+//! built from the same pieces (summary lines, tables, notes, sources, [`MEANING`]).
+//! Nothing here depends on timing or thread count.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,7 +26,15 @@ pub struct Written {
     pub parquet: PathBuf,
     pub json: PathBuf,
     pub report: PathBuf,
+    /// report.html: the report as one self-contained page.
+    pub html: PathBuf,
     pub plots: Vec<PathBuf>,
+}
+
+/// A plot as written: its path relative to the output directory and the SVG.
+pub struct Plot {
+    pub path: String,
+    pub svg: String,
 }
 
 fn frame(rows: &[Row]) -> Result<DataFrame> {
@@ -118,11 +129,12 @@ fn write_text(path: &Path, text: &str) -> Result<()> {
 
 /// What [`write`] puts in an output directory. A directory that holds anything else
 /// is not ours to replace.
-const OURS: [&str; 5] = [
+const OURS: [&str; 6] = [
     "results.csv",
     "results.parquet",
     "results.json",
     "report.md",
+    "report.html",
     "plots",
 ];
 
@@ -195,17 +207,22 @@ fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
     let text = serde_json::to_string_pretty(results)
         .map_err(|e| Error::invalid(format!("cannot serialise results: {e}")))?;
     write_text(&stage.join("results.json"), &text)?;
-    let mut plot_paths = Vec::new();
-    for (stem, chart) in plots::charts(&results.rows) {
-        if let Some(svg) = chart.render() {
-            let name = format!("{stem}.svg");
-            write_text(&stage.join("plots").join(&name), &svg)?;
-            plot_paths.push(dir.join("plots").join(name));
-        }
+    let plots: Vec<Plot> = plots::charts(&results.rows)
+        .into_iter()
+        .filter_map(|(stem, chart)| {
+            Some(Plot {
+                path: format!("plots/{stem}.svg"),
+                svg: chart.render()?,
+            })
+        })
+        .collect();
+    for p in &plots {
+        write_text(&stage.join(&p.path), &p.svg)?;
     }
+    write_text(&stage.join("report.md"), &markdown(results, &plots))?;
     write_text(
-        &stage.join("report.md"),
-        &markdown(results, &plot_paths, dir),
+        &stage.join("report.html"),
+        &super::page::html(results, &plots),
     )?;
     Ok(Written {
         dir: dir.to_path_buf(),
@@ -213,7 +230,8 @@ fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
         parquet: dir.join("results.parquet"),
         json: dir.join("results.json"),
         report: dir.join("report.md"),
-        plots: plot_paths,
+        html: dir.join("report.html"),
+        plots: plots.iter().map(|p| dir.join(&p.path)).collect(),
     })
 }
 
@@ -232,20 +250,47 @@ pub fn read(path: &Path) -> Result<Results> {
     Ok(r)
 }
 
-fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# {}\n", results.name);
-    if !results.description.is_empty() {
-        let _ = writeln!(s, "{}\n", results.description.trim());
-    }
-    let _ = writeln!(
-        s,
-        "{} of {} grid points (shard {}/{}); measures: {}.\n\nFiles: [results.csv](results.csv), [results.parquet](results.parquet), [results.json](results.json).\n",
+/// "24 of 24 grid points (shard 0/1); measures: observed, renewal.": the first line
+/// of both reports.
+pub(super) fn extent(results: &Results) -> String {
+    format!(
+        "{} of {} grid points (shard {}/{}); measures: {}.",
         results.rows.len(),
         results.total_points,
         results.shard.index,
         results.shard.count,
         results.measures.join(", ")
+    )
+}
+
+/// The data files beside the reports, each with what it holds.
+pub(super) const FILES: [(&str, &str); 3] = [
+    ("results.csv", "every column, one row per point"),
+    ("results.parquet", "the same table for polars and pandas"),
+    (
+        "results.json",
+        "the rows, the sources and the config; read back by rbf merge",
+    ),
+];
+
+/// How the plots draw each kind of measure (both reports).
+pub(super) const PLOTS_LEGEND: &str = "Observed (exact replay): points with their intervals as \
+error bars. Proven bounds: solid lines. Everything else is dashed and its legend says why: \
+\"(fitted model)\", \"(checked)\", \"(not proven)\", \"(not judged)\", \"(approx.)\". Zeros \
+are drawn on the axis floor marked 0.";
+
+fn markdown(results: &Results, plots: &[Plot]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# {}\n", results.name);
+    if !results.description.is_empty() {
+        let _ = writeln!(s, "{}\n", results.description.trim());
+    }
+    let files: Vec<String> = FILES.iter().map(|(f, _)| format!("[{f}]({f})")).collect();
+    let _ = writeln!(
+        s,
+        "{}\n\nFiles: {}; this report as one page, plots inline: [report.html](report.html).\n",
+        extent(results),
+        files.join(", ")
     );
     let summary = tables::summary(&results.rows);
     if !summary.is_empty() {
@@ -256,15 +301,9 @@ fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
         s.push('\n');
     }
     if !plots.is_empty() {
-        s.push_str(
-            "## Plots\n\nObserved (exact replay): points with their intervals as error bars. \
-             Proven bounds: solid lines. Everything else is dashed and its legend says why: \
-             \"(fitted model)\", \"(checked)\", \"(not proven)\", \"(not judged)\", \
-             \"(approx.)\". Zeros are drawn on the axis floor marked 0.\n\n",
-        );
+        let _ = writeln!(s, "## Plots\n\n{PLOTS_LEGEND}\n");
         for p in plots {
-            let rel = p.strip_prefix(dir).unwrap_or(p);
-            let _ = writeln!(s, "![{0}]({0})\n", rel.display());
+            let _ = writeln!(s, "![{0}]({0})\n", p.path);
         }
     }
     s.push_str("## Results\n\nEvery column is in [results.csv](results.csv).\n\n```text\n");
@@ -275,32 +314,50 @@ fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
     s
 }
 
-/// The sources and, per file, what reading them met.
-fn sources(s: &mut String, results: &Results) {
-    let read: Vec<&SourceInfo> = results
+/// A source that was read, in the reports: its notes and what reading it met (one
+/// line), then per file.
+pub(super) struct SourceSection<'a> {
+    pub name: &'a str,
+    pub lines: Vec<&'a str>,
+    pub per_file: Vec<String>,
+}
+
+/// The sources that were read, in order.
+pub(super) fn source_sections(results: &Results) -> Vec<SourceSection<'_>> {
+    results
         .sources
         .iter()
-        .filter(|x| x.ingest.is_some())
-        .collect();
+        .filter_map(|src: &SourceInfo| {
+            let ingest = src.ingest.as_ref()?;
+            Some(SourceSection {
+                name: &src.name,
+                lines: src
+                    .notes
+                    .iter()
+                    .chain(&src.ingest_digest)
+                    .map(String::as_str)
+                    .collect(),
+                per_file: ingest.warnings(),
+            })
+        })
+        .collect()
+}
+
+/// The sources and, per file, what reading them met.
+fn sources(s: &mut String, results: &Results) {
+    let read = source_sections(results);
     if read.is_empty() {
         return;
     }
     s.push_str("## Sources\n\n");
     for src in read {
         let _ = writeln!(s, "### {}\n", src.name);
-        for n in &src.notes {
-            let _ = writeln!(s, "- {n}");
+        for l in &src.lines {
+            let _ = writeln!(s, "- {l}");
         }
-        let Some(ingest) = &src.ingest else {
-            continue;
-        };
-        if let Some(d) = &src.ingest_digest {
-            let _ = writeln!(s, "- {d}");
-        }
-        let warnings = ingest.warnings();
-        if !warnings.is_empty() {
+        if !src.per_file.is_empty() {
             s.push_str("\nPer file:\n\n");
-            for w in warnings {
+            for w in &src.per_file {
                 let _ = writeln!(s, "- {w}");
             }
         }
@@ -308,7 +365,8 @@ fn sources(s: &mut String, results: &Results) {
     }
 }
 
-const MEANING: &str = "## What the numbers mean\n\n\
+/// What the numbers mean (both reports; Markdown: bullets, `**`, `*`, backticks).
+pub(super) const MEANING: &str = "## What the numbers mean\n\n\
 - **obs FP**: observed FP paper count-instance rate: arrivals that are first in their cycle \
 (new or non-repeat) classified as repeat, over such arrivals. `observed_fp` in the CSV is the FN \
 paper's FP: false positives (new messages classified repeat) over all arrivals. Intervals \
@@ -414,6 +472,7 @@ mod tests {
             total_points: 2,
             shard: crate::experiment::Shard::ALL,
             measures: vec![],
+            config: None,
             sources: vec![],
             rows,
         };
@@ -443,8 +502,10 @@ mod tests {
         assert!(cell("notes").contains(&label));
         assert!(cell("markov_lower_low").contains("0.25"));
         assert!(cell("markov_lower_verdict_steady").contains("null"));
-        let md = markdown(&results, &[], Path::new("."));
+        let md = markdown(&results, &[]);
         assert!(flat(&md).contains(&label), "{md}");
+        let page = super::super::page::html(&results, &[]);
+        assert!(flat(&page).contains(&label), "{page}");
         let legends: Vec<String> = plots::charts(&results.rows)
             .into_iter()
             .flat_map(|(_, c)| c.series.into_iter().map(|s| s.label))
