@@ -20,6 +20,7 @@ pub mod runner;
 pub mod source;
 pub mod svg;
 pub mod tables;
+pub mod texts;
 
 pub use config::{ExperimentConfig, Measure};
 pub use grid::{Point, Shard};
