@@ -62,8 +62,19 @@ const PROBE: &str = r##"<script>
   window.addEventListener("load", function () {
     var d = document.documentElement;
     var plots = Array.prototype.map.call(document.querySelectorAll("figure svg"), function (svg) {
-      var r = svg.getBoundingClientRect(), b = svg.getBBox();
-      return { width: r.width, height: r.height, drawn_width: b.width, drawn_height: b.height, right: r.right };
+      var r = svg.getBoundingClientRect();
+      var drawn = function (sel) {
+        return Array.prototype.filter.call(svg.querySelectorAll(sel), function (e) {
+          var b = e.getBBox();
+          return b.width > 0 || b.height > 0;
+        }).length;
+      };
+      return {
+        width: r.width, height: r.height, right: r.right,
+        texts: svg.querySelectorAll("text").length, drawn_texts: drawn("text"),
+        marks: svg.querySelectorAll("polyline, circle, line").length,
+        drawn_marks: drawn("polyline, circle, line")
+      };
     });
     var boxes = Array.prototype.map.call(document.querySelectorAll(".scroll"), function (box) {
       return { right: box.getBoundingClientRect().right, inner: box.scrollWidth, outer: box.clientWidth };
@@ -290,13 +301,17 @@ fn the_report_page_loads_cleanly_in_a_browser_and_fits_1280_px() {
     let drawn = probe["plots"].as_array().expect("plots");
     assert_eq!(drawn.len(), plots, "{probe}");
     for p in drawn {
-        for key in ["width", "height", "drawn_width", "drawn_height"] {
+        for key in ["width", "height"] {
             assert!(
-                num(p, key) > 10.0,
+                num(p, key) > 100.0,
                 "a plot drawn at {key} {}: {probe}",
                 p[key]
             );
         }
+        // Every text has a size (a font was found) and the marks are drawn.
+        assert!(num(p, "texts") >= 5.0, "{p}");
+        assert_eq!(num(p, "drawn_texts"), num(p, "texts"), "{p}");
+        assert!(num(p, "drawn_marks") >= 3.0, "{p}");
         assert!(
             num(p, "right") <= f64::from(WIDTH),
             "a plot wider than the window: {probe}"
