@@ -253,6 +253,9 @@ fn the_report_page_loads_cleanly_in_a_browser_and_fits_1280_px() {
         whole == page.as_bytes(),
         "the merged report.html differs from the unsharded run's"
     );
+    // A rerun replaces an earlier run's outputs, report.html among them, with the same.
+    ok(&rbf(&dir, &["run", "page.toml", "--quiet"]));
+    assert!(std::fs::read(dir.join("out/whole/report.html")).expect("rerun") == whole);
 
     // Self-contained: nothing to fetch (the only URL is the SVG namespace), names
     // escaped, the config shown.
