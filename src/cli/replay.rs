@@ -52,7 +52,8 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             confidence: a.confidence,
         },
     )?;
-    replay.run(&mut source);
+    plan_memory(&mut replay, &config, source.as_ref())?;
+    replay.run_source(source.as_mut())?;
     let report = replay.report();
     let summary = source.summary();
     super::print_ingest_notes(summary);
@@ -72,5 +73,42 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     } else {
         print!("{}", rbf::report::replay::replay_table(&report));
         Ok(())
+    }
+}
+
+/// Sizes the ground truth up front when the trace declares its distinct keys (an lcs
+/// header), after checking the predicted peak memory against the machine; true if it
+/// did. A count that would not fit is not trusted blindly (a damaged header): the
+/// replay then grows its table as it goes, each doubling checked on the way.
+pub(crate) fn plan_memory(
+    replay: &mut Replay,
+    config: &rbf::filter::FilterConfig,
+    source: &dyn rbf::ingest::MessageSource,
+) -> Result<bool> {
+    let Some(distinct) = source.declared_distinct() else {
+        return Ok(false);
+    };
+    let plan = rbf::replay::memory::MemoryPlan::new(config, distinct, true);
+    let name = &source.summary().source;
+    match rbf::resources::check_memory(
+        &format!("replaying {name} ({distinct} distinct keys declared by its header)"),
+        plan.total() as f64,
+    ) {
+        Ok(()) => {
+            replay.expect_distinct(distinct);
+            if plan.total() >= 64 << 20 {
+                rbf::progress::note(&format!(
+                    "{name}: its header declares {distinct} distinct objects: predicted peak memory {}",
+                    plan.describe()
+                ));
+            }
+            Ok(true)
+        }
+        Err(e) => {
+            rbf::progress::note(&format!(
+                "{e}; the ground truth is not sized up front but grown as keys arrive, each step checked"
+            ));
+            Ok(false)
+        }
     }
 }
