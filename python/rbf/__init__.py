@@ -234,6 +234,7 @@ def run(config: str | os.PathLike, **options: Any) -> Result:
     if not isinstance(r, Result):
         r = Result(rows=r)
     r.output = str(out)
+    r.report_html = str(out / "report.html")
     r.results = pl.read_parquet(out / "results.parquet")
     r.summary_text = text
     return r
@@ -257,7 +258,8 @@ _TABLES = {
     "model_fn": "Tables: ``table``, one row per bound (the JSON's ``models``).",
     "size": "Tables: ``table``, one row per bound of the chosen filter.",
     "run": "Tables: ``results`` (results.parquet: every column of every grid point); "
-    "``output`` is the output directory, ``summary_text`` what the command printed.",
+    "``output`` is the output directory (``report_html`` its report page), "
+    "``summary_text`` what the command printed.",
 }
 
 _PYTHON_TYPES = {"int": int, "float": float, "path": "str | os.PathLike", "str": str, "bool": bool}

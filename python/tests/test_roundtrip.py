@@ -94,3 +94,4 @@ def test_run_writes_the_experiment_and_returns_its_results(tmp_path):
     timing = [c for c in expected.columns if "seconds" in c]
     assert r.results.drop(timing).equals(expected.drop(timing))
     assert Path(r.output) == tmp_path / "py-out"
+    assert Path(r.report_html).is_file()
