@@ -35,6 +35,7 @@ mod output_width;
 mod readme;
 mod renewal_tolerance;
 mod replay_reference;
+mod report_page;
 mod safety_configs;
 mod safety_flags;
 mod safety_inputs;
