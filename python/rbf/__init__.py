@@ -249,7 +249,7 @@ def _setattr(self: Result, name: str, value: Any) -> None:
 Result.__setattr__ = _setattr  # type: ignore[assignment]
 
 _TABLES = {
-    "fit": "Tables: ``rank_table`` (rank, q, zeta, mean_count: the fitted popularity Q), "
+    "fit": "Tables: ``rank_table`` (rank, q, zeta: the fitted popularity Q and placement), "
     "``reuse_table`` (n, survival: the reuse profile S(n), the share of repeats whose "
     "previous arrival is more than n arrivals back), ``window_table`` (the fit of each "
     "window: the JSON's ``per_window``); ``workload`` is the workload file's content.",

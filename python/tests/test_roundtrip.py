@@ -40,7 +40,7 @@ def test_fit_equals_cli_and_its_tables_are_frames(tmp_path):
     assert without_timings({k: v for k, v in f.items() if k not in ("rank_table", "window_table", "reuse_table", "workload")}) \
         == without_timings(c)
     ranks = pl.read_csv(tmp_path / "r.csv")
-    assert f.rank_table.columns == ["rank", "q", "zeta", "mean_count"]
+    assert f.rank_table.columns == ["rank", "q", "zeta"]
     assert f.rank_table.height == ranks.height
     assert (f.rank_table["q"] - ranks["q"]).abs().max() < 1e-12
     assert f.window_table.height == len(c["per_window"])

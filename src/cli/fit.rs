@@ -30,7 +30,7 @@ pub struct FitArgs {
     /// --workload`; `-`: stdout, the fit summary then goes to stderr).
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
-    /// Rank table (rank, q, zeta, mean_count) to write; .csv or .parquet (`-`: CSV on
+    /// Rank table (rank, q, zeta) to write; .csv or .parquet (`-`: CSV on
     /// stdout).
     #[arg(long, value_name = "FILE")]
     pub table: Option<PathBuf>,

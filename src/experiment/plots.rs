@@ -489,12 +489,21 @@ fn markov_fitted_vs_true(rows: &[Row]) -> Option<Chart> {
                 .to_vec(),
         });
     }
-    Some(Chart {
-        title: format!(
+    Some(fitted_over_true(
+        format!(
             "Q-based methods on the fitted workload over the same method on the true one ({points} values)"
         ),
+        "method on the true workload (FN per arrival)",
+        series,
+    ))
+}
+
+/// A fitted-against-true chart: the ratio over the value on the true workload.
+fn fitted_over_true(title: String, x_label: &str, series: Vec<Series>) -> Chart {
+    Chart {
+        title,
         x: AxisSpec {
-            label: "method on the true workload (FN per arrival)".into(),
+            label: x_label.into(),
             scale: Scale::Log10,
             integer: false,
         },
@@ -504,7 +513,7 @@ fn markov_fitted_vs_true(rows: &[Row]) -> Option<Chart> {
             integer: false,
         },
         series,
-    })
+    }
 }
 
 /// Synthetic sources with `fit`: the renewal bound from the fitted workload over the
@@ -581,21 +590,12 @@ fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
             points: conservative,
         });
     }
-    Some(Chart {
-        title: format!(
+    Some(fitted_over_true(
+        format!(
             "renewal bound from the fitted workload over the bound from the true one ({} points)",
             pairs.len()
         ),
-        x: AxisSpec {
-            label: "renewal bound, true workload (FN per arrival)".into(),
-            scale: Scale::Log10,
-            integer: false,
-        },
-        y: AxisSpec {
-            label: "fitted / true".into(),
-            scale: Scale::Linear,
-            integer: false,
-        },
+        "renewal bound, true workload (FN per arrival)",
         series,
-    })
+    ))
 }

@@ -22,7 +22,7 @@
 
 use serde::Serialize;
 
-use super::reuse::{bucket, bucket_low, MAX_BATCHES};
+use super::reuse::{bucket, bucket_low, close_batch};
 
 /// Arrivals in a first batch.
 pub const FIRST_BATCH: u64 = 256;
@@ -162,18 +162,12 @@ impl ObservableCounts {
             }
         }
         if self.current.arrivals == self.batch_len {
-            self.done.push(std::mem::take(&mut self.current));
-            if self.done.len() == MAX_BATCHES {
-                let old = std::mem::take(&mut self.done);
-                for pair in old.chunks(2) {
-                    let mut b = pair[0].clone();
-                    if let Some(second) = pair.get(1) {
-                        b.absorb(second);
-                    }
-                    self.done.push(b);
-                }
-                self.batch_len *= 2;
-            }
+            close_batch(
+                &mut self.done,
+                &mut self.current,
+                &mut self.batch_len,
+                Batch::absorb,
+            );
         }
     }
 

@@ -31,6 +31,28 @@ const SUB: u64 = 1 << SUB_BITS;
 pub const FIRST_BATCH: u64 = 1 << 12;
 pub const MAX_BATCHES: usize = 64;
 
+/// Files the current batch; at [`MAX_BATCHES`] neighbours are merged pairwise and later
+/// batches are twice as long, so the memory stays fixed however long the trace.
+pub(super) fn close_batch<B: Default + Clone>(
+    done: &mut Vec<B>,
+    current: &mut B,
+    batch_len: &mut u64,
+    absorb: fn(&mut B, &B),
+) {
+    done.push(std::mem::take(current));
+    if done.len() == MAX_BATCHES {
+        let old = std::mem::take(done);
+        for pair in old.chunks(2) {
+            let mut b = pair[0].clone();
+            if let Some(second) = pair.get(1) {
+                absorb(&mut b, second);
+            }
+            done.push(b);
+        }
+        *batch_len *= 2;
+    }
+}
+
 /// The bucket of distance d >= 1.
 pub(crate) fn bucket(d: u64) -> usize {
     if d < EXACT {
@@ -147,18 +169,12 @@ impl ReuseCounts {
     }
 
     fn close_batch(&mut self) {
-        self.done.push(std::mem::take(&mut self.current));
-        if self.done.len() == MAX_BATCHES {
-            let old = std::mem::take(&mut self.done);
-            for pair in old.chunks(2) {
-                let mut b = pair[0].clone();
-                if let Some(second) = pair.get(1) {
-                    b.absorb(second);
-                }
-                self.done.push(b);
-            }
-            self.batch_len *= 2;
-        }
+        close_batch(
+            &mut self.done,
+            &mut self.current,
+            &mut self.batch_len,
+            Batch::absorb,
+        );
     }
 
     /// The point and upper profiles at confidence `level`, and a summary.
