@@ -22,6 +22,7 @@
 //! * [`progress`]: progress bars with an ETA for long work, and a clean stop on Ctrl-C.
 
 pub mod compare;
+pub mod coverage;
 pub mod error;
 pub mod experiment;
 pub mod filter;

@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::replay::{Replay, ReplayOptions};
+use rbf::replay::{ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
 use rbf::Result;
 
 use super::filter_args::FilterArgs;
@@ -24,6 +24,11 @@ pub struct ReplayArgs {
     /// Confidence level of the batch-means intervals.
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
+    /// Filters (hash seeds) replayed: the counts are the first filter's (--seed), the
+    /// rates with intervals are over all of them, so the intervals cover the hash
+    /// positions' randomness as the models do; each costs one replay.
+    #[arg(long, default_value_t = DEFAULT_HASH_SEEDS)]
+    pub hash_seeds: u32,
     /// Print a JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -45,12 +50,13 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         ));
     }
     let mut source = a.trace_args.open(&a.trace)?;
-    let mut replay = Replay::new(
+    let mut replay = Replays::new(
         &config,
         ReplayOptions {
             warmup: a.warmup,
             confidence: a.confidence,
         },
+        a.hash_seeds,
     )?;
     replay.run(&mut source);
     let report = replay.report();

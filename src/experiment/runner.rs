@@ -15,9 +15,9 @@ use crate::filter::FilterConfig;
 use crate::model::fneg::{Claim, FnModel, Method, RenewalMode, RenewalOptions};
 use crate::model::fp::{capacity, predict, CapacityQuery};
 use crate::progress::{check_interrupt, interrupted, Progress};
-use crate::replay::{Confidence, Replay, ReplayOptions, ReplayReport};
+use crate::replay::{Observed, ReplayOptions, ReplayReport, Replays};
 use crate::report::verdict::{Check, Regime, MIN_STEADY_CYCLES};
-use crate::stats::{student_t_quantile, Interval};
+use crate::stats::student_t_quantile;
 
 /// Runs `points` (already sharded) and returns one row per point, in point order.
 /// Points in `journal` (from an interrupted earlier run) are taken from it, and every
@@ -157,44 +157,48 @@ fn replay_once(
     filter: &FilterConfig,
     seed: u64,
 ) -> Result<ReplayReport> {
-    let mut r = Replay::new(
+    // One filter per hash seed, so that the intervals cover the hash positions.
+    let mut r = Replays::new(
         filter,
         ReplayOptions {
             warmup: source.warmup,
             confidence: config.confidence,
         },
+        config.hash_seeds,
     )?;
     // `run` works in batches so that ground-truth lookups are prefetched.
     r.run(source.source.messages(seed)?);
     Ok(r.report())
 }
 
-/// A rate's mean over seeds and its interval at `level`, clamped to [0, 1]: a Student t
-/// interval over seeds, or with one seed the replay's batch means over cycles.
+/// A rate's estimate over seeds and its interval, clamped to [0, 1]. Each seed's
+/// [`Observed`] is the rate over complete cycles with its interval (hash seeds x time
+/// batches). One seed: that. Several seeds of a synthetic source are independent traces:
+/// a Student t interval over the seeds' estimates. Several seeds of one trace file share
+/// its arrivals, so their errors may be fully correlated and averaging cannot be
+/// assumed to shrink them: the mean of their half-widths around the mean estimate.
 fn rate_over_seeds(
     reports: &[ReplayReport],
     level: f64,
-    value: impl Fn(&ReplayReport) -> f64,
-    batch: impl Fn(&Confidence) -> Interval,
+    independent: bool,
+    value: impl Fn(&ReplayReport) -> Observed,
 ) -> (f64, Option<(f64, f64)>) {
-    let n = reports.len() as f64;
-    let mean = reports.iter().map(&value).sum::<f64>() / n;
-    let interval = if reports.len() >= 2 {
-        let var = reports
-            .iter()
-            .map(|r| (value(r) - mean).powi(2))
-            .sum::<f64>()
-            / (n - 1.0);
-        let h = student_t_quantile(0.5 + level / 2.0, n - 1.0) * (var / n).sqrt();
-        Some(((mean - h).clamp(0.0, 1.0), (mean + h).clamp(0.0, 1.0)))
+    let obs: Vec<Observed> = reports.iter().map(value).collect();
+    let n = obs.len() as f64;
+    let mean = obs.iter().map(|o| o.estimate).sum::<f64>() / n;
+    let clamp = |h: f64| ((mean - h).clamp(0.0, 1.0), (mean + h).clamp(0.0, 1.0));
+    let interval = if obs.len() >= 2 && independent {
+        let var = obs.iter().map(|o| (o.estimate - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        Some(clamp(
+            student_t_quantile(0.5 + level / 2.0, n - 1.0) * (var / n).sqrt(),
+        ))
+    } else if obs.len() >= 2 {
+        let h: Option<Vec<f64>> = obs.iter().map(|o| o.interval.map(|i| i.half_width())).collect();
+        h.map(|h| clamp(h.iter().sum::<f64>() / n))
     } else {
-        reports
-            .first()
-            .and_then(|r| r.confidence.as_ref())
-            .map(|c| {
-                let i = batch(c).rate();
-                (i.low, i.high)
-            })
+        obs.first()
+            .and_then(|o| o.interval)
+            .map(|i| (i.low.clamp(0.0, 1.0), i.high.clamp(0.0, 1.0)))
     };
     (mean, interval)
 }
@@ -216,22 +220,21 @@ fn observe(
     }
     let n = reports.len() as f64;
     let level = config.confidence;
+    let independent = matches!(source.source, Source::Synthetic(_));
     row.arrivals = reports.first().map(|r| r.counts.arrivals);
     row.cycles = Some(reports.iter().map(|r| r.cycles as f64).sum::<f64>() / n);
-    row.observed_fp = Some(reports.iter().map(|r| r.fp_rate).sum::<f64>() / n);
-    let (fp, fp_interval) = rate_over_seeds(
-        &reports,
-        level,
-        |r| r.fp_rate_count_instance,
-        |c| c.fp_rate_count_instance,
-    );
+    row.observed_fp = Some(reports.iter().map(|r| r.observed_fp().estimate).sum::<f64>() / n);
+    let (fp, fp_interval) = rate_over_seeds(&reports, level, independent, |r| {
+        r.observed_fp_count_instance()
+    });
     row.observed_fp_count_instance = Some(fp);
     row.observed_fp_count_instance_low = fp_interval.map(|i| i.0);
     row.observed_fp_count_instance_high = fp_interval.map(|i| i.1);
-    let (fn_rate, fn_interval) = rate_over_seeds(&reports, level, |r| r.fn_rate, |c| c.fn_rate);
+    let (fn_rate, fn_interval) =
+        rate_over_seeds(&reports, level, independent, ReplayReport::observed_fn);
     row.observed_fn = Some(fn_rate);
     let (low, high) = fn_interval.unwrap_or_else(|| {
-        row.note("one seed and too few cycles for an FN interval");
+        row.note("too few cycles for an FN interval");
         (fn_rate, fn_rate)
     });
     if row.regime() == Some(Regime::Transient) {

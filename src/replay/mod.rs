@@ -4,10 +4,12 @@
 
 mod cycles;
 pub(crate) mod index;
+mod replicas;
 mod truth;
 
-pub use cycles::{Confidence, CycleSums, Distribution, PerCycle};
+pub use cycles::{batch_length, confidence, rebatch, Confidence, CycleStats, CycleSums, Distribution, PerCycle};
 pub use index::KeyIndex;
+pub use replicas::{replay_seeds, replica_seed, Replays, DEFAULT_HASH_SEEDS, MAX_HASH_SEEDS};
 pub use truth::{GroundTruth, Truth};
 
 use serde::Serialize;
@@ -15,7 +17,6 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::filter::{FilterConfig, Outcome, PositionBuf, RecyclingFilter, MAX_HASHES};
 use crate::message::{for_each_key_batch, Message};
-use cycles::CycleStats;
 
 const PREFETCH_DISTANCE: usize = 16;
 /// Arrivals ahead whose bit positions are computed (one-phase filters).
@@ -89,8 +90,57 @@ pub struct ReplayReport {
     /// Distinct keys seen, warm-up included.
     pub distinct_keys: u64,
     pub per_cycle: PerCycle,
-    /// Batch-means confidence intervals (absent with fewer than two batches of cycles).
+    /// Filters (hash seeds) behind `confidence`; the counts above are the first's.
+    pub hash_seeds: u64,
+    /// Intervals over the complete cycles of every hash seed's filter, by batch means
+    /// (absent with fewer than two batches). Their estimates are the steady-state rates
+    /// to judge ([`ReplayReport::observed_fn`]).
     pub confidence: Option<Confidence>,
+}
+
+/// A steady-state rate as judged: the estimate over complete cycles and, when there
+/// are enough of them, its interval; both measure the same thing.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct Observed {
+    pub estimate: f64,
+    pub interval: Option<crate::stats::Interval>,
+}
+
+impl ReplayReport {
+    fn observed(&self, all: f64, pick: impl Fn(&Confidence) -> crate::stats::Interval) -> Observed {
+        match &self.confidence {
+            Some(c) => {
+                let i = pick(c);
+                Observed {
+                    estimate: i.estimate,
+                    interval: Some(i),
+                }
+            }
+            // No interval: the rate over every measured arrival of the first filter.
+            None => Observed {
+                estimate: all,
+                interval: None,
+            },
+        }
+    }
+
+    /// FN per arrival as judged against the models: over the complete cycles of every
+    /// hash seed, with its interval. (`fn_rate` counts every measured arrival of the
+    /// first filter, the partial cycles at both ends included, so it can lie outside
+    /// that interval when there are few cycles.)
+    pub fn observed_fn(&self) -> Observed {
+        self.observed(self.fn_rate, |c| c.fn_rate)
+    }
+
+    /// The FP paper's count-instance rate as judged (see [`ReplayReport::observed_fn`]).
+    pub fn observed_fp_count_instance(&self) -> Observed {
+        self.observed(self.fp_rate_count_instance, |c| c.fp_rate_count_instance)
+    }
+
+    /// FP per arrival as judged (see [`ReplayReport::observed_fn`]).
+    pub fn observed_fp(&self) -> Observed {
+        self.observed(self.fp_rate, |c| c.fp_rate)
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -309,7 +359,7 @@ impl Replay {
             self.first_recycle.get_or_insert(self.filter.recycles() - 1);
         }
         if self.cycle_complete {
-            self.stats.record(&self.tally.sums());
+            self.stats.record(&self.tally.sums(), self.seen - self.options.warmup);
         }
         self.tally.add_to(&mut self.counts);
         self.tally = Tally::default();
@@ -323,6 +373,16 @@ impl Replay {
     /// Arrivals replayed so far, warm-up included.
     pub fn seen(&self) -> u64 {
         self.seen
+    }
+
+    /// Measured arrivals so far (after the warm-up).
+    pub fn measured(&self) -> u64 {
+        self.seen.saturating_sub(self.options.warmup)
+    }
+
+    /// Statistics of the complete cycles so far.
+    pub fn cycle_stats(&self) -> &CycleStats {
+        &self.stats
     }
 
     pub fn filter(&self) -> &RecyclingFilter {
@@ -363,7 +423,8 @@ impl Replay {
             cycles: self.first_recycle.map_or(0, |f| self.filter.recycles() - f),
             distinct_keys: self.truth.distinct() as u64,
             per_cycle: self.stats.per_cycle(),
-            confidence: self.stats.confidence(self.options.confidence),
+            hash_seeds: 1,
+            confidence: confidence(&[&self.stats], self.measured(), self.options.confidence),
         }
     }
 }

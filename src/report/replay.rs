@@ -16,6 +16,8 @@ pub fn replay_table(r: &ReplayReport) -> String {
     let level = conf.map_or(String::from("CI"), |c| {
         format!("{:.0}% CI (batch means)", c.level * 100.0)
     });
+    // Rates with an interval are the steady-state estimates the interval is about.
+    let (fp, fnr, fpci) = (r.observed_fp(), r.observed_fn(), r.observed_fp_count_instance());
     let mut t = Table::new(["measure", "value", level.as_str()]);
     t.row(["arrivals".to_string(), count(c.arrivals), String::new()]);
     t.row(["new".to_string(), count(c.new), String::new()]);
@@ -39,18 +41,18 @@ pub fn replay_table(r: &ReplayReport) -> String {
     t.row(["cycles".to_string(), count(r.cycles), String::new()]);
     t.row([
         "FP rate (FP / arrivals)".to_string(),
-        rate(r.fp_rate),
-        ci(conf.map(|c| &c.fp_rate)),
+        rate(fp.estimate),
+        ci(fp.interval.as_ref()),
     ]);
     t.row([
         "FN rate (FN / arrivals)".to_string(),
-        rate(r.fn_rate),
-        ci(conf.map(|c| &c.fn_rate)),
+        rate(fnr.estimate),
+        ci(fnr.interval.as_ref()),
     ]);
     t.row([
         "FP count-instance (FP paper)".to_string(),
-        rate(r.fp_rate_count_instance),
-        ci(conf.map(|c| &c.fp_rate_count_instance)),
+        rate(fpci.estimate),
+        ci(fpci.interval.as_ref()),
     ]);
     t.row([
         "FP count-first".to_string(),
@@ -92,6 +94,19 @@ pub fn replay_table(r: &ReplayReport) -> String {
         count(pc.complete_cycles)
     );
     out.push_str(&t.render());
+    if let Some(conf) = conf {
+        out.push_str(&format!(
+            "rates with an interval: over the complete cycles of {} filter(s) hashed with different seeds (the counts above are the first's); intervals over {} batches of {} arrivals{}\n",
+            conf.hash_seeds,
+            conf.batches,
+            count(conf.batch_arrivals),
+            if conf.hash_seeds > 1 {
+                " and over the hash seeds"
+            } else {
+                " (one hash seed: they leave out how the hash positions vary)"
+            }
+        ));
+    }
     if c.repeat_classified_new > 0 {
         out.push_str(&format!(
             "\nBUG: {} repeats were classified as new; please report this.\n",

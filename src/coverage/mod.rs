@@ -1,0 +1,225 @@
+//! The coverage study (issue 30): do rbf's printed intervals hold their level, and is
+//! the conservative fitted renewal bound at or above the true-workload bound as often
+//! as it claims?
+//!
+//! Each cell of a [`CoverageConfig`] is a workload of the FN paper's arrival model and a
+//! filter. A *seed* of a cell is a new synthetic trace and new hash positions, replayed
+//! and fitted exactly as `rbf compare` does; every interval rbf prints is recorded
+//! ([`record::SeedRecord`]). A cell's *truth* is what the models describe: for p_r and
+//! S(n) the exact values of the workload (eq. 24 gives S), for the observed FN and FP
+//! the long-run rates averaged over hash positions, from replays
+//! `truth_length` times longer than a seed's, each trace replayed with several hash
+//! seeds. The summary ([`summary`]) reports, per cell and interval, the share of seeds
+//! whose interval contains the truth, with its own binomial uncertainty.
+//!
+//! Work is cut into units (a seed, or one long replay), run in parallel, and each
+//! finished unit is appended as one JSON line to `records/shard-I-of-N.jsonl` in the
+//! output directory, so a run can be stopped, resumed and sharded (`--shard I/N`); the
+//! summary is computed from every records file present. Records of a cell whose
+//! settings (or the study's method version) changed are ignored.
+
+mod cell;
+pub mod config;
+pub mod record;
+pub mod summary;
+mod unit;
+
+pub use cell::Cell;
+pub use config::{CellConfig, CoverageConfig};
+pub use record::Record;
+pub use unit::{run_seed, run_truth, Unit};
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::experiment::grid::Shard;
+use crate::progress::{check_interrupt, interrupted, Progress};
+
+/// Changes whenever what a seed's record means changes (the interval methods), so that
+/// records of an earlier method are not mixed with new ones.
+pub const METHOD_VERSION: &str = "v1: batch means over cycles, one hash seed";
+/// The same for the truth's long replays.
+pub const TRUTH_VERSION: &str = "v1: complete cycles of fixed-hash replays";
+
+/// The fingerprint of a cell's seed records or truth records.
+pub fn fingerprint(cell: &CellConfig, level: f64, truth_length: Option<u64>) -> String {
+    let text = serde_json::json!({
+        "cell": cell,
+        "level": level,
+        "truth_length": truth_length,
+        "version": if truth_length.is_some() { TRUTH_VERSION } else { METHOD_VERSION },
+    })
+    .to_string();
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
+}
+
+/// Every unit of the study, cells in order, truth replays first within a cell.
+pub fn units(config: &CoverageConfig) -> Vec<Unit> {
+    let mut out = Vec::new();
+    for cell in 0..config.cells.len() {
+        for trace in 0..config.truth_traces {
+            for hash in 0..config.truth_hash_seeds {
+                out.push(Unit::Truth { cell, trace, hash });
+            }
+        }
+        for seed in 1..=config.seeds {
+            out.push(Unit::Seed { cell, seed });
+        }
+    }
+    out
+}
+
+/// Every record under `dir/records/`, and how many lines were unreadable.
+pub fn read_records(dir: &Path) -> Result<(Vec<Record>, u64)> {
+    let rec = dir.join("records");
+    let mut records = Vec::new();
+    let mut bad = 0;
+    let Ok(entries) = std::fs::read_dir(&rec) else {
+        return Ok((records, 0));
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    paths.sort();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
+        // A line cut by a crash (no line break, or not JSON) is not a record.
+        let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
+        for line in complete.lines().filter(|l| !l.trim().is_empty()) {
+            match serde_json::from_str::<Record>(line) {
+                Ok(r) => records.push(r),
+                Err(_) => bad += 1,
+            }
+        }
+    }
+    Ok((records, bad))
+}
+
+/// The records of the current config: the right fingerprint, one per unit.
+pub fn current_records(config: &CoverageConfig, records: Vec<Record>) -> Vec<Record> {
+    let mut seen = HashSet::new();
+    records
+        .into_iter()
+        .filter(|r| {
+            let Some(c) = config.cells.iter().find(|c| c.name == r.cell()) else {
+                return false;
+            };
+            let want = match r {
+                Record::Seed(_) => fingerprint(c, config.level, None),
+                Record::Truth(_) => fingerprint(c, config.level, Some(config.truth_length)),
+            };
+            r.fingerprint() == want && seen.insert((r.cell().to_string(), r.key()))
+        })
+        .collect()
+}
+
+/// Runs the units of `shard` not yet in `dir`'s records, appending each record as it
+/// finishes. Ctrl-C stops new units from starting; what finished stays recorded.
+pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) -> Result<()> {
+    let rec_dir = dir.join("records");
+    std::fs::create_dir_all(&rec_dir).map_err(|e| Error::io(&rec_dir, e))?;
+    let (existing, _) = read_records(dir)?;
+    let done: HashSet<(String, (u8, u64, u64))> = current_records(config, existing)
+        .iter()
+        .map(|r| (r.cell().to_string(), r.key()))
+        .collect();
+    let todo: Vec<Unit> = units(config)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % shard.count == shard.index)
+        .map(|(_, u)| u)
+        .filter(|u| !done.contains(&(config.cells[u.cell()].name.clone(), u.key())))
+        .collect();
+    if todo.is_empty() {
+        return Ok(());
+    }
+    // Only the cells with work to do are prepared (the true S can take seconds).
+    let mut needed: Vec<usize> = todo.iter().map(Unit::cell).collect();
+    needed.dedup();
+    let cells: Vec<Option<Cell>> = (0..config.cells.len())
+        .into_par_iter()
+        .map(|i| needed.contains(&i).then(|| Cell::new(&config.cells[i])).transpose())
+        .collect::<Result<_>>()?;
+    let path = rec_dir.join(format!("shard-{}-of-{}.jsonl", shard.index, shard.count));
+    let log = Mutex::new(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?,
+    );
+    // Long replays cost `truth_length` seeds each: the bar counts seed-equivalents.
+    let cost = |u: &Unit| match u {
+        Unit::Seed { .. } => 1.0,
+        Unit::Truth { .. } => config.truth_length as f64,
+    };
+    let bar = if progress {
+        Progress::new(
+            "rbf bench coverage",
+            todo.iter().map(cost).sum(),
+            "seed-equivalents",
+        )
+    } else {
+        Progress::hidden()
+    };
+    todo.par_iter().try_for_each(|u| -> Result<()> {
+        if interrupted() {
+            return Ok(());
+        }
+        let cell = cells[u.cell()]
+            .as_ref()
+            .expect("every cell with a unit to run was prepared");
+        let c = &config.cells[u.cell()];
+        let record = match *u {
+            Unit::Seed { seed, .. } => {
+                run_seed(cell, &fingerprint(c, config.level, None), seed, config.level)?
+            }
+            Unit::Truth { trace, hash, .. } => run_truth(
+                cell,
+                &fingerprint(c, config.level, Some(config.truth_length)),
+                trace,
+                hash,
+                config.truth_length,
+                config.level,
+            )?,
+        };
+        let mut line = serde_json::to_string(&record)
+            .map_err(|e| Error::invalid(format!("cannot encode a record: {e}")))?;
+        line.push('\n');
+        // One write per line, so a crash cuts at most the last line.
+        log.lock()
+            .map_err(|_| Error::invalid("the records file's lock was poisoned"))?
+            .write_all(line.as_bytes())
+            .map_err(|e| Error::io(&path, e))?;
+        bar.add(cost(u));
+        Ok(())
+    })?;
+    bar.finish();
+    check_interrupt()
+}
+
+/// Summarises every current record in `dir` into `dir/summary.md` and
+/// `dir/summary.csv`; returns the summaries.
+pub fn write_summary(config: &CoverageConfig, dir: &Path) -> Result<Vec<summary::CellSummary>> {
+    let (records, _) = read_records(dir)?;
+    let records = current_records(config, records);
+    let names: Vec<String> = config.cells.iter().map(|c| c.name.clone()).collect();
+    let s = summary::summarise(&names, &records);
+    let mut md = format!(
+        "# Coverage study `{}`: summary\n\nGenerated by `rbf bench coverage` from the records in `records/` ({} records; method: {}; truth: {}).\n\n",
+        config.name,
+        records.len(),
+        METHOD_VERSION,
+        TRUTH_VERSION
+    );
+    md.push_str(&summary::markdown(&s, config.level));
+    crate::output_file::write_file(&dir.join("summary.md"), md.as_bytes())?;
+    crate::output_file::write_file(&dir.join("summary.csv"), summary::csv(&s).as_bytes())?;
+    Ok(s)
+}

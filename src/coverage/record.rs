@@ -1,0 +1,125 @@
+//! What one unit of the study leaves behind: a JSON line per seed of a cell, or per
+//! long replay behind a cell's truth. The summary is computed from these lines alone,
+//! so shards and interrupted runs combine by concatenation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::Interval;
+
+/// One line of a records file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    Seed(SeedRecord),
+    Truth(TruthRecord),
+}
+
+impl Record {
+    pub fn cell(&self) -> &str {
+        match self {
+            Record::Seed(s) => &s.cell,
+            Record::Truth(t) => &t.cell,
+        }
+    }
+
+    pub fn fingerprint(&self) -> &str {
+        match self {
+            Record::Seed(s) => &s.fingerprint,
+            Record::Truth(t) => &t.fingerprint,
+        }
+    }
+
+    /// The unit's key within its cell (seed, or truth trace and hash seed).
+    pub fn key(&self) -> (u8, u64, u64) {
+        match self {
+            Record::Seed(s) => (0, s.seed, 0),
+            Record::Truth(t) => (1, t.trace, t.hash),
+        }
+    }
+}
+
+/// What rbf printed for one seed (a new trace and new hash positions) of a cell.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SeedRecord {
+    pub cell: String,
+    pub fingerprint: String,
+    pub seed: u64,
+    /// Measured arrivals and complete cycles (of the first hash seed's filter).
+    pub arrivals: u64,
+    pub cycles: u64,
+    /// Hash seeds the observed intervals rest on.
+    pub hash_seeds: u64,
+    /// The observed FN and FP count-instance as judged: point and interval.
+    pub fn_rate: Observed,
+    pub fp_count_instance: Observed,
+    /// FN over every measured arrival of the first filter (partial cycles included).
+    pub fn_all_arrivals: f64,
+    /// The fit's p_r interval.
+    pub p_repeat: Option<Interval>,
+    /// The fit's pointwise interval of S at its median knot.
+    pub s_median: Option<KnotInterval>,
+    /// The upper reuse profile against the true S at every knot.
+    pub band: BandCheck,
+    /// The renewal bound from the fitted workload: point estimate and conservative end.
+    pub fitted_bound: Option<f64>,
+    pub conservative_bound: Option<f64>,
+    /// The renewal bound of the true workload (the same for every seed of the cell).
+    pub true_bound: f64,
+    /// The workload's p_r (the truth of the p_r interval).
+    pub true_p_repeat: f64,
+    pub seconds: f64,
+}
+
+/// A point estimate and its interval (None: too few cycles for one).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct Observed {
+    pub estimate: f64,
+    pub interval: Option<Interval>,
+}
+
+/// A pointwise interval of S at knot n.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct KnotInterval {
+    pub n: u64,
+    pub interval: Interval,
+    /// The true S(n).
+    pub truth: f64,
+}
+
+/// The upper reuse profile against the true S.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct BandCheck {
+    /// Knots checked (those within the true S computed).
+    pub knots: u64,
+    /// Knots where the upper profile is below the true S.
+    pub misses: u64,
+    /// The first such knot.
+    pub first_miss: Option<u64>,
+    /// The largest shortfall S(n) - upper(n) (negative when covered everywhere).
+    pub worst_shortfall: f64,
+}
+
+impl BandCheck {
+    /// The band covers S at every knot at once.
+    pub fn covers(&self) -> bool {
+        self.misses == 0
+    }
+}
+
+/// One long replay behind a cell's truth.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TruthRecord {
+    pub cell: String,
+    pub fingerprint: String,
+    /// Which long trace and which hash seed.
+    pub trace: u64,
+    pub hash: u64,
+    pub arrivals: u64,
+    pub cycles: u64,
+    /// FN and FP count-instance over the complete cycles, with the number of
+    /// arrivals and first-in-cycle arrivals they rest on.
+    pub fn_rate: f64,
+    pub fp_count_instance: f64,
+    pub fn_all_arrivals: f64,
+    pub seconds: f64,
+}

@@ -1,0 +1,393 @@
+//! Coverage per cell and per printed interval, from the records alone: the share of
+//! seeds whose interval contains the truth, with a 95 % Wilson interval for that share
+//! (its own binomial uncertainty), and on which side the misses fell.
+
+use serde::Serialize;
+
+use super::record::{Record, SeedRecord, TruthRecord};
+use crate::stats::{normal_quantile, Interval};
+
+/// Confidence of the Wilson interval around a measured coverage.
+pub const COVERAGE_LEVEL: f64 = 0.95;
+
+/// A cell's truth from its long replays.
+#[derive(Clone, Debug, Serialize)]
+pub struct Truth {
+    pub traces: u64,
+    pub replays: u64,
+    /// Measured arrivals per long replay (mean).
+    pub arrivals: f64,
+    /// Mean over the long replays (every hash seed of every trace) and its standard
+    /// error from the spread of the traces' means.
+    pub fn_rate: f64,
+    pub fn_se: f64,
+    pub fp_count_instance: f64,
+    pub fp_count_instance_se: f64,
+    /// Standard deviation of FN between hash seeds of one long trace (pooled): how far
+    /// one filter's long-run FN is from the hash average.
+    pub fn_hash_sd: f64,
+}
+
+/// The coverage of one printed interval in one cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Coverage {
+    pub cell: String,
+    pub interval: &'static str,
+    /// Seeds with an interval, and how many of them contain the truth.
+    pub seeds: u64,
+    pub covered: u64,
+    pub coverage: f64,
+    pub coverage_low: f64,
+    pub coverage_high: f64,
+    /// Misses with the whole interval below / above the truth.
+    pub below: u64,
+    pub above: u64,
+    /// Seeds that gave no interval.
+    pub without: u64,
+    /// Median half-width relative to the truth (None for the band and the bound).
+    pub median_relative_half_width: Option<f64>,
+}
+
+/// Everything about one cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct CellSummary {
+    pub cell: String,
+    pub seeds: u64,
+    pub truth: Option<Truth>,
+    pub true_bound: Option<f64>,
+    /// Seeds whose observed FN point lies outside its own interval.
+    pub point_outside_interval: u64,
+    pub mean_cycles: f64,
+    pub rows: Vec<Coverage>,
+}
+
+/// Wilson score interval for x successes in n trials.
+pub fn wilson(x: u64, n: u64, level: f64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = normal_quantile(0.5 + level / 2.0);
+    let (x, n) = (x as f64, n as f64);
+    let z2 = z * z;
+    let centre = (x + z2 / 2.0) / (n + z2);
+    let half = z * (x * (n - x) / n + z2 / 4.0).sqrt() / (n + z2);
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
+fn sd(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
+}
+
+/// Mean and standard error with traces as the independent units.
+fn by_trace(records: &[&TruthRecord], value: impl Fn(&TruthRecord) -> f64) -> (f64, f64, f64) {
+    let mut traces: Vec<u64> = records.iter().map(|r| r.trace).collect();
+    traces.sort_unstable();
+    traces.dedup();
+    let mut means = Vec::new();
+    let mut within = Vec::new();
+    for t in &traces {
+        let xs: Vec<f64> = records
+            .iter()
+            .filter(|r| r.trace == *t)
+            .map(|r| value(r))
+            .collect();
+        means.push(mean(&xs));
+        if xs.len() > 1 {
+            within.push(sd(&xs).powi(2));
+        }
+    }
+    let all: Vec<f64> = records.iter().map(|r| value(r)).collect();
+    let se = sd(&means) / (means.len() as f64).sqrt();
+    (mean(&all), se, mean(&within).sqrt())
+}
+
+fn truth(records: &[&TruthRecord]) -> Option<Truth> {
+    if records.is_empty() {
+        return None;
+    }
+    let (fn_rate, fn_se, fn_hash_sd) = by_trace(records, |r| r.fn_rate);
+    let (fp, fp_se, _) = by_trace(records, |r| r.fp_count_instance);
+    let mut traces: Vec<u64> = records.iter().map(|r| r.trace).collect();
+    traces.sort_unstable();
+    traces.dedup();
+    Some(Truth {
+        traces: traces.len() as u64,
+        replays: records.len() as u64,
+        arrivals: mean(&records.iter().map(|r| r.arrivals as f64).collect::<Vec<_>>()),
+        fn_rate,
+        fn_se,
+        fp_count_instance: fp,
+        fp_count_instance_se: fp_se,
+        fn_hash_sd,
+    })
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    Some(xs[xs.len() / 2])
+}
+
+/// Coverage of intervals `get(seed)` against `truth(seed)`.
+fn coverage(
+    cell: &str,
+    name: &'static str,
+    seeds: &[&SeedRecord],
+    get: impl Fn(&SeedRecord) -> Option<Interval>,
+    truth: impl Fn(&SeedRecord) -> f64,
+) -> Coverage {
+    let (mut n, mut covered, mut below, mut above, mut without) = (0, 0, 0, 0, 0);
+    let mut widths = Vec::new();
+    for s in seeds {
+        let Some(i) = get(s) else {
+            without += 1;
+            continue;
+        };
+        let t = truth(s);
+        n += 1;
+        if i.high < t {
+            below += 1;
+        } else if i.low > t {
+            above += 1;
+        } else {
+            covered += 1;
+        }
+        if t > 0.0 {
+            widths.push(i.half_width() / t);
+        }
+    }
+    let (lo, hi) = wilson(covered, n, COVERAGE_LEVEL);
+    Coverage {
+        cell: cell.to_string(),
+        interval: name,
+        seeds: n,
+        covered,
+        coverage: covered as f64 / n.max(1) as f64,
+        coverage_low: lo,
+        coverage_high: hi,
+        below,
+        above,
+        without,
+        median_relative_half_width: median(widths),
+    }
+}
+
+/// A yes/no check per seed (the band covers S everywhere; the conservative bound is at
+/// or above the true one).
+fn share(
+    cell: &str,
+    name: &'static str,
+    seeds: &[&SeedRecord],
+    ok: impl Fn(&SeedRecord) -> Option<bool>,
+) -> Coverage {
+    let (mut n, mut covered, mut without) = (0, 0, 0);
+    for s in seeds {
+        match ok(s) {
+            Some(true) => {
+                n += 1;
+                covered += 1;
+            }
+            Some(false) => n += 1,
+            None => without += 1,
+        }
+    }
+    let (lo, hi) = wilson(covered, n, COVERAGE_LEVEL);
+    Coverage {
+        cell: cell.to_string(),
+        interval: name,
+        seeds: n,
+        covered,
+        coverage: covered as f64 / n.max(1) as f64,
+        coverage_low: lo,
+        coverage_high: hi,
+        below: n - covered,
+        above: 0,
+        without,
+        median_relative_half_width: None,
+    }
+}
+
+/// Summaries of the cells named in `cells`, in that order, from `records`.
+pub fn summarise(cells: &[String], records: &[Record]) -> Vec<CellSummary> {
+    cells
+        .iter()
+        .map(|name| {
+            let seeds: Vec<&SeedRecord> = records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Seed(s) if &s.cell == name => Some(s),
+                    _ => None,
+                })
+                .collect();
+            let truths: Vec<&TruthRecord> = records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Truth(t) if &t.cell == name => Some(t),
+                    _ => None,
+                })
+                .collect();
+            let truth = truth(&truths);
+            let mut rows = Vec::new();
+            if let Some(t) = &truth {
+                let (f, fp) = (t.fn_rate, t.fp_count_instance);
+                rows.push(coverage(name, "observed FN", &seeds, |s| s.fn_rate.interval, |_| f));
+                rows.push(coverage(
+                    name,
+                    "observed FP count-instance",
+                    &seeds,
+                    |s| s.fp_count_instance.interval,
+                    |_| fp,
+                ));
+            }
+            rows.push(coverage(name, "p_r", &seeds, |s| s.p_repeat, |s| s.true_p_repeat));
+            rows.push(coverage(
+                name,
+                "S at the median distance (pointwise)",
+                &seeds,
+                |s| s.s_median.map(|k| k.interval),
+                |s| s.s_median.map_or(0.0, |k| k.truth),
+            ));
+            rows.push(share(name, "reuse band, every knot at once", &seeds, |s| {
+                (s.band.knots > 0).then(|| s.band.covers())
+            }));
+            rows.push(share(
+                name,
+                "conservative bound >= true-workload bound",
+                &seeds,
+                |s| s.conservative_bound.map(|c| c >= s.true_bound),
+            ));
+            let point_outside_interval = seeds
+                .iter()
+                .filter(|s| s.fn_rate.interval.is_some_and(|i| !i.contains(s.fn_rate.estimate)))
+                .count() as u64;
+            CellSummary {
+                cell: name.clone(),
+                seeds: seeds.len() as u64,
+                truth,
+                true_bound: seeds.first().map(|s| s.true_bound),
+                point_outside_interval,
+                mean_cycles: mean(&seeds.iter().map(|s| s.cycles as f64).collect::<Vec<_>>()),
+                rows,
+            }
+        })
+        .collect()
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}", 100.0 * x)
+}
+
+/// The summaries as a Markdown document: the truths, then one coverage table.
+pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
+    let mut out = String::new();
+    out.push_str("### Truths\n\n");
+    out.push_str("| cell | seeds | complete cycles per seed | true FN (long run) | its s.e. | hash s.d. | true FP count-instance | its s.e. | true-workload renewal bound | long replays x arrivals |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for s in summaries {
+        let t = s.truth.as_ref();
+        let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.6}"));
+        let g = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.2e}"));
+        out.push_str(&format!(
+            "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} |\n",
+            s.cell,
+            s.seeds,
+            s.mean_cycles,
+            f(t.map(|t| t.fn_rate)),
+            g(t.map(|t| t.fn_se)),
+            g(t.map(|t| t.fn_hash_sd)),
+            f(t.map(|t| t.fp_count_instance)),
+            g(t.map(|t| t.fp_count_instance_se)),
+            f(s.true_bound),
+            t.map_or("-".into(), |t| format!("{} x {:.3e}", t.replays, t.arrivals)),
+        ));
+    }
+    out.push_str(&format!(
+        "\n### Coverage of rbf's {:.0} % intervals\n\n",
+        100.0 * level
+    ));
+    out.push_str("| cell | interval | seeds | covered | coverage % | 95 % Wilson | misses below / above | no interval | median half-width / truth |\n");
+    out.push_str("|---|---|---:|---:|---:|---|---|---:|---:|\n");
+    for s in summaries {
+        for r in &s.rows {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | [{}, {}] | {} / {} | {} | {} |\n",
+                r.cell,
+                r.interval,
+                r.seeds,
+                r.covered,
+                pct(r.coverage),
+                pct(r.coverage_low),
+                pct(r.coverage_high),
+                r.below,
+                r.above,
+                r.without,
+                r.median_relative_half_width
+                    .map_or("-".into(), |w| format!("{:.2}%", 100.0 * w)),
+            ));
+        }
+    }
+    let outside: Vec<String> = summaries
+        .iter()
+        .filter(|s| s.point_outside_interval > 0)
+        .map(|s| format!("{} ({} seeds)", s.cell, s.point_outside_interval))
+        .collect();
+    out.push_str(&format!(
+        "\nObserved FN point outside its own interval: {}.\n",
+        if outside.is_empty() {
+            "never".to_string()
+        } else {
+            outside.join(", ")
+        }
+    ));
+    out
+}
+
+/// The coverage rows as CSV.
+pub fn csv(summaries: &[CellSummary]) -> String {
+    let mut out = String::from(
+        "cell,interval,seeds,covered,coverage,coverage_low,coverage_high,below,above,without,median_relative_half_width\n",
+    );
+    for s in summaries {
+        for r in &s.rows {
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{},{}\n",
+                r.cell,
+                r.interval,
+                r.seeds,
+                r.covered,
+                r.coverage,
+                r.coverage_low,
+                r.coverage_high,
+                r.below,
+                r.above,
+                r.without,
+                r.median_relative_half_width
+                    .map_or(String::new(), |w| w.to_string()),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_matches_a_reference() {
+        // 95 % Wilson interval for 198 of 200: [0.9643, 0.9973] (standard tables).
+        let (lo, hi) = wilson(198, 200, 0.95);
+        assert!((lo - 0.9643).abs() < 5e-4 && (hi - 0.9973).abs() < 5e-4, "{lo} {hi}");
+        assert_eq!(wilson(0, 0, 0.95), (0.0, 1.0));
+    }
+}
