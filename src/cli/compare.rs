@@ -10,7 +10,7 @@ use rbf::compare::{
 };
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
 use rbf::model::fneg::{FnReport, Method, RenewalMode, RenewalOptions};
-use rbf::replay::ReplayOptions;
+use rbf::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
 use rbf::report::verdict::{percent, Regime};
 use rbf::report::{interval, sci, Table};
 use rbf::stats::Interval;
@@ -54,6 +54,10 @@ pub struct CompareArgs {
     /// Confidence level of the batch-means intervals.
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
+    /// Filters (hash seeds) replayed: the observed intervals cover the hash positions'
+    /// randomness as the models do (docs/coverage/README.md); each costs one replay.
+    #[arg(long, default_value_t = DEFAULT_HASH_SEEDS)]
+    pub hash_seeds: u32,
     /// Print a JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -137,6 +141,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
             warmup: a.warmup,
             confidence: a.confidence,
         },
+        a.hash_seeds,
         FitOptions {
             window: a.window,
             confidence: a.confidence,
@@ -149,16 +154,17 @@ pub fn run(a: CompareArgs) -> Result<()> {
     }
     source.summary().require_data()?;
     let r = &obs.replay;
-    let ci = r.confidence.as_ref();
-    let observed_ci = ci.map(|c| c.fp_rate_count_instance);
+    // The judged points: over the complete cycles of every hash seed, like their
+    // intervals (`ReplayReport::observed_fn`).
+    let (obs_fn, obs_fp, obs_fpci) = (r.observed_fn(), r.observed_fp(), r.observed_fp_count_instance());
+    let observed_ci = obs_fpci.interval;
     let mut models = vec![ModelRow {
         name: "FP model f_sigma".into(),
         measure: "fp",
         value: fp_model,
         claim: "estimate".into(),
         guaranteed: false,
-        ratio_to_observed: (r.fp_rate_count_instance > 0.0)
-            .then(|| fp_model / r.fp_rate_count_instance),
+        ratio_to_observed: (obs_fpci.estimate > 0.0).then(|| fp_model / obs_fpci.estimate),
         verdict: None,
         excess: None,
         note: match observed_ci {
@@ -189,8 +195,8 @@ pub fn run(a: CompareArgs) -> Result<()> {
             progress: true,
             ..RenewalOptions::default()
         },
-        r.fn_rate,
-        ci.map(|c| &c.fn_rate),
+        obs_fn.estimate,
+        obs_fn.interval.as_ref(),
     )?;
     models.extend(fn_cmp.rows.iter().cloned());
     let conservative = if methods.contains(&Method::Renewal) {
@@ -201,7 +207,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
     if let Some(c) = &conservative {
         let point = models.iter().position(|m| m.name == "fn renewal");
         let guaranteed = point.is_some_and(|i| models[i].guaranteed);
-        let row = conservative_row(c, guaranteed, r.fn_rate, ci.map(|c| &c.fn_rate));
+        let row = conservative_row(c, guaranteed, obs_fn.estimate, obs_fn.interval.as_ref());
         models.insert(point.map_or(models.len(), |i| i + 1), row);
     }
     let value = |m: Method| fn_cmp.report.get(m).map(|x| x.fn_rate);
@@ -211,11 +217,11 @@ pub fn run(a: CompareArgs) -> Result<()> {
         return super::print_json(&Output {
             sigma,
             target_fp: a.target_fp,
-            observed_fp: r.fp_rate,
-            observed_fp_interval: ci.map(|c| c.fp_rate),
-            observed_fn: r.fn_rate,
-            observed_fn_interval: ci.map(|c| c.fn_rate),
-            observed_fp_count_instance: r.fp_rate_count_instance,
+            observed_fp: obs_fp.estimate,
+            observed_fp_interval: obs_fp.interval,
+            observed_fn: obs_fn.estimate,
+            observed_fn_interval: obs_fn.interval,
+            observed_fp_count_instance: obs_fpci.estimate,
             p_repeat: s.p_repeat,
             distinct: s.distinct_keys,
             model_distinct: s.model_distinct,
@@ -279,29 +285,16 @@ fn table(r: &rbf::replay::ReplayReport, models: &[ModelRow], confidence: f64) ->
         verdict_header,
     ])
     .left_aligned(&[3, 5]);
-    let ci = r.confidence.as_ref();
-    let observed: [(&str, f64, Option<&Interval>); 3] = [
-        (
-            "observed FP (per arrival)",
-            r.fp_rate,
-            ci.map(|c| &c.fp_rate),
-        ),
-        (
-            "observed FP (count-instance)",
-            r.fp_rate_count_instance,
-            ci.map(|c| &c.fp_rate_count_instance),
-        ),
-        (
-            "observed FN (per arrival)",
-            r.fn_rate,
-            ci.map(|c| &c.fn_rate),
-        ),
+    let observed = [
+        ("observed FP (per arrival)", r.observed_fp()),
+        ("observed FP (count-instance)", r.observed_fp_count_instance()),
+        ("observed FN (per arrival)", r.observed_fn()),
     ];
-    for (name, value, i) in observed {
+    for (name, o) in observed {
         t.row([
             name.to_string(),
-            sci(value),
-            i.map_or("no interval".into(), interval),
+            sci(o.estimate),
+            o.interval.as_ref().map_or("no interval".into(), interval),
         ]);
     }
     for m in models {
@@ -338,5 +331,11 @@ fn table(r: &rbf::replay::ReplayReport, models: &[ModelRow], confidence: f64) ->
          beyond the bound, relative to it, + above an upper bound, - below a lower one); bounds describe the steady state, so a replay with fewer than 10 \
          recycles is judged in a transient column",
     );
+    t.note(format!(
+        "observed rates: over the complete cycles of {} filters hashed with different seeds, \
+         and their intervals over those filters and time batches (the models average over \
+         hash positions and arrivals alike)",
+        r.hash_seeds
+    ));
     t
 }

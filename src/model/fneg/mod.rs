@@ -176,6 +176,9 @@ pub struct FnModel {
     pub q: Vec<f64>,
     pub zeta: Vec<f64>,
     pub p_r: f64,
+    /// An interval of p_r (the conservative end of a fit): the renewal bound then holds
+    /// for every p_r in it ([`cycle::Draws`]); the other methods use `p_r`.
+    pub p_r_interval: Option<(f64, f64)>,
     /// A measured reuse profile (fitted workloads): the renewal bound reads U_j from it.
     pub reuse: Option<ReuseProfile>,
     /// Truncation: states or arrivals beyond probability eps are dropped (§4.1.3, §5.1).
@@ -240,6 +243,7 @@ impl FnModel {
             q: workload.repeat_distribution()?,
             zeta: workload.placement_distribution()?,
             p_r: workload.p_repeat,
+            p_r_interval: workload.p_repeat_interval.map(|[l, h]| (l, h)),
             reuse: workload.reuse.clone(),
             eps,
         })
@@ -257,6 +261,7 @@ impl FnModel {
                 q: &self.q,
                 zeta: &self.zeta,
                 p_r: self.p_r,
+                p_r_interval: self.p_r_interval,
                 reuse: self.reuse.as_ref(),
             },
             options,

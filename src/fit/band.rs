@@ -1,0 +1,173 @@
+//! An upper band of the reuse profile that holds at every knot at once.
+//!
+//! Why simultaneous: the conservative renewal bound replaces every U_j = S(j - 1) by an
+//! upper value, and the monotonicity argument (docs/FIT.md) needs the upper profile at
+//! or above the true S at every j together. A band that holds at each knot with
+//! probability 99 % holds at all of a thousand knots far less often (measured in
+//! docs/coverage/README.md: 75 % in one cell).
+//!
+//! How: S at knot i is a ratio of sums over the batches, S_i = sum_b h_bi / sum_b c_bi,
+//! with linearised residuals z_bi = h_bi - S_i c_bi and batch-means standard error se_i.
+//! The batches are the independent units, so the joint law of the standardised errors
+//! (S_i - hat S_i) / se_i over all knots is that of sum_b w_b z_bi / (C_i se_i) with
+//! independent standard normal multipliers w_b (the multiplier bootstrap; Chernozhukov,
+//! Chetverikov and Kato 2013): the critical value c is the `level` quantile of its
+//! largest component, drawn [`DRAWS`] times, and the band is hat S_i + c se_i. c is then
+//! widened for the few batches behind se_i the way a t quantile widens a normal one
+//! (the same tail probability, [`crate::stats::student_t_quantile`]). Knots whose batches
+//! all agree (se_i = 0: no repeat beyond them, or all of them) take the binomial floor of
+//! [`upper_band`] instead.
+
+use crate::stats::{normal_cdf, normal_quantile, student_t_quantile};
+use crate::synth::Rng;
+
+/// Bootstrap draws of the largest standardised error.
+pub const DRAWS: usize = 2000;
+/// Knots the bootstrap follows at most (neighbouring knots' errors are nearly the same,
+/// so a thinned set finds the same maximum at a fraction of the cost).
+const MAX_KNOTS: usize = 512;
+/// Fixed seed: the same trace gives the same band.
+const SEED: u64 = 0x6261_6e64;
+
+/// One knot's data: per batch (repeats with d > n, repeats that could show it).
+pub struct Knot {
+    pub n: u64,
+    pub pairs: Vec<(f64, f64)>,
+}
+
+impl Knot {
+    fn covered(&self) -> f64 {
+        self.pairs.iter().map(|p| p.1).sum()
+    }
+
+    /// (S, its batch-means standard error, batches with data).
+    fn estimate(&self) -> (f64, f64, usize) {
+        let c = self.covered();
+        if c <= 0.0 {
+            return (0.0, 0.0, 0);
+        }
+        let s = self.pairs.iter().map(|p| p.0).sum::<f64>() / c;
+        let n = self.pairs.iter().filter(|p| p.1 > 0.0).count();
+        if n < 2 {
+            return (s, 0.0, n);
+        }
+        let ss: f64 = self.pairs.iter().map(|(h, k)| (h - s * k).powi(2)).sum();
+        let nf = n as f64;
+        (s, (ss * nf / (nf - 1.0)).sqrt() / c, n)
+    }
+}
+
+/// The simultaneous critical value (normal scale) for `knots` at `level`.
+fn critical_value(knots: &[Knot], level: f64) -> f64 {
+    let batches = knots.iter().map(|k| k.pairs.len()).max().unwrap_or(0);
+    let standardised: Vec<Vec<f64>> = knots
+        .iter()
+        .filter_map(|k| {
+            let (s, se, _) = k.estimate();
+            (se > 0.0).then(|| {
+                let scale = 1.0 / (k.covered() * se);
+                let mut v: Vec<f64> = k.pairs.iter().map(|(h, c)| (h - s * c) * scale).collect();
+                v.resize(batches, 0.0);
+                v
+            })
+        })
+        .collect();
+    let z = normal_quantile(level);
+    if standardised.is_empty() || batches < 2 {
+        return z;
+    }
+    let step = standardised.len().div_ceil(MAX_KNOTS);
+    let kept: Vec<&Vec<f64>> = standardised.iter().step_by(step).collect();
+    let mut rng = Rng::seed(SEED);
+    let mut w = vec![0.0; batches];
+    let mut maxima: Vec<f64> = (0..DRAWS)
+        .map(|_| {
+            for x in w.iter_mut() {
+                *x = gaussian(&mut rng);
+            }
+            kept.iter()
+                .map(|v| v.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>())
+                .fold(f64::NEG_INFINITY, f64::max)
+        })
+        .collect();
+    maxima.sort_by(f64::total_cmp);
+    let i = ((level * DRAWS as f64).ceil() as usize).min(DRAWS) - 1;
+    // Never below the pointwise value: the band is at least as wide as each interval.
+    maxima[i].max(z)
+}
+
+/// A standard normal draw (Box-Muller).
+fn gaussian(rng: &mut Rng) -> f64 {
+    let u = 1.0 - rng.next_f64();
+    let v = rng.next_f64();
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+/// The upper band at `level` over `knots` (in increasing n): per knot, the larger of
+/// hat S + c_t se and a binomial floor hat S + c sqrt(S (1 - S) / covered) +
+/// ln(1 / (1 - level)) / covered (the floor is what a knot with no repeat beyond it
+/// gets: the exact one-sided bound for zero successes), never above the previous
+/// knot's value (S is non-increasing, so a band covering S at an earlier knot covers
+/// it at every later one where it is lower) nor above 1. Returns (n, upper) pairs.
+pub fn upper_band(knots: &[Knot], level: f64) -> Vec<(u64, f64)> {
+    let c = critical_value(knots, level);
+    // The same one-sided tail probability on the t scale.
+    let tail = 1.0 - normal_cdf(c);
+    let floor = -(1.0 - level).ln();
+    let mut prev = 1.0f64;
+    knots
+        .iter()
+        .map(|k| {
+            let (s, se, n) = k.estimate();
+            let covered = k.covered();
+            let ct = if n >= 2 {
+                student_t_quantile(1.0 - tail, (n - 1) as f64).max(c)
+            } else {
+                c
+            };
+            let binomial = if covered > 0.0 {
+                s + c * (s * (1.0 - s) / covered).sqrt() + floor / covered
+            } else {
+                1.0
+            };
+            let u = (s + ct * se).max(binomial).min(prev).min(1.0);
+            prev = u;
+            (k.n, u)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_knot_is_pointwise_and_many_are_wider() {
+        // Batches of 1000 repeats with S = 0.3 and a little noise.
+        let knot = |i: u64| Knot {
+            n: i,
+            pairs: (0..40)
+                .map(|b| (300.0 + ((b * 7 + i * 3) % 11) as f64 - 5.0, 1000.0))
+                .collect(),
+        };
+        let one = critical_value(&[knot(1)], 0.99);
+        assert!((one - normal_quantile(0.99)).abs() < 0.25, "{one}");
+        let many: Vec<Knot> = (1..200).map(knot).collect();
+        let c = critical_value(&many, 0.99);
+        assert!(c > one + 0.3 && c < 5.0, "{c} vs {one}");
+        let band = upper_band(&many, 0.99);
+        assert!(band.windows(2).all(|w| w[1].1 <= w[0].1));
+        assert!(band.iter().all(|&(_, u)| u > 0.3 && u < 0.32), "{band:?}");
+    }
+
+    #[test]
+    fn a_knot_without_hits_gets_the_zero_count_bound() {
+        let k = Knot {
+            n: 5,
+            pairs: vec![(0.0, 100.0); 10],
+        };
+        let b = upper_band(&[k], 0.99);
+        // ln(100) / 1000 covered repeats.
+        assert!((b[0].1 - (100f64).ln() / 1000.0).abs() < 1e-12, "{b:?}");
+    }
+}
