@@ -39,7 +39,7 @@ pub struct CoverageConfig {
     /// Confidence level of the intervals whose coverage is measured.
     #[serde(default = "default_level")]
     pub level: f64,
-    /// Seeds 1..=seeds per cell.
+    /// Seeds 1..=seeds per cell (0: only the truth, e.g. to settle a bound).
     pub seeds: u64,
     /// Independent traces behind a cell's truth.
     #[serde(default = "default_truth_traces")]
@@ -135,7 +135,6 @@ impl CoverageConfig {
             ));
         }
         for (key, v) in [
-            ("seeds", self.seeds),
             ("truth_traces", self.truth_traces),
             ("truth_hash_seeds", self.truth_hash_seeds),
             ("truth_length", self.truth_length),

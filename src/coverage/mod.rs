@@ -42,9 +42,14 @@ use crate::progress::{check_interrupt, interrupted, Progress};
 
 /// Changes whenever what a seed's record means changes (the interval methods), so that
 /// records of an earlier method are not mixed with new ones.
-pub const METHOD_VERSION: &str = "v1: batch means over cycles, one hash seed";
+pub const METHOD_VERSION: &str =
+    "v2: time batches of complete cycles, hash seeds x batches (two-way), complete-cycle point";
 /// The same for the truth's long replays.
 pub const TRUTH_VERSION: &str = "v1: complete cycles of fixed-hash replays";
+
+/// Memory one truth pass's ground-truth tables may take (two passes run at once on a
+/// 2-core machine).
+const TRUTH_PASS_BYTES: f64 = 4e9;
 
 /// The fingerprint of a cell's seed records or truth records.
 pub fn fingerprint(cell: &CellConfig, level: f64, truth_length: Option<u64>) -> String {
@@ -61,10 +66,16 @@ pub fn fingerprint(cell: &CellConfig, level: f64, truth_length: Option<u64>) -> 
 /// Every unit of the study, cells in order, truth replays first within a cell.
 pub fn units(config: &CoverageConfig) -> Vec<Unit> {
     let mut out = Vec::new();
-    for cell in 0..config.cells.len() {
+    for (cell, c) in config.cells.iter().enumerate() {
+        let h = config.truth_hash_seeds;
+        let per = unit::truth_seeds_per_pass(c, config.truth_length, h, TRUTH_PASS_BYTES);
         for trace in 0..config.truth_traces {
-            for hash in 0..config.truth_hash_seeds {
-                out.push(Unit::Truth { cell, trace, hash });
+            for start in (0..h).step_by(per as usize) {
+                out.push(Unit::Truth {
+                    cell,
+                    trace,
+                    hashes: start..(start + per).min(h),
+                });
             }
         }
         for seed in 1..=config.seeds {
@@ -134,7 +145,10 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
         .enumerate()
         .filter(|(i, _)| i % shard.count == shard.index)
         .map(|(_, u)| u)
-        .filter(|u| !done.contains(&(config.cells[u.cell()].name.clone(), u.key())))
+        .filter(|u| {
+            let name = &config.cells[u.cell()].name;
+            !u.keys().into_iter().all(|k| done.contains(&(name.clone(), k)))
+        })
         .collect();
     if todo.is_empty() {
         return Ok(());
@@ -157,7 +171,7 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
     // Long replays cost `truth_length` seeds each: the bar counts seed-equivalents.
     let cost = |u: &Unit| match u {
         Unit::Seed { .. } => 1.0,
-        Unit::Truth { .. } => config.truth_length as f64,
+        Unit::Truth { hashes, .. } => (config.truth_length * (hashes.end - hashes.start)) as f64,
     };
     let bar = if progress {
         Progress::new(
@@ -176,23 +190,31 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
             .as_ref()
             .expect("every cell with a unit to run was prepared");
         let c = &config.cells[u.cell()];
-        let record = match *u {
-            Unit::Seed { seed, .. } => {
-                run_seed(cell, &fingerprint(c, config.level, None), seed, config.level)?
-            }
-            Unit::Truth { trace, hash, .. } => run_truth(
+        let records = match u {
+            Unit::Seed { seed, .. } => vec![run_seed(
+                cell,
+                &fingerprint(c, config.level, None),
+                *seed,
+                config.level,
+            )?],
+            Unit::Truth { trace, hashes, .. } => run_truth(
                 cell,
                 &fingerprint(c, config.level, Some(config.truth_length)),
-                trace,
-                hash,
+                *trace,
+                hashes.clone(),
                 config.truth_length,
                 config.level,
             )?,
         };
-        let mut line = serde_json::to_string(&record)
-            .map_err(|e| Error::invalid(format!("cannot encode a record: {e}")))?;
-        line.push('\n');
-        // One write per line, so a crash cuts at most the last line.
+        let mut line = String::new();
+        for r in &records {
+            line.push_str(
+                &serde_json::to_string(r)
+                    .map_err(|e| Error::invalid(format!("cannot encode a record: {e}")))?,
+            );
+            line.push('\n');
+        }
+        // One write per unit, so a crash cuts at most the last unit's lines.
         log.lock()
             .map_err(|_| Error::invalid("the records file's lock was poisoned"))?
             .write_all(line.as_bytes())
@@ -210,7 +232,7 @@ pub fn write_summary(config: &CoverageConfig, dir: &Path) -> Result<Vec<summary:
     let (records, _) = read_records(dir)?;
     let records = current_records(config, records);
     let names: Vec<String> = config.cells.iter().map(|c| c.name.clone()).collect();
-    let s = summary::summarise(&names, &records);
+    let s = summary::summarise(&names, &records, config.level);
     let mut md = format!(
         "# Coverage study `{}`: summary\n\nGenerated by `rbf bench coverage` from the records in `records/` ({} records; method: {}; truth: {}).\n\n",
         config.name,

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::replay::CycleSums;
 use crate::stats::Interval;
 
 /// One line of a records file.
@@ -47,11 +48,15 @@ pub struct SeedRecord {
     /// Measured arrivals and complete cycles (of the first hash seed's filter).
     pub arrivals: u64,
     pub cycles: u64,
-    /// Hash seeds the observed intervals rest on.
+    /// Hash seeds the printed observed intervals rest on (rbf's default).
     pub hash_seeds: u64,
-    /// The observed FN and FP count-instance as judged: point and interval.
+    /// The observed FN and FP count-instance as printed and judged: point and interval.
     pub fn_rate: Observed,
     pub fp_count_instance: Observed,
+    /// The same from the first 1, 2, 4, ... hash seeds' filters (the evidence for the
+    /// default number of hash seeds).
+    #[serde(default)]
+    pub variants: Vec<Variant>,
     /// FN over every measured arrival of the first filter (partial cycles included).
     pub fn_all_arrivals: f64,
     /// The fit's p_r interval.
@@ -70,11 +75,14 @@ pub struct SeedRecord {
     pub seconds: f64,
 }
 
-/// A point estimate and its interval (None: too few cycles for one).
+pub use crate::replay::Observed;
+
+/// The observed intervals from a given number of hash seeds.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct Observed {
-    pub estimate: f64,
-    pub interval: Option<Interval>,
+pub struct Variant {
+    pub hash_seeds: u64,
+    pub fn_rate: Observed,
+    pub fp_count_instance: Observed,
 }
 
 /// A pointwise interval of S at knot n.
@@ -121,5 +129,11 @@ pub struct TruthRecord {
     pub fn_rate: f64,
     pub fp_count_instance: f64,
     pub fn_all_arrivals: f64,
+    /// The complete cycles by time batch (`batch_arrivals` measured arrivals each), for
+    /// the truth's own interval (hash seeds x batches within a trace).
+    pub batch_arrivals: u64,
+    pub batches: Vec<CycleSums>,
+    /// The renewal bound of the true workload.
+    pub true_bound: f64,
     pub seconds: f64,
 }

@@ -5,7 +5,8 @@
 use serde::Serialize;
 
 use super::record::{Record, SeedRecord, TruthRecord};
-use crate::stats::{normal_quantile, Interval};
+use crate::replay::{batch_length, rebatch, CycleSums};
+use crate::stats::{normal_quantile, replicated_ratio, Interval, RatioEstimate};
 
 /// Confidence of the Wilson interval around a measured coverage.
 pub const COVERAGE_LEVEL: f64 = 0.95;
@@ -17,22 +18,20 @@ pub struct Truth {
     pub replays: u64,
     /// Measured arrivals per long replay (mean).
     pub arrivals: f64,
-    /// Mean over the long replays (every hash seed of every trace) and its standard
-    /// error from the spread of the traces' means.
-    pub fn_rate: f64,
-    pub fn_se: f64,
-    pub fp_count_instance: f64,
-    pub fp_count_instance_se: f64,
+    /// The long-run rates over every long replay's complete cycles (per trace over its
+    /// hash seeds, then averaged over traces), with their own intervals at the study's
+    /// level: hash seeds x time batches within a trace, traces independent.
+    pub fn_rate: Interval,
+    pub fp_count_instance: Interval,
     /// Standard deviation of FN between hash seeds of one long trace (pooled): how far
     /// one filter's long-run FN is from the hash average.
     pub fn_hash_sd: f64,
 }
-
 /// The coverage of one printed interval in one cell.
 #[derive(Clone, Debug, Serialize)]
 pub struct Coverage {
     pub cell: String,
-    pub interval: &'static str,
+    pub interval: String,
     /// Seeds with an interval, and how many of them contain the truth.
     pub seeds: u64,
     pub covered: u64,
@@ -86,47 +85,70 @@ fn sd(xs: &[f64]) -> f64 {
     (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
 }
 
-/// Mean and standard error with traces as the independent units.
-fn by_trace(records: &[&TruthRecord], value: impl Fn(&TruthRecord) -> f64) -> (f64, f64, f64) {
+/// The truth of one rate from long replays: per trace, the two-way estimate over its
+/// hash seeds and time batches (as a replay's own interval), then the mean of traces.
+fn truth_rate(
+    records: &[&TruthRecord],
+    level: f64,
+    pick: impl Fn(&CycleSums) -> (f64, f64),
+) -> Option<Interval> {
     let mut traces: Vec<u64> = records.iter().map(|r| r.trace).collect();
     traces.sort_unstable();
     traces.dedup();
-    let mut means = Vec::new();
-    let mut within = Vec::new();
-    for t in &traces {
-        let xs: Vec<f64> = records
-            .iter()
-            .filter(|r| r.trace == *t)
-            .map(|r| value(r))
-            .collect();
-        means.push(mean(&xs));
-        if xs.len() > 1 {
-            within.push(sd(&xs).powi(2));
-        }
-    }
-    let all: Vec<f64> = records.iter().map(|r| value(r)).collect();
-    let se = sd(&means) / (means.len() as f64).sqrt();
-    (mean(&all), se, mean(&within).sqrt())
+    let parts: Vec<RatioEstimate> = traces
+        .iter()
+        .filter_map(|t| {
+            let rs: Vec<&&TruthRecord> = records.iter().filter(|r| r.trace == *t).collect();
+            let measured = rs.iter().map(|r| r.arrivals).max()?;
+            let (cycles, arrivals) = rs.iter().flat_map(|r| &r.batches).fold((0, 0), |a, b| {
+                (a.0 + b.cycles, a.1 + b.arrivals)
+            });
+            let own = rs.iter().map(|r| r.batch_arrivals).max()?;
+            let len = batch_length(own, measured, arrivals.div_ceil(cycles.max(1)));
+            let count = measured.div_ceil(len) as usize;
+            let table: Vec<Vec<(f64, f64)>> = rs
+                .iter()
+                .map(|r| {
+                    let mut b = rebatch(&r.batches, r.batch_arrivals, len);
+                    b.resize(count.max(b.len()), CycleSums::default());
+                    b.iter().map(&pick).collect()
+                })
+                .collect();
+            replicated_ratio(&table)
+        })
+        .collect();
+    RatioEstimate::mean_of(&parts).map(|e| e.interval(level))
 }
 
-fn truth(records: &[&TruthRecord]) -> Option<Truth> {
+fn truth(records: &[&TruthRecord], level: f64) -> Option<Truth> {
     if records.is_empty() {
         return None;
     }
-    let (fn_rate, fn_se, fn_hash_sd) = by_trace(records, |r| r.fn_rate);
-    let (fp, fp_se, _) = by_trace(records, |r| r.fp_count_instance);
     let mut traces: Vec<u64> = records.iter().map(|r| r.trace).collect();
     traces.sort_unstable();
     traces.dedup();
+    let within: Vec<f64> = traces
+        .iter()
+        .filter_map(|t| {
+            let xs: Vec<f64> = records
+                .iter()
+                .filter(|r| r.trace == *t)
+                .map(|r| r.fn_rate)
+                .collect();
+            (xs.len() > 1).then(|| sd(&xs).powi(2))
+        })
+        .collect();
     Some(Truth {
         traces: traces.len() as u64,
         replays: records.len() as u64,
         arrivals: mean(&records.iter().map(|r| r.arrivals as f64).collect::<Vec<_>>()),
-        fn_rate,
-        fn_se,
-        fp_count_instance: fp,
-        fp_count_instance_se: fp_se,
-        fn_hash_sd,
+        fn_rate: truth_rate(records, level, |s| {
+            (s.false_negatives as f64, s.arrivals as f64)
+        })?,
+        fp_count_instance: truth_rate(records, level, |s| {
+            ((s.false_positives + s.lucky) as f64, s.first as f64)
+        })?,
+        fn_hash_sd: mean(&within).sqrt(),
     })
 }
 
@@ -141,7 +163,7 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
 /// Coverage of intervals `get(seed)` against `truth(seed)`.
 fn coverage(
     cell: &str,
-    name: &'static str,
+    name: &str,
     seeds: &[&SeedRecord],
     get: impl Fn(&SeedRecord) -> Option<Interval>,
     truth: impl Fn(&SeedRecord) -> f64,
@@ -169,7 +191,7 @@ fn coverage(
     let (lo, hi) = wilson(covered, n, COVERAGE_LEVEL);
     Coverage {
         cell: cell.to_string(),
-        interval: name,
+        interval: name.to_string(),
         seeds: n,
         covered,
         coverage: covered as f64 / n.max(1) as f64,
@@ -186,7 +208,7 @@ fn coverage(
 /// or above the true one).
 fn share(
     cell: &str,
-    name: &'static str,
+    name: &str,
     seeds: &[&SeedRecord],
     ok: impl Fn(&SeedRecord) -> Option<bool>,
 ) -> Coverage {
@@ -204,7 +226,7 @@ fn share(
     let (lo, hi) = wilson(covered, n, COVERAGE_LEVEL);
     Coverage {
         cell: cell.to_string(),
-        interval: name,
+        interval: name.to_string(),
         seeds: n,
         covered,
         coverage: covered as f64 / n.max(1) as f64,
@@ -218,7 +240,7 @@ fn share(
 }
 
 /// Summaries of the cells named in `cells`, in that order, from `records`.
-pub fn summarise(cells: &[String], records: &[Record]) -> Vec<CellSummary> {
+pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSummary> {
     cells
         .iter()
         .map(|name| {
@@ -236,18 +258,46 @@ pub fn summarise(cells: &[String], records: &[Record]) -> Vec<CellSummary> {
                     _ => None,
                 })
                 .collect();
-            let truth = truth(&truths);
+            let truth = truth(&truths, level);
             let mut rows = Vec::new();
             if let Some(t) = &truth {
-                let (f, fp) = (t.fn_rate, t.fp_count_instance);
-                rows.push(coverage(name, "observed FN", &seeds, |s| s.fn_rate.interval, |_| f));
+                let (f, fp) = (t.fn_rate.estimate, t.fp_count_instance.estimate);
+                let printed = seeds.first().map_or(0, |s| s.hash_seeds);
                 rows.push(coverage(
                     name,
-                    "observed FP count-instance",
+                    &format!("observed FN ({printed} hash seeds, printed)"),
+                    &seeds,
+                    |s| s.fn_rate.interval,
+                    |_| f,
+                ));
+                rows.push(coverage(
+                    name,
+                    &format!("observed FP count-instance ({printed} hash seeds, printed)"),
                     &seeds,
                     |s| s.fp_count_instance.interval,
                     |_| fp,
                 ));
+                let counts: Vec<u64> = seeds
+                    .first()
+                    .map(|s| s.variants.iter().map(|v| v.hash_seeds).collect())
+                    .unwrap_or_default();
+                for n in counts.into_iter().filter(|&n| n != printed) {
+                    let pick = |s: &SeedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
+                    rows.push(coverage(
+                        name,
+                        &format!("observed FN ({n} hash seeds)"),
+                        &seeds,
+                        |s| pick(s).and_then(|v| v.fn_rate.interval),
+                        |_| f,
+                    ));
+                    rows.push(coverage(
+                        name,
+                        &format!("observed FP count-instance ({n} hash seeds)"),
+                        &seeds,
+                        |s| pick(s).and_then(|v| v.fp_count_instance.interval),
+                        |_| fp,
+                    ));
+                }
             }
             rows.push(coverage(name, "p_r", &seeds, |s| s.p_repeat, |s| s.true_p_repeat));
             rows.push(coverage(
@@ -274,7 +324,10 @@ pub fn summarise(cells: &[String], records: &[Record]) -> Vec<CellSummary> {
                 cell: name.clone(),
                 seeds: seeds.len() as u64,
                 truth,
-                true_bound: seeds.first().map(|s| s.true_bound),
+                true_bound: seeds
+                    .first()
+                    .map(|s| s.true_bound)
+                    .or(truths.first().map(|t| t.true_bound)),
                 point_outside_interval,
                 mean_cycles: mean(&seeds.iter().map(|s| s.cycles as f64).collect::<Vec<_>>()),
                 rows,
@@ -291,23 +344,27 @@ fn pct(x: f64) -> String {
 pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
     let mut out = String::new();
     out.push_str("### Truths\n\n");
-    out.push_str("| cell | seeds | complete cycles per seed | true FN (long run) | its s.e. | hash s.d. | true FP count-instance | its s.e. | true-workload renewal bound | long replays x arrivals |\n");
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    out.push_str(&format!("| cell | seeds | complete cycles per seed | long-run FN [{l}] | hash s.d. | true-workload renewal bound | bound vs long-run FN | long-run FP count-instance [{l}] | long replays x arrivals |\n", l = format!("{:.0} %", 100.0 * level)));
+    out.push_str("|---|---:|---:|---|---:|---:|---|---|---|\n");
     for s in summaries {
         let t = s.truth.as_ref();
-        let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.6}"));
-        let g = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.2e}"));
+        let iv = |i: &Interval| format!("{:.6} [{:.6}, {:.6}]", i.estimate, i.low, i.high);
+        let verdict = match (t, s.true_bound) {
+            (Some(t), Some(b)) if t.fn_rate.high <= b => "holds",
+            (Some(t), Some(b)) if t.fn_rate.low > b => "VIOLATED",
+            (Some(_), Some(_)) => "undecided",
+            _ => "-",
+        };
         out.push_str(&format!(
-            "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} |\n",
             s.cell,
             s.seeds,
             s.mean_cycles,
-            f(t.map(|t| t.fn_rate)),
-            g(t.map(|t| t.fn_se)),
-            g(t.map(|t| t.fn_hash_sd)),
-            f(t.map(|t| t.fp_count_instance)),
-            g(t.map(|t| t.fp_count_instance_se)),
-            f(s.true_bound),
+            t.map_or("-".into(), |t| iv(&t.fn_rate)),
+            t.map_or("-".into(), |t| format!("{:.2e}", t.fn_hash_sd)),
+            s.true_bound.map_or("-".into(), |b| format!("{b:.6}")),
+            verdict,
+            t.map_or("-".into(), |t| iv(&t.fp_count_instance)),
             t.map_or("-".into(), |t| format!("{} x {:.3e}", t.replays, t.arrivals)),
         ));
     }

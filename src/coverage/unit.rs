@@ -5,24 +5,28 @@
 use std::time::Instant;
 
 use super::cell::{Cell, EPS};
-use super::record::{BandCheck, KnotInterval, Observed, Record, SeedRecord, TruthRecord};
+use super::record::{BandCheck, KnotInterval, Record, SeedRecord, TruthRecord, Variant};
 use crate::compare::conservative_renewal;
 use crate::error::Result;
 use crate::filter::{mix64, FilterConfig};
 use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::{for_each_key_batch, KeyHasher};
 use crate::model::fneg::{FnModel, RenewalOptions};
-use crate::replay::{Replay, ReplayOptions, ReplayReport};
+use crate::replay::{confidence, Replay, ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::Workload;
 
 /// A unit of work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unit {
     /// Seed s (1-based) of cell c.
     Seed { cell: usize, seed: u64 },
-    /// Hash seed h of long trace t of cell c.
-    Truth { cell: usize, trace: u64, hash: u64 },
+    /// Hash seeds `hashes` of long trace t of cell c, replayed in one pass.
+    Truth {
+        cell: usize,
+        trace: u64,
+        hashes: std::ops::Range<u64>,
+    },
 }
 
 impl Unit {
@@ -32,11 +36,11 @@ impl Unit {
         }
     }
 
-    /// The key its record carries ([`Record::key`]).
-    pub fn key(&self) -> (u8, u64, u64) {
-        match *self {
-            Unit::Seed { seed, .. } => (0, seed, 0),
-            Unit::Truth { trace, hash, .. } => (1, trace, hash),
+    /// The keys its records carry ([`Record::key`]).
+    pub fn keys(&self) -> Vec<(u8, u64, u64)> {
+        match self {
+            Unit::Seed { seed, .. } => vec![(0, *seed, 0)],
+            Unit::Truth { trace, hashes, .. } => hashes.clone().map(|h| (1, *trace, h)).collect(),
         }
     }
 }
@@ -59,61 +63,50 @@ fn filter_with_seed(cell: &Cell, seed: u64) -> FilterConfig {
     f
 }
 
-/// Replays (and, with `fitter`, fits) one synthetic trace.
-fn pass(
-    synth: Synthesizer,
-    replay: &mut Replay,
-    mut fitter: Option<&mut Fitter>,
-) {
-    for_each_key_batch(synth.messages(KeyHasher::default()), |keys| {
-        replay.run_keys(keys);
-        if let Some(f) = fitter.as_deref_mut() {
-            f.run_keys(keys);
-        }
-    });
-}
+/// Hash seeds of the variants a seed reports (the default among them).
+pub const VARIANTS: [u32; 4] = [1, 2, 4, 8];
 
-/// The observed FN and FP count-instance as the CLI judges them.
-fn observed(r: &ReplayReport) -> (Observed, Observed) {
-    let c = r.confidence.as_ref();
-    (
-        Observed {
-            estimate: r.fn_rate,
-            interval: c.map(|c| c.fn_rate),
-        },
-        Observed {
-            estimate: r.fp_rate_count_instance,
-            interval: c.map(|c| c.fp_rate_count_instance),
-        },
-    )
-}
-
-/// One seed of a cell: a trace from seed `seed` through a filter hashed with `seed`,
-/// replayed and fitted in one pass as `rbf compare` does.
+/// One seed of a cell: a trace from seed `seed` through a filter hashed with `seed`
+/// (and the filters of the further hash seeds), replayed and fitted in one pass as
+/// `rbf compare` does.
 pub fn run_seed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Result<Record> {
     let t = Instant::now();
     let c = &cell.config;
     let warmup = c.warmup();
-    let mut replay = Replay::new(
-        &filter_with_seed(cell, seed),
-        ReplayOptions {
-            warmup,
-            confidence: level,
-        },
-    )?;
+    let options = ReplayOptions {
+        warmup,
+        confidence: level,
+    };
+    let most = VARIANTS.iter().copied().max().unwrap_or(1).max(DEFAULT_HASH_SEEDS);
+    let mut replay = Replays::new(&filter_with_seed(cell, seed), options, most)?;
     let mut fitter = Fitter::new(FitOptions {
         warmup,
         confidence: level,
         ..FitOptions::default()
     })?;
-    pass(
-        synthesizer(&cell.workload, c.arrivals, seed)?,
-        &mut replay,
-        Some(&mut fitter),
+    for_each_key_batch(
+        synthesizer(&cell.workload, c.arrivals, seed)?.messages(KeyHasher::default()),
+        |keys| {
+            replay.run_keys(keys);
+            fitter.run_keys(keys);
+        },
     );
-    let r = replay.report();
+    let first = replay.first().report();
+    let measured = replay.first().measured();
+    let stats: Vec<_> = replay.replays().iter().map(Replay::cycle_stats).collect();
+    let variant = |n: u32| {
+        let mut r = first.clone();
+        r.confidence = confidence(&stats[..n as usize], measured, level);
+        Variant {
+            hash_seeds: u64::from(n),
+            fn_rate: r.observed_fn(),
+            fp_count_instance: r.observed_fp_count_instance(),
+        }
+    };
+    let printed = variant(DEFAULT_HASH_SEEDS);
+    let variants = VARIANTS.iter().map(|&n| variant(n)).collect();
+    let r = first;
     let fit = fitter.finish()?;
-    let (fn_rate, fp_count_instance) = observed(&r);
     let (fitted_bound, conservative_bound) = fitted_bounds(cell, &fit)?;
     let reuse = fit.reuse.as_ref();
     Ok(Record::Seed(SeedRecord {
@@ -122,9 +115,10 @@ pub fn run_seed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Result
         seed,
         arrivals: r.counts.arrivals,
         cycles: r.per_cycle.complete_cycles,
-        hash_seeds: 1,
-        fn_rate,
-        fp_count_instance,
+        hash_seeds: printed.hash_seeds,
+        fn_rate: printed.fn_rate,
+        fp_count_instance: printed.fp_count_instance,
+        variants,
         fn_all_arrivals: r.fn_rate,
         p_repeat: fit.summary.p_repeat_interval,
         s_median: reuse.and_then(|e| {
@@ -181,44 +175,62 @@ fn band_check(cell: &Cell, upper: &crate::workload::ReuseProfile) -> BandCheck {
     b
 }
 
-/// One long replay behind a cell's truth: trace `trace`, hash seed `hash`.
+/// Long replays behind a cell's truth: trace `trace`, `length` times a seed's arrivals,
+/// through one filter per hash seed in `hashes`, in one pass.
 pub fn run_truth(
     cell: &Cell,
     fingerprint: &str,
     trace: u64,
-    hash: u64,
+    hashes: std::ops::Range<u64>,
     length: u64,
     level: f64,
-) -> Result<Record> {
+) -> Result<Vec<Record>> {
     let t = Instant::now();
     let c = &cell.config;
-    let filter_seed = mix64(TRUTH_SEED_BASE + (trace << 20) + hash);
-    let mut replay = Replay::new(
-        &filter_with_seed(cell, filter_seed),
-        ReplayOptions {
-            warmup: c.warmup(),
-            confidence: level,
-        },
-    )?;
-    pass(
-        synthesizer(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?,
-        &mut replay,
-        None,
+    let options = ReplayOptions {
+        warmup: c.warmup(),
+        confidence: level,
+    };
+    let mut replays = hashes
+        .clone()
+        .map(|h| {
+            let seed = mix64(TRUTH_SEED_BASE + (trace << 20) + h);
+            Replay::new(&filter_with_seed(cell, seed), options)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for_each_key_batch(
+        synthesizer(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?
+            .messages(KeyHasher::default()),
+        |keys| replays.iter_mut().for_each(|r| r.run_keys(keys)),
     );
-    let r = replay.report();
-    let conf = r.confidence.as_ref();
-    Ok(Record::Truth(TruthRecord {
-        cell: c.name.clone(),
-        fingerprint: fingerprint.to_string(),
-        trace,
-        hash,
-        arrivals: r.counts.arrivals,
-        cycles: r.per_cycle.complete_cycles,
-        fn_rate: conf.map_or(r.fn_rate, |c| c.fn_rate.estimate),
-        fp_count_instance: conf.map_or(r.fp_rate_count_instance, |c| {
-            c.fp_rate_count_instance.estimate
-        }),
-        fn_all_arrivals: r.fn_rate,
-        seconds: t.elapsed().as_secs_f64(),
-    }))
+    let seconds = t.elapsed().as_secs_f64() / replays.len() as f64;
+    Ok(hashes
+        .zip(&replays)
+        .map(|(hash, replay)| {
+            let r = replay.report();
+            let (batch_arrivals, batches) = replay.cycle_stats().time_batches();
+            Record::Truth(TruthRecord {
+                cell: c.name.clone(),
+                fingerprint: fingerprint.to_string(),
+                trace,
+                hash,
+                arrivals: r.counts.arrivals,
+                cycles: r.per_cycle.complete_cycles,
+                fn_rate: r.observed_fn().estimate,
+                fp_count_instance: r.observed_fp_count_instance().estimate,
+                fn_all_arrivals: r.fn_rate,
+                batch_arrivals,
+                batches: batches.to_vec(),
+                true_bound: cell.true_bound,
+                seconds,
+            })
+        })
+        .collect())
+}
+
+/// Hash seeds per truth pass: all of them, unless their ground-truth tables (about 48
+/// bytes per distinct key each) would pass `budget` bytes.
+pub fn truth_seeds_per_pass(cell: &super::CellConfig, length: u64, seeds: u64, budget: f64) -> u64 {
+    let keys = cell.distinct as f64 + (1.0 - cell.p_repeat) * (cell.arrivals * length) as f64;
+    ((budget / (48.0 * keys)).floor() as u64).clamp(1, seeds.max(1))
 }
