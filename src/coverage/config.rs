@@ -36,6 +36,9 @@ pub struct CoverageConfig {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// Output directory, relative to the file (default: ../docs/NAME).
+    #[serde(default)]
+    pub output: Option<std::path::PathBuf>,
     /// Confidence level of the intervals whose coverage is measured.
     #[serde(default = "default_level")]
     pub level: f64,
@@ -93,9 +96,17 @@ pub struct CellConfig {
     pub target_fp: Option<f64>,
     #[serde(default = "one")]
     pub phases: u8,
+    /// Hash seeds per truth trace for this cell (default: the study's).
+    #[serde(default)]
+    pub truth_hash_seeds: Option<u64>,
 }
 
 impl CellConfig {
+    /// Hash seeds per truth trace.
+    pub fn truth_hash_seeds(&self, study: u64) -> u64 {
+        self.truth_hash_seeds.unwrap_or(study).max(1)
+    }
+
     pub fn warmup(&self) -> u64 {
         self.warmup
             .unwrap_or(self.distinct as u64 + self.arrivals / 10)

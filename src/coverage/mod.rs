@@ -42,8 +42,7 @@ use crate::progress::{check_interrupt, interrupted, Progress};
 
 /// Changes whenever what a seed's record means changes (the interval methods), so that
 /// records of an earlier method are not mixed with new ones.
-pub const METHOD_VERSION: &str =
-    "v2: time batches of complete cycles, hash seeds x batches (two-way), complete-cycle point";
+pub const METHOD_VERSION: &str = "v3: observed: hash seeds x time batches of complete cycles; reuse band simultaneous (multiplier bootstrap); conservative bound over the whole p_r interval, band and interval at (1 + level) / 2";
 /// The same for the truth's long replays.
 pub const TRUTH_VERSION: &str = "v1: complete cycles of fixed-hash replays";
 
@@ -67,7 +66,7 @@ pub fn fingerprint(cell: &CellConfig, level: f64, truth_length: Option<u64>) -> 
 pub fn units(config: &CoverageConfig) -> Vec<Unit> {
     let mut out = Vec::new();
     for (cell, c) in config.cells.iter().enumerate() {
-        let h = config.truth_hash_seeds;
+        let h = c.truth_hash_seeds(config.truth_hash_seeds);
         let per = unit::truth_seeds_per_pass(c, config.truth_length, h, TRUTH_PASS_BYTES);
         for trace in 0..config.truth_traces {
             for start in (0..h).step_by(per as usize) {

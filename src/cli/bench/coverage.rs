@@ -17,7 +17,7 @@ pub struct CoverageBench {
     /// Study file (e.g. configs/coverage.toml).
     config: PathBuf,
     /// Output directory (records/, summary.md, summary.csv); default: the config's
-    /// name under the config file's directory's `../docs/`.
+    /// `output` (relative to it), else its name under the config file's `../docs/`.
     #[arg(long, short)]
     output: Option<PathBuf>,
     /// Run only shard I of N (0-based, round-robin over units); every shard appends to
@@ -45,12 +45,10 @@ pub fn run(a: CoverageBench) -> Result<()> {
         config.seeds = s;
         config.validate()?;
     }
-    let dir = a.output.clone().unwrap_or_else(|| {
-        a.config
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .join("../docs")
-            .join(&config.name)
+    let base = a.config.parent().unwrap_or(std::path::Path::new("."));
+    let dir = a.output.clone().unwrap_or_else(|| match &config.output {
+        Some(o) => base.join(o),
+        None => base.join("../docs").join(&config.name),
     });
     rbf::output_file::check_dir_writable(&dir).or_else(|_| {
         std::fs::create_dir_all(&dir).map_err(|e| rbf::Error::io(&dir, e))?;
