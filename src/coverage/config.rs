@@ -96,8 +96,10 @@ pub struct CellConfig {
     pub target_fp: Option<f64>,
     #[serde(default = "one")]
     pub phases: u8,
-    /// Hash seeds per truth trace for this cell (default: the study's).
-    #[serde(default)]
+    /// Hash seeds per truth trace for this cell (default: the study's). Left out of
+    /// the serialised form when absent, so that fingerprints of cells without it do not
+    /// change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truth_hash_seeds: Option<u64>,
 }
 
