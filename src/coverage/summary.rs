@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::record::{Record, SeedRecord, TruthRecord};
-use crate::replay::{batch_length, rebatch, CycleSums};
+use crate::replay::{batch_length, rebatch, CycleSums, DEFAULT_HASH_SEEDS};
 use crate::stats::{normal_quantile, replicated_ratio, Interval, RatioEstimate};
 
 /// Confidence of the Wilson interval around a measured coverage.
@@ -262,37 +262,30 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
             let mut rows = Vec::new();
             if let Some(t) = &truth {
                 let (f, fp) = (t.fn_rate.estimate, t.fp_count_instance.estimate);
-                let printed = seeds.first().map_or(0, |s| s.hash_seeds);
-                rows.push(coverage(
-                    name,
-                    &format!("observed FN ({printed} hash seeds, printed)"),
-                    &seeds,
-                    |s| s.fn_rate.interval,
-                    |_| f,
-                ));
-                rows.push(coverage(
-                    name,
-                    &format!("observed FP count-instance ({printed} hash seeds, printed)"),
-                    &seeds,
-                    |s| s.fp_count_instance.interval,
-                    |_| fp,
-                ));
-                let counts: Vec<u64> = seeds
+                // One row per number of hash seeds the records hold, the one rbf prints
+                // by default first.
+                let mut counts: Vec<u64> = seeds
                     .first()
                     .map(|s| s.variants.iter().map(|v| v.hash_seeds).collect())
                     .unwrap_or_default();
-                for n in counts.into_iter().filter(|&n| n != printed) {
+                let printed = u64::from(DEFAULT_HASH_SEEDS);
+                counts.sort_by_key(|&n| (n != printed, n));
+                for n in counts {
+                    let label = |what: &str| {
+                        let tail = if n == printed { ", printed" } else { "" };
+                        format!("{what} ({n} hash seed{}{tail})", if n == 1 { "" } else { "s" })
+                    };
                     let pick = |s: &SeedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
                     rows.push(coverage(
                         name,
-                        &format!("observed FN ({n} hash seeds)"),
+                        &label("observed FN"),
                         &seeds,
                         |s| pick(s).and_then(|v| v.fn_rate.interval),
                         |_| f,
                     ));
                     rows.push(coverage(
                         name,
-                        &format!("observed FP count-instance ({n} hash seeds)"),
+                        &label("observed FP count-instance"),
                         &seeds,
                         |s| pick(s).and_then(|v| v.fp_count_instance.interval),
                         |_| fp,
@@ -318,7 +311,8 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
             ));
             let point_outside_interval = seeds
                 .iter()
-                .filter(|s| s.fn_rate.interval.is_some_and(|i| !i.contains(s.fn_rate.estimate)))
+                .flat_map(|s| &s.variants)
+                .filter(|v| v.fn_rate.interval.is_some_and(|i| !i.contains(v.fn_rate.estimate)))
                 .count() as u64;
             CellSummary {
                 cell: name.clone(),

@@ -29,46 +29,86 @@ const MAX_KNOTS: usize = 512;
 /// Fixed seed: the same trace gives the same band.
 const SEED: u64 = 0x6261_6e64;
 
-/// One knot's data: per batch (repeats with d > n, repeats that could show it).
+/// One knot's data: per batch (repeats with d > n, repeats that could show it), and
+/// how many consecutive batches make one independent unit at this distance.
 pub struct Knot {
     pub n: u64,
     pub pairs: Vec<(f64, f64)>,
+    /// A power of two: whether a repeat shows d > n depends on the n arrivals before
+    /// it, so batches shorter than that are not independent; the knot's units are runs
+    /// of `group` batches ([`group_for`]).
+    pub group: usize,
+}
+
+/// Fewest units a knot's interval rests on (a distance too long for that many units
+/// of twice its length keeps that many, shorter ones).
+pub const MIN_GROUPS: usize = 4;
+
+/// The group of batches for distance n: the smallest power of two g with g batches
+/// spanning at least 2 n arrivals, but at most batches / MIN_GROUPS.
+pub fn group_for(n: u64, batch_len: u64, batches: usize) -> usize {
+    let mut g = 1usize;
+    while (g as u64).saturating_mul(batch_len) < n.saturating_mul(2) && g * 2 * MIN_GROUPS <= batches {
+        g *= 2;
+    }
+    g
+}
+
+/// Sums of runs of `g` consecutive entries (the last run possibly shorter).
+fn grouped<T: Copy + std::iter::Sum>(v: &[T], g: usize) -> Vec<T> {
+    v.chunks(g.max(1)).map(|c| c.iter().copied().sum()).collect()
 }
 
 impl Knot {
+    /// The pairs summed over the knot's groups of batches.
+    fn units(&self) -> Vec<(f64, f64)> {
+        self.pairs
+            .chunks(self.group.max(1))
+            .map(|c| c.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1)))
+            .collect()
+    }
+
     fn covered(&self) -> f64 {
         self.pairs.iter().map(|p| p.1).sum()
     }
 
-    /// (S, its batch-means standard error, batches with data).
+    /// (S, its batch-means standard error over the knot's units, units with data).
     fn estimate(&self) -> (f64, f64, usize) {
         let c = self.covered();
         if c <= 0.0 {
             return (0.0, 0.0, 0);
         }
-        let s = self.pairs.iter().map(|p| p.0).sum::<f64>() / c;
-        let n = self.pairs.iter().filter(|p| p.1 > 0.0).count();
+        let units = self.units();
+        let s = units.iter().map(|p| p.0).sum::<f64>() / c;
+        let n = units.iter().filter(|p| p.1 > 0.0).count();
         if n < 2 {
             return (s, 0.0, n);
         }
-        let ss: f64 = self.pairs.iter().map(|(h, k)| (h - s * k).powi(2)).sum();
+        let ss: f64 = units.iter().map(|(h, k)| (h - s * k).powi(2)).sum();
         let nf = n as f64;
         (s, (ss * nf / (nf - 1.0)).sqrt() / c, n)
     }
 }
 
-/// The simultaneous critical value (normal scale) for `knots` at `level`.
+/// The simultaneous critical value (normal scale) for `knots` at `level`. A unit of g
+/// batches gets the multiplier (w_1 + ... + w_g) / sqrt(g) of its batches' own, so the
+/// units of every knot share one draw and the joint law across knots is kept.
 fn critical_value(knots: &[Knot], level: f64) -> f64 {
     let batches = knots.iter().map(|k| k.pairs.len()).max().unwrap_or(0);
-    let standardised: Vec<Vec<f64>> = knots
+    // (group, standardised residual per unit) of every knot with a spread.
+    let standardised: Vec<(usize, Vec<f64>)> = knots
         .iter()
         .filter_map(|k| {
             let (s, se, _) = k.estimate();
             (se > 0.0).then(|| {
                 let scale = 1.0 / (k.covered() * se);
-                let mut v: Vec<f64> = k.pairs.iter().map(|(h, c)| (h - s * c) * scale).collect();
-                v.resize(batches, 0.0);
-                v
+                let mut pairs = k.pairs.clone();
+                pairs.resize(batches, (0.0, 0.0));
+                let v = pairs
+                    .chunks(k.group.max(1))
+                    .map(|c| c.iter().map(|(h, n)| h - s * n).sum::<f64>() * scale)
+                    .collect();
+                (k.group.max(1), v)
             })
         })
         .collect();
@@ -77,7 +117,10 @@ fn critical_value(knots: &[Knot], level: f64) -> f64 {
         return z;
     }
     let step = standardised.len().div_ceil(MAX_KNOTS);
-    let kept: Vec<&Vec<f64>> = standardised.iter().step_by(step).collect();
+    let kept: Vec<&(usize, Vec<f64>)> = standardised.iter().step_by(step).collect();
+    let mut groups: Vec<usize> = kept.iter().map(|k| k.0).collect();
+    groups.sort_unstable();
+    groups.dedup();
     let mut rng = Rng::seed(SEED);
     let mut w = vec![0.0; batches];
     let mut maxima: Vec<f64> = (0..DRAWS)
@@ -85,8 +128,18 @@ fn critical_value(knots: &[Knot], level: f64) -> f64 {
             for x in w.iter_mut() {
                 *x = gaussian(&mut rng);
             }
+            let by_group: Vec<(usize, Vec<f64>)> = groups
+                .iter()
+                .map(|&g| {
+                    let scale = 1.0 / (g as f64).sqrt();
+                    (g, grouped(&w, g).iter().map(|x| x * scale).collect())
+                })
+                .collect();
             kept.iter()
-                .map(|v| v.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>())
+                .map(|(g, v)| {
+                    let wg = &by_group.iter().find(|x| x.0 == *g).expect("every group drawn").1;
+                    v.iter().zip(wg).map(|(a, b)| a * b).sum::<f64>()
+                })
                 .fold(f64::NEG_INFINITY, f64::max)
         })
         .collect();
@@ -149,6 +202,7 @@ mod tests {
             pairs: (0..40)
                 .map(|b| (300.0 + ((b * 7 + i * 3) % 11) as f64 - 5.0, 1000.0))
                 .collect(),
+            group: 1,
         };
         let one = critical_value(&[knot(1)], 0.99);
         assert!((one - normal_quantile(0.99)).abs() < 0.25, "{one}");
@@ -161,10 +215,31 @@ mod tests {
     }
 
     #[test]
+    fn long_distances_use_groups_of_batches() {
+        assert_eq!(group_for(100, 4096, 64), 1);
+        assert_eq!(group_for(4096, 4096, 64), 2);
+        assert_eq!(group_for(20_000, 4096, 64), 16);
+        // At most 64 / 4 batches per group.
+        assert_eq!(group_for(1 << 30, 4096, 64), 16);
+        assert_eq!(group_for(1 << 30, 4096, 6), 1);
+        // A knot whose batches alternate high and low (dependence at the scale of two
+        // batches) gets a spread over pairs of batches, where the alternation cancels.
+        let pairs: Vec<(f64, f64)> = (0..32)
+            .map(|b| (if b % 2 == 0 { 120.0 } else { 80.0 }, 1000.0))
+            .collect();
+        let one = Knot { n: 10, pairs: pairs.clone(), group: 1 }.estimate();
+        let two = Knot { n: 10, pairs, group: 2 }.estimate();
+        assert!((one.0 - 0.1).abs() < 1e-12 && (two.0 - 0.1).abs() < 1e-12);
+        assert!(one.1 > 0.0 && two.1 == 0.0, "{one:?} {two:?}");
+        assert_eq!(two.2, 16);
+    }
+
+    #[test]
     fn a_knot_without_hits_gets_the_zero_count_bound() {
         let k = Knot {
             n: 5,
             pairs: vec![(0.0, 100.0); 10],
+            group: 1,
         };
         let b = upper_band(&[k], 0.99);
         // ln(100) / 1000 covered repeats.

@@ -20,7 +20,7 @@
 
 use serde::Serialize;
 
-use super::band::{upper_band, Knot};
+use super::band::{group_for, upper_band, Knot};
 use crate::stats::{ratio_interval, Interval};
 use crate::workload::{Between, ReuseProfile};
 
@@ -184,8 +184,10 @@ impl ReuseCounts {
             if pairs.iter().map(|p| p.1).sum::<f64>() <= 0.0 {
                 break;
             }
+            let n = bucket_low(b) - 1;
             knots.push(Knot {
-                n: bucket_low(b) - 1,
+                n,
+                group: group_for(n, self.batch_len, batches.len()),
                 pairs,
             });
         }
