@@ -96,11 +96,17 @@ pub struct CellConfig {
     pub target_fp: Option<f64>,
     #[serde(default = "one")]
     pub phases: u8,
-    /// Hash seeds per truth trace for this cell (default: the study's). Left out of
-    /// the serialised form when absent, so that fingerprints of cells without it do not
-    /// change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Hash seeds per truth trace for this cell (default: the study's). How many units
+    /// there are, not what a record means: left out of the serialised form (the
+    /// records' fingerprint), so that changing it keeps the records.
+    #[serde(default, skip_serializing)]
     pub truth_hash_seeds: Option<u64>,
+    /// Also replay each truth trace once through a filter that draws new hash
+    /// positions at every recycle (one phase only, [`super::salted`]): the process the
+    /// renewal model describes. Left out of the serialised form, as
+    /// `truth_hash_seeds`.
+    #[serde(default, skip_serializing)]
+    pub salted: bool,
 }
 
 impl CellConfig {
@@ -126,6 +132,9 @@ impl CellConfig {
             ));
         }
         Placement::parse(&self.placement).map_err(|e| Error::config(key("placement"), e.to_string()))?;
+        if self.salted && (self.phases != 1 || self.sigma.is_none() && self.target_fp.is_none()) {
+            return Err(Error::config(key("salted"), "the salted replay is for one-phase, sigma-bounded cells"));
+        }
         Ok(())
     }
 }

@@ -19,6 +19,7 @@
 //! settings (or the study's method version) changed are ignored.
 
 mod cell;
+pub mod salted;
 pub mod config;
 pub mod record;
 pub mod summary;
@@ -75,6 +76,9 @@ pub fn units(config: &CoverageConfig) -> Vec<Unit> {
                     trace,
                     hashes: start..(start + per).min(h),
                 });
+            }
+            if c.salted {
+                out.push(Unit::Salted { cell, trace });
             }
         }
         for seed in 1..=config.seeds {
@@ -171,6 +175,7 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
     let cost = |u: &Unit| match u {
         Unit::Seed { .. } => 1.0,
         Unit::Truth { hashes, .. } => (config.truth_length * (hashes.end - hashes.start)) as f64,
+        Unit::Salted { .. } => config.truth_length as f64,
     };
     let bar = if progress {
         Progress::new(
@@ -204,6 +209,12 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
                 config.truth_length,
                 config.level,
             )?,
+            Unit::Salted { trace, .. } => vec![unit::run_salted(
+                cell,
+                &fingerprint(c, config.level, Some(config.truth_length)),
+                *trace,
+                config.truth_length,
+            )?],
         };
         let mut line = String::new();
         for r in &records {

@@ -34,7 +34,7 @@ impl Record {
     pub fn key(&self) -> (u8, u64, u64) {
         match self {
             Record::Seed(s) => (0, s.seed, 0),
-            Record::Truth(t) => (1, t.trace, t.hash),
+            Record::Truth(t) => (if t.salted { 2 } else { 1 }, t.trace, t.hash),
         }
     }
 }
@@ -119,6 +119,9 @@ impl BandCheck {
 pub struct TruthRecord {
     pub cell: String,
     pub fingerprint: String,
+    /// The filter drew new hash positions at every recycle ([`super::salted`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub salted: bool,
     /// Which long trace and which hash seed.
     pub trace: u64,
     pub hash: u64,

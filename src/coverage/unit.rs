@@ -27,12 +27,14 @@ pub enum Unit {
         trace: u64,
         hashes: std::ops::Range<u64>,
     },
+    /// Long trace t of cell c through a filter that draws new positions per cycle.
+    Salted { cell: usize, trace: u64 },
 }
 
 impl Unit {
     pub fn cell(&self) -> usize {
         match *self {
-            Unit::Seed { cell, .. } | Unit::Truth { cell, .. } => cell,
+            Unit::Seed { cell, .. } | Unit::Truth { cell, .. } | Unit::Salted { cell, .. } => cell,
         }
     }
 
@@ -41,6 +43,7 @@ impl Unit {
         match self {
             Unit::Seed { seed, .. } => vec![(0, *seed, 0)],
             Unit::Truth { trace, hashes, .. } => hashes.clone().map(|h| (1, *trace, h)).collect(),
+            Unit::Salted { trace, .. } => vec![(2, *trace, 0)],
         }
     }
 }
@@ -212,6 +215,7 @@ pub fn run_truth(
             Record::Truth(TruthRecord {
                 cell: c.name.clone(),
                 fingerprint: fingerprint.to_string(),
+                salted: false,
                 trace,
                 hash,
                 arrivals: r.counts.arrivals,
@@ -226,6 +230,43 @@ pub fn run_truth(
             })
         })
         .collect())
+}
+
+/// Long trace `trace` (as [`run_truth`]'s) through the salted filter.
+pub fn run_salted(
+    cell: &Cell,
+    fingerprint: &str,
+    trace: u64,
+    length: u64,
+) -> Result<Record> {
+    let t = Instant::now();
+    let c = &cell.config;
+    let seed = mix64(TRUTH_SEED_BASE + (trace << 20) + 0xfff);
+    let mut replay = super::salted::SaltedReplay::new(&filter_with_seed(cell, seed), c.warmup(), true)?;
+    for_each_key_batch(
+        synthesizer(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?
+            .messages(KeyHasher::default()),
+        |keys| replay.run_keys(keys),
+    );
+    let (batch_arrivals, batches) = replay.cycle_stats().time_batches();
+    let totals = replay.cycle_stats().totals();
+    let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    Ok(Record::Truth(TruthRecord {
+        cell: c.name.clone(),
+        fingerprint: fingerprint.to_string(),
+        salted: true,
+        trace,
+        hash: 0,
+        arrivals: replay.measured(),
+        cycles: totals.cycles,
+        fn_rate: ratio(totals.false_negatives, totals.arrivals),
+        fp_count_instance: ratio(totals.false_positives + totals.lucky, totals.first),
+        fn_all_arrivals: ratio(totals.false_negatives, totals.arrivals),
+        batch_arrivals,
+        batches: batches.to_vec(),
+        true_bound: cell.true_bound,
+        seconds: t.elapsed().as_secs_f64(),
+    }))
 }
 
 /// Hash seeds per truth pass: all of them, unless their ground-truth tables (about 48
