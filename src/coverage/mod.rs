@@ -5,7 +5,7 @@
 //! Each cell of a [`CoverageConfig`] is a workload of the FN paper's arrival model and a
 //! filter. A *seed* of a cell is a new synthetic trace and new hash positions, replayed
 //! and fitted exactly as `rbf compare` does; every interval rbf prints is recorded
-//! ([`record::SeedRecord`]). A cell's *truth* is what the models describe: for p_r and
+//! ([`record::ObservedRecord`], [`record::FitRecord`]). A cell's *truth* is what the models describe: for p_r and
 //! S(n) the exact values of the workload (eq. 24 gives S), for the observed FN and FP
 //! the long-run rates averaged over hash positions, from replays
 //! `truth_length` times longer than a seed's, each trace replayed with several hash
@@ -28,7 +28,8 @@ mod unit;
 pub use cell::Cell;
 pub use config::{CellConfig, CoverageConfig};
 pub use record::Record;
-pub use unit::{run_seed, run_truth, Unit};
+pub use record::Kind;
+pub use unit::{run_fit, run_observed, run_truth, Unit};
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -41,24 +42,36 @@ use crate::error::{Error, Result};
 use crate::experiment::grid::Shard;
 use crate::progress::{check_interrupt, interrupted, Progress};
 
-/// Changes whenever what a seed's record means changes (the interval methods), so that
-/// records of an earlier method are not mixed with new ones.
-pub const METHOD_VERSION: &str = "v3: observed: hash seeds x time batches of complete cycles; reuse band simultaneous (multiplier bootstrap); conservative bound over the whole p_r interval, band and interval at (1 + level) / 2";
-/// The same for the truth's long replays.
+/// Change whenever what a record of that kind means changes (an interval method), so
+/// that records of an earlier method are not mixed with new ones; each kind has its
+/// own, so a change to the fit keeps the replays' records and the other way round.
+pub const OBSERVED_VERSION: &str =
+    "v3: observed: hash seeds x time batches of complete cycles, complete-cycle point";
+pub const FIT_VERSION: &str = "v4: reuse band simultaneous (multiplier bootstrap, units of batches spanning 2n), conservative bound over the whole p_r interval, band and interval at (1 + level) / 2";
 pub const TRUTH_VERSION: &str = "v1: complete cycles of fixed-hash replays";
 
 /// Memory one truth pass's ground-truth tables may take (two passes run at once on a
 /// 2-core machine).
 const TRUTH_PASS_BYTES: f64 = 4e9;
 
-/// The fingerprint of a cell's seed records or truth records.
-pub fn fingerprint(cell: &CellConfig, level: f64, truth_length: Option<u64>) -> String {
-    let text = serde_json::json!({
-        "cell": cell,
-        "level": level,
-        "truth_length": truth_length,
-        "version": if truth_length.is_some() { TRUTH_VERSION } else { METHOD_VERSION },
-    })
+/// The fingerprint of a cell's records of one kind (truth records also depend on the
+/// truth replays' length). For truth records it is what it was before the kinds were
+/// split, so that the long replays already run stay current.
+pub fn fingerprint(cell: &CellConfig, level: f64, kind: Kind, truth_length: u64) -> String {
+    let text = match kind {
+        Kind::Truth => serde_json::json!({
+            "cell": cell,
+            "level": level,
+            "truth_length": Some(truth_length),
+            "version": TRUTH_VERSION,
+        }),
+        Kind::Observed | Kind::Fitted => serde_json::json!({
+            "cell": cell,
+            "level": level,
+            "kind": if kind == Kind::Observed { "observed" } else { "fitted" },
+            "version": if kind == Kind::Observed { OBSERVED_VERSION } else { FIT_VERSION },
+        }),
+    }
     .to_string();
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
 }
@@ -82,7 +95,8 @@ pub fn units(config: &CoverageConfig) -> Vec<Unit> {
             }
         }
         for seed in 1..=config.seeds {
-            out.push(Unit::Seed { cell, seed });
+            out.push(Unit::Observed { cell, seed });
+            out.push(Unit::Fit { cell, seed });
         }
     }
     out
@@ -124,10 +138,7 @@ pub fn current_records(config: &CoverageConfig, records: Vec<Record>) -> Vec<Rec
             let Some(c) = config.cells.iter().find(|c| c.name == r.cell()) else {
                 return false;
             };
-            let want = match r {
-                Record::Seed(_) => fingerprint(c, config.level, None),
-                Record::Truth(_) => fingerprint(c, config.level, Some(config.truth_length)),
-            };
+            let want = fingerprint(c, config.level, r.kind(), config.truth_length);
             r.fingerprint() == want && seen.insert((r.cell().to_string(), r.key()))
         })
         .collect()
@@ -173,7 +184,7 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
     );
     // Long replays cost `truth_length` seeds each: the bar counts seed-equivalents.
     let cost = |u: &Unit| match u {
-        Unit::Seed { .. } => 1.0,
+        Unit::Observed { .. } | Unit::Fit { .. } => 1.0,
         Unit::Truth { hashes, .. } => (config.truth_length * (hashes.end - hashes.start)) as f64,
         Unit::Salted { .. } => config.truth_length as f64,
     };
@@ -194,16 +205,15 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
             .as_ref()
             .expect("every cell with a unit to run was prepared");
         let c = &config.cells[u.cell()];
+        let fp = |kind| fingerprint(c, config.level, kind, config.truth_length);
         let records = match u {
-            Unit::Seed { seed, .. } => vec![run_seed(
-                cell,
-                &fingerprint(c, config.level, None),
-                *seed,
-                config.level,
-            )?],
+            Unit::Observed { seed, .. } => {
+                vec![run_observed(cell, &fp(Kind::Observed), *seed, config.level)?]
+            }
+            Unit::Fit { seed, .. } => vec![run_fit(cell, &fp(Kind::Fitted), *seed, config.level)?],
             Unit::Truth { trace, hashes, .. } => run_truth(
                 cell,
-                &fingerprint(c, config.level, Some(config.truth_length)),
+                &fp(Kind::Truth),
                 *trace,
                 hashes.clone(),
                 config.truth_length,
@@ -211,7 +221,7 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
             )?,
             Unit::Salted { trace, .. } => vec![unit::run_salted(
                 cell,
-                &fingerprint(c, config.level, Some(config.truth_length)),
+                &fp(Kind::Truth),
                 *trace,
                 config.truth_length,
             )?],
@@ -244,10 +254,11 @@ pub fn write_summary(config: &CoverageConfig, dir: &Path) -> Result<Vec<summary:
     let names: Vec<String> = config.cells.iter().map(|c| c.name.clone()).collect();
     let s = summary::summarise(&names, &records, config.level);
     let mut md = format!(
-        "# Coverage study `{}`: summary\n\nGenerated by `rbf bench coverage` from the records in `records/` ({} records; method: {}; truth: {}).\n\n",
+        "# Coverage study `{}`: summary\n\nGenerated by `rbf bench coverage` from the records in `records/` ({} records; observed: {}; fit: {}; truth: {}).\n\n",
         config.name,
         records.len(),
-        METHOD_VERSION,
+        OBSERVED_VERSION,
+        FIT_VERSION,
         TRUTH_VERSION
     );
     md.push_str(&summary::markdown(&s, config.level));

@@ -11,54 +11,78 @@ use crate::stats::Interval;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Record {
-    Seed(SeedRecord),
+    Observed(ObservedRecord),
+    Fitted(FitRecord),
     Truth(TruthRecord),
+}
+
+/// What a record is, for its fingerprint: each kind has its own method version, so a
+/// change to the fit's intervals keeps the replays' records and the other way round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Observed,
+    Fitted,
+    Truth,
 }
 
 impl Record {
     pub fn cell(&self) -> &str {
         match self {
-            Record::Seed(s) => &s.cell,
+            Record::Observed(s) => &s.cell,
+            Record::Fitted(s) => &s.cell,
             Record::Truth(t) => &t.cell,
         }
     }
 
     pub fn fingerprint(&self) -> &str {
         match self {
-            Record::Seed(s) => &s.fingerprint,
+            Record::Observed(s) => &s.fingerprint,
+            Record::Fitted(s) => &s.fingerprint,
             Record::Truth(t) => &t.fingerprint,
         }
     }
 
-    /// The unit's key within its cell (seed, or truth trace and hash seed).
+    pub fn kind(&self) -> Kind {
+        match self {
+            Record::Observed(_) => Kind::Observed,
+            Record::Fitted(_) => Kind::Fitted,
+            Record::Truth(_) => Kind::Truth,
+        }
+    }
+
+    /// The unit's key within its cell (what, seed or truth trace, hash seed).
     pub fn key(&self) -> (u8, u64, u64) {
         match self {
-            Record::Seed(s) => (0, s.seed, 0),
+            Record::Observed(s) => (0, s.seed, 0),
+            Record::Fitted(s) => (3, s.seed, 0),
             Record::Truth(t) => (if t.salted { 2 } else { 1 }, t.trace, t.hash),
         }
     }
 }
 
-/// What rbf printed for one seed (a new trace and new hash positions) of a cell.
+/// The observed rates rbf printed for one seed (a new trace and new hash positions).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SeedRecord {
+pub struct ObservedRecord {
     pub cell: String,
     pub fingerprint: String,
     pub seed: u64,
     /// Measured arrivals and complete cycles (of the first hash seed's filter).
     pub arrivals: u64,
     pub cycles: u64,
-    /// Hash seeds the printed observed intervals rest on (rbf's default).
-    pub hash_seeds: u64,
-    /// The observed FN and FP count-instance as printed and judged: point and interval.
-    pub fn_rate: Observed,
-    pub fp_count_instance: Observed,
-    /// The same from the first 1, 2, 4, ... hash seeds' filters (the evidence for the
-    /// default number of hash seeds).
-    #[serde(default)]
+    /// The observed FN and FP count-instance, point and interval, from the first 1, 2,
+    /// 4, ... hash seeds' filters (rbf prints [`crate::replay::DEFAULT_HASH_SEEDS`]).
     pub variants: Vec<Variant>,
     /// FN over every measured arrival of the first filter (partial cycles included).
     pub fn_all_arrivals: f64,
+    pub seconds: f64,
+}
+
+/// What the fit of one seed's trace printed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FitRecord {
+    pub cell: String,
+    pub fingerprint: String,
+    pub seed: u64,
     /// The fit's p_r interval.
     pub p_repeat: Option<Interval>,
     /// The fit's pointwise interval of S at its median knot.

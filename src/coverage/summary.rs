@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::record::{Record, SeedRecord, TruthRecord};
+use super::record::{FitRecord, ObservedRecord, Record, TruthRecord};
 use crate::replay::{batch_length, rebatch, CycleSums, DEFAULT_HASH_SEEDS};
 use crate::stats::{normal_quantile, replicated_ratio, Interval, RatioEstimate};
 
@@ -163,12 +163,12 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
 }
 
 /// Coverage of intervals `get(seed)` against `truth(seed)`.
-fn coverage(
+fn coverage<T>(
     cell: &str,
     name: &str,
-    seeds: &[&SeedRecord],
-    get: impl Fn(&SeedRecord) -> Option<Interval>,
-    truth: impl Fn(&SeedRecord) -> f64,
+    seeds: &[&T],
+    get: impl Fn(&T) -> Option<Interval>,
+    truth: impl Fn(&T) -> f64,
 ) -> Coverage {
     let (mut n, mut covered, mut below, mut above, mut without) = (0, 0, 0, 0, 0);
     let mut widths = Vec::new();
@@ -208,11 +208,11 @@ fn coverage(
 
 /// A yes/no check per seed (the band covers S everywhere; the conservative bound is at
 /// or above the true one).
-fn share(
+fn share<T>(
     cell: &str,
     name: &str,
-    seeds: &[&SeedRecord],
-    ok: impl Fn(&SeedRecord) -> Option<bool>,
+    seeds: &[&T],
+    ok: impl Fn(&T) -> Option<bool>,
 ) -> Coverage {
     let (mut n, mut covered, mut without) = (0, 0, 0);
     for s in seeds {
@@ -246,10 +246,17 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
     cells
         .iter()
         .map(|name| {
-            let seeds: Vec<&SeedRecord> = records
+            let seeds: Vec<&ObservedRecord> = records
                 .iter()
                 .filter_map(|r| match r {
-                    Record::Seed(s) if &s.cell == name => Some(s),
+                    Record::Observed(s) if &s.cell == name => Some(s),
+                    _ => None,
+                })
+                .collect();
+            let fits: Vec<&FitRecord> = records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Fitted(s) if &s.cell == name => Some(s),
                     _ => None,
                 })
                 .collect();
@@ -287,7 +294,9 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                         let tail = if n == printed { ", printed" } else { "" };
                         format!("{what} ({n} hash seed{}{tail})", if n == 1 { "" } else { "s" })
                     };
-                    let pick = |s: &SeedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
+                    let pick = |s: &ObservedRecord| {
+                        s.variants.iter().find(|v| v.hash_seeds == n).copied()
+                    };
                     rows.push(coverage(
                         name,
                         &label("observed FN"),
@@ -304,21 +313,21 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                     ));
                 }
             }
-            rows.push(coverage(name, "p_r", &seeds, |s| s.p_repeat, |s| s.true_p_repeat));
+            rows.push(coverage(name, "p_r", &fits, |s| s.p_repeat, |s| s.true_p_repeat));
             rows.push(coverage(
                 name,
                 "S at the median distance (pointwise)",
-                &seeds,
+                &fits,
                 |s| s.s_median.map(|k| k.interval),
                 |s| s.s_median.map_or(0.0, |k| k.truth),
             ));
-            rows.push(share(name, "reuse band, every knot at once", &seeds, |s| {
+            rows.push(share(name, "reuse band, every knot at once", &fits, |s| {
                 (s.band.knots > 0).then(|| s.band.covers())
             }));
             rows.push(share(
                 name,
                 "conservative bound >= true-workload bound",
-                &seeds,
+                &fits,
                 |s| s.conservative_bound.map(|c| c >= s.true_bound),
             ));
             let point_outside_interval = seeds
@@ -328,10 +337,10 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                 .count() as u64;
             CellSummary {
                 cell: name.clone(),
-                seeds: seeds.len() as u64,
+                seeds: seeds.len().max(fits.len()) as u64,
                 truth,
                 salted_fn,
-                true_bound: seeds
+                true_bound: fits
                     .first()
                     .map(|s| s.true_bound)
                     .or(truths.first().map(|t| t.true_bound)),

@@ -5,7 +5,9 @@
 use std::time::Instant;
 
 use super::cell::{Cell, EPS};
-use super::record::{BandCheck, KnotInterval, Record, SeedRecord, TruthRecord, Variant};
+use super::record::{
+    BandCheck, FitRecord, KnotInterval, ObservedRecord, Record, TruthRecord, Variant,
+};
 use crate::compare::conservative_renewal;
 use crate::error::Result;
 use crate::filter::{mix64, FilterConfig};
@@ -19,8 +21,10 @@ use crate::workload::Workload;
 /// A unit of work.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unit {
-    /// Seed s (1-based) of cell c.
-    Seed { cell: usize, seed: u64 },
+    /// Seed s (1-based) of cell c: the replays (observed intervals).
+    Observed { cell: usize, seed: u64 },
+    /// Seed s of cell c: the fit (its intervals and the conservative bound).
+    Fit { cell: usize, seed: u64 },
     /// Hash seeds `hashes` of long trace t of cell c, replayed in one pass.
     Truth {
         cell: usize,
@@ -34,14 +38,18 @@ pub enum Unit {
 impl Unit {
     pub fn cell(&self) -> usize {
         match *self {
-            Unit::Seed { cell, .. } | Unit::Truth { cell, .. } | Unit::Salted { cell, .. } => cell,
+            Unit::Observed { cell, .. }
+            | Unit::Fit { cell, .. }
+            | Unit::Truth { cell, .. }
+            | Unit::Salted { cell, .. } => cell,
         }
     }
 
     /// The keys its records carry ([`Record::key`]).
     pub fn keys(&self) -> Vec<(u8, u64, u64)> {
         match self {
-            Unit::Seed { seed, .. } => vec![(0, *seed, 0)],
+            Unit::Observed { seed, .. } => vec![(0, *seed, 0)],
+            Unit::Fit { seed, .. } => vec![(3, *seed, 0)],
             Unit::Truth { trace, hashes, .. } => hashes.clone().map(|h| (1, *trace, h)).collect(),
             Unit::Salted { trace, .. } => vec![(2, *trace, 0)],
         }
@@ -69,60 +77,63 @@ fn filter_with_seed(cell: &Cell, seed: u64) -> FilterConfig {
 /// Hash seeds of the variants a seed reports (the default among them).
 pub const VARIANTS: [u32; 4] = [1, 2, 4, 8];
 
-/// One seed of a cell: a trace from seed `seed` through a filter hashed with `seed`
-/// (and the filters of the further hash seeds), replayed and fitted in one pass as
-/// `rbf compare` does.
-pub fn run_seed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Result<Record> {
+/// One seed of a cell, observed: the trace of seed `seed` through filters hashed with
+/// `seed` and the further hash seeds, as `rbf compare` replays it.
+pub fn run_observed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Result<Record> {
     let t = Instant::now();
     let c = &cell.config;
-    let warmup = c.warmup();
     let options = ReplayOptions {
-        warmup,
+        warmup: c.warmup(),
         confidence: level,
     };
     let most = VARIANTS.iter().copied().max().unwrap_or(1).max(DEFAULT_HASH_SEEDS);
     let mut replay = Replays::new(&filter_with_seed(cell, seed), options, most)?;
-    let mut fitter = Fitter::new(FitOptions {
-        warmup,
-        confidence: level,
-        ..FitOptions::default()
-    })?;
-    for_each_key_batch(
-        synthesizer(&cell.workload, c.arrivals, seed)?.messages(KeyHasher::default()),
-        |keys| {
-            replay.run_keys(keys);
-            fitter.run_keys(keys);
-        },
-    );
+    replay.run(synthesizer(&cell.workload, c.arrivals, seed)?.messages(KeyHasher::default()));
     let first = replay.first().report();
     let measured = replay.first().measured();
     let stats: Vec<_> = replay.replays().iter().map(Replay::cycle_stats).collect();
-    let variant = |n: u32| {
-        let mut r = first.clone();
-        r.confidence = confidence(&stats[..n as usize], measured, level);
-        Variant {
-            hash_seeds: u64::from(n),
-            fn_rate: r.observed_fn(),
-            fp_count_instance: r.observed_fp_count_instance(),
-        }
-    };
-    let printed = variant(DEFAULT_HASH_SEEDS);
-    let variants = VARIANTS.iter().map(|&n| variant(n)).collect();
-    let r = first;
-    let fit = fitter.finish()?;
-    let (fitted_bound, conservative_bound) = fitted_bounds(cell, &fit)?;
-    let reuse = fit.reuse.as_ref();
-    Ok(Record::Seed(SeedRecord {
+    let variants = VARIANTS
+        .iter()
+        .map(|&n| {
+            let mut r = first.clone();
+            r.confidence = confidence(&stats[..n as usize], measured, level);
+            Variant {
+                hash_seeds: u64::from(n),
+                fn_rate: r.observed_fn(),
+                fp_count_instance: r.observed_fp_count_instance(),
+            }
+        })
+        .collect();
+    Ok(Record::Observed(ObservedRecord {
         cell: c.name.clone(),
         fingerprint: fingerprint.to_string(),
         seed,
-        arrivals: r.counts.arrivals,
-        cycles: r.per_cycle.complete_cycles,
-        hash_seeds: printed.hash_seeds,
-        fn_rate: printed.fn_rate,
-        fp_count_instance: printed.fp_count_instance,
+        arrivals: first.counts.arrivals,
+        cycles: first.per_cycle.complete_cycles,
         variants,
-        fn_all_arrivals: r.fn_rate,
+        fn_all_arrivals: first.fn_rate,
+        seconds: t.elapsed().as_secs_f64(),
+    }))
+}
+
+/// One seed of a cell, fitted: the trace of seed `seed` as `rbf compare` fits it, and
+/// the renewal bounds from the fit.
+pub fn run_fit(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Result<Record> {
+    let t = Instant::now();
+    let c = &cell.config;
+    let mut fitter = Fitter::new(FitOptions {
+        warmup: c.warmup(),
+        confidence: level,
+        ..FitOptions::default()
+    })?;
+    fitter.run(synthesizer(&cell.workload, c.arrivals, seed)?.messages(KeyHasher::default()));
+    let fit = fitter.finish()?;
+    let (fitted_bound, conservative_bound) = fitted_bounds(cell, &fit)?;
+    let reuse = fit.reuse.as_ref();
+    Ok(Record::Fitted(FitRecord {
+        cell: c.name.clone(),
+        fingerprint: fingerprint.to_string(),
+        seed,
         p_repeat: fit.summary.p_repeat_interval,
         s_median: reuse.and_then(|e| {
             let n = e.summary.median_distance?;
