@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::{for_each_key_batch, Message};
+use crate::model::fneg::worst::renewal_worst_case;
 use crate::model::fneg::{Claim, FnModel, FnReport, Method, RenewalOptions};
 use crate::replay::{ReplayOptions, ReplayReport, Replays};
 use crate::report::verdict::{BoundVerdict, Check, Side};
@@ -145,8 +146,9 @@ pub fn fn_rows(
 pub struct ConservativeRenewal {
     /// The largest bound over the workloads given (one, from a fit).
     pub fn_upper: f64,
-    /// p_r of the workload that gave it, and the interval of p_r the bound covers
-    /// (every p_r in it at once, one phase; docs/FIT.md).
+    /// Where in the interval the largest bound at a single p_r was found, and the
+    /// interval of p_r the bound covers (every p_r in it at once, one phase;
+    /// docs/FIT.md).
     pub p_repeat: f64,
     pub p_repeat_interval: Option<[f64; 2]>,
     /// The construction is proven to bound the true workload's bound whenever the band
@@ -167,14 +169,18 @@ pub fn conservative_renewal(
     let mut best: Option<ConservativeRenewal> = None;
     for w in workloads {
         let model = FnModel::new(filter, w, eps)?;
-        let r = model.renewal(RenewalOptions {
-            eps,
-            ..RenewalOptions::default()
-        })?;
+        // The worst case over p_r's whole interval (model::fneg::worst).
+        let r = renewal_worst_case(
+            &model,
+            RenewalOptions {
+                eps,
+                ..RenewalOptions::default()
+            },
+        )?;
         if best.as_ref().is_none_or(|b| r.fn_upper > b.fn_upper) {
             best = Some(ConservativeRenewal {
                 fn_upper: r.fn_upper,
-                p_repeat: w.p_repeat,
+                p_repeat: r.p_repeat,
                 p_repeat_interval: w.p_repeat_interval,
                 proven: filter.phases == 1,
                 seconds: 0.0,

@@ -47,7 +47,7 @@ use crate::progress::{check_interrupt, interrupted, Progress};
 /// own, so a change to the fit keeps the replays' records and the other way round.
 pub const OBSERVED_VERSION: &str =
     "v3: observed: hash seeds x time batches of complete cycles, complete-cycle point";
-pub const FIT_VERSION: &str = "v4: reuse band simultaneous (multiplier bootstrap, units of batches spanning 2n), conservative bound over the whole p_r interval, band and interval at (1 + level) / 2";
+pub const FIT_VERSION: &str = "v5: worst p_r by partition, reuse band simultaneous (multiplier bootstrap, units of batches spanning 2n), conservative bound over the whole p_r interval, band and interval at (1 + level) / 2";
 pub const TRUTH_VERSION: &str = "v1: complete cycles of fixed-hash replays";
 
 /// Memory one truth pass's ground-truth tables may take (two passes run at once on a

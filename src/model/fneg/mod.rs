@@ -38,6 +38,7 @@ pub mod powersums;
 pub mod profile;
 pub mod renewal;
 pub mod simd;
+pub mod worst;
 
 use serde::Serialize;
 
@@ -225,6 +226,12 @@ impl FnModel {
             return Err(Error::config(
                 "copy_over",
                 "the FN paper's two-phase analysis assumes copy-over (§4.2.7); --no-copy-over is not modelled",
+            ));
+        }
+        if workload.p_repeat_interval.is_some() && workload.reuse.is_none() {
+            return Err(Error::config(
+                "p_repeat_interval",
+                "an interval of p_r needs a measured reuse profile (`reuse`): with Q and zeta the sequence U_j itself depends on p_r",
             ));
         }
         if !(eps > 0.0 && eps < 1e-2) {
