@@ -19,16 +19,16 @@
 //! settings (or the study's method version) changed are ignored.
 
 mod cell;
-pub mod salted;
 pub mod config;
 pub mod record;
+pub mod salted;
 pub mod summary;
 mod unit;
 
 pub use cell::Cell;
 pub use config::{CellConfig, CoverageConfig};
-pub use record::Record;
 pub use record::Kind;
+pub use record::Record;
 pub use unit::{run_fit, run_observed, run_truth, Unit};
 
 use std::collections::HashSet;
@@ -47,7 +47,7 @@ use crate::progress::{check_interrupt, interrupted, Progress};
 /// own, so a change to the fit keeps the replays' records and the other way round.
 pub const OBSERVED_VERSION: &str =
     "v3: observed: hash seeds x time batches of complete cycles, complete-cycle point";
-pub const FIT_VERSION: &str = "v5: worst p_r by partition, reuse band simultaneous (multiplier bootstrap, units of batches spanning 2n), conservative bound over the whole p_r interval, band and interval at (1 + level) / 2";
+pub const FIT_VERSION: &str = "v6: count floor of the band by the exact Poisson limit, worst p_r by partition, reuse band simultaneous (multiplier bootstrap, units of batches spanning 2n), conservative bound over the whole p_r interval, band and interval at (1 + level) / 2";
 pub const TRUTH_VERSION: &str = "v1: complete cycles of fixed-hash replays";
 
 /// Memory one truth pass's ground-truth tables may take (two passes run at once on a
@@ -161,7 +161,9 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
         .map(|(_, u)| u)
         .filter(|u| {
             let name = &config.cells[u.cell()].name;
-            !u.keys().into_iter().all(|k| done.contains(&(name.clone(), k)))
+            !u.keys()
+                .into_iter()
+                .all(|k| done.contains(&(name.clone(), k)))
         })
         .collect();
     if todo.is_empty() {
@@ -172,7 +174,12 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
     needed.dedup();
     let cells: Vec<Option<Cell>> = (0..config.cells.len())
         .into_par_iter()
-        .map(|i| needed.contains(&i).then(|| Cell::new(&config.cells[i])).transpose())
+        .map(|i| {
+            needed
+                .contains(&i)
+                .then(|| Cell::new(&config.cells[i]))
+                .transpose()
+        })
         .collect::<Result<_>>()?;
     let path = rec_dir.join(format!("shard-{}-of-{}.jsonl", shard.index, shard.count));
     let log = Mutex::new(
@@ -208,7 +215,12 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
         let fp = |kind| fingerprint(c, config.level, kind, config.truth_length);
         let records = match u {
             Unit::Observed { seed, .. } => {
-                vec![run_observed(cell, &fp(Kind::Observed), *seed, config.level)?]
+                vec![run_observed(
+                    cell,
+                    &fp(Kind::Observed),
+                    *seed,
+                    config.level,
+                )?]
             }
             Unit::Fit { seed, .. } => vec![run_fit(cell, &fp(Kind::Fitted), *seed, config.level)?],
             Unit::Truth { trace, hashes, .. } => run_truth(

@@ -15,8 +15,8 @@
 //! largest component, drawn [`DRAWS`] times, and the band is hat S_i + c se_i. c is then
 //! widened for the few batches behind se_i the way a t quantile widens a normal one
 //! (the same tail probability, [`crate::stats::student_t_quantile`]). Knots whose batches
-//! all agree (se_i = 0: no repeat beyond them, or all of them) take the binomial floor of
-//! [`upper_band`] instead.
+//! all agree (se_i = 0: no repeat beyond them, or all of them) or rest on few repeats
+//! take the count floor of [`upper_band`] (an exact Poisson limit) instead.
 
 use crate::stats::{normal_cdf, normal_quantile, student_t_quantile};
 use crate::synth::Rng;
@@ -48,7 +48,9 @@ pub const MIN_GROUPS: usize = 4;
 /// spanning at least 2 n arrivals, but at most batches / MIN_GROUPS.
 pub fn group_for(n: u64, batch_len: u64, batches: usize) -> usize {
     let mut g = 1usize;
-    while (g as u64).saturating_mul(batch_len) < n.saturating_mul(2) && g * 2 * MIN_GROUPS <= batches {
+    while (g as u64).saturating_mul(batch_len) < n.saturating_mul(2)
+        && g * 2 * MIN_GROUPS <= batches
+    {
         g *= 2;
     }
     g
@@ -56,7 +58,9 @@ pub fn group_for(n: u64, batch_len: u64, batches: usize) -> usize {
 
 /// Sums of runs of `g` consecutive entries (the last run possibly shorter).
 fn grouped<T: Copy + std::iter::Sum>(v: &[T], g: usize) -> Vec<T> {
-    v.chunks(g.max(1)).map(|c| c.iter().copied().sum()).collect()
+    v.chunks(g.max(1))
+        .map(|c| c.iter().copied().sum())
+        .collect()
 }
 
 impl Knot {
@@ -137,7 +141,11 @@ fn critical_value(knots: &[Knot], level: f64) -> f64 {
                 .collect();
             kept.iter()
                 .map(|(g, v)| {
-                    let wg = &by_group.iter().find(|x| x.0 == *g).expect("every group drawn").1;
+                    let wg = &by_group
+                        .iter()
+                        .find(|x| x.0 == *g)
+                        .expect("every group drawn")
+                        .1;
                     v.iter().zip(wg).map(|(a, b)| a * b).sum::<f64>()
                 })
                 .fold(f64::NEG_INFINITY, f64::max)
@@ -156,17 +164,54 @@ fn gaussian(rng: &mut Rng) -> f64 {
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
 }
 
+/// The exact one-sided upper confidence limit of a Poisson mean from a count h: the
+/// lambda with P(X <= h; lambda) = tail (Garwood), by bisection on the CDF summed in
+/// log space; for large counts the Wilson-Hilferty form of the chi-square quantile.
+pub fn poisson_upper(h: f64, tail: f64) -> f64 {
+    let h = h.max(0.0).round();
+    if h > 2000.0 {
+        let nu = 2.0 * h + 2.0;
+        let z = normal_quantile(1.0 - tail);
+        let a = 2.0 / (9.0 * nu);
+        return 0.5 * nu * (1.0 - a + z * a.sqrt()).powi(3);
+    }
+    let log_cdf = |lambda: f64| -> f64 {
+        // log sum_{i <= h} exp(-lambda + i ln lambda - ln i!)
+        let mut terms = Vec::with_capacity(h as usize + 1);
+        let mut log_fact = 0.0;
+        for i in 0..=(h as usize) {
+            if i > 0 {
+                log_fact += (i as f64).ln();
+            }
+            terms.push(-lambda + i as f64 * lambda.ln() - log_fact);
+        }
+        let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        m + terms.iter().map(|t| (t - m).exp()).sum::<f64>().ln()
+    };
+    let target = tail.ln();
+    let (mut lo, mut hi) = (h, h + 20.0 * (h + 1.0).sqrt() + 40.0);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if log_cdf(mid) > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
 /// The upper band at `level` over `knots` (in increasing n): per knot, the larger of
-/// hat S + c_t se and a binomial floor hat S + c sqrt(S (1 - S) / covered) +
-/// ln(1 / (1 - level)) / covered (the floor is what a knot with no repeat beyond it
-/// gets: the exact one-sided bound for zero successes), never above the previous
-/// knot's value (S is non-increasing, so a band covering S at an earlier knot covers
-/// it at every later one where it is lower) nor above 1. Returns (n, upper) pairs.
+/// hat S + c_t se and a count floor, the exact Poisson upper limit of the repeats
+/// beyond the knot at the band's own tail probability over the repeats that could show
+/// them (what a knot with few or no repeats beyond it gets: normal theory fails there,
+/// and with none the batch spread is zero); never above the previous knot's value (S
+/// is non-increasing, so a band covering S at an earlier knot covers it at every later
+/// one where it is lower) nor above 1. Returns (n, upper) pairs.
 pub fn upper_band(knots: &[Knot], level: f64) -> Vec<(u64, f64)> {
     let c = critical_value(knots, level);
     // The same one-sided tail probability on the t scale.
     let tail = 1.0 - normal_cdf(c);
-    let floor = -(1.0 - level).ln();
     let mut prev = 1.0f64;
     knots
         .iter()
@@ -178,12 +223,12 @@ pub fn upper_band(knots: &[Knot], level: f64) -> Vec<(u64, f64)> {
             } else {
                 c
             };
-            let binomial = if covered > 0.0 {
-                s + c * (s * (1.0 - s) / covered).sqrt() + floor / covered
+            let count = if covered > 0.0 {
+                poisson_upper(s * covered, tail) / covered
             } else {
                 1.0
             };
-            let u = (s + ct * se).max(binomial).min(prev).min(1.0);
+            let u = (s + ct * se).max(count).min(prev).min(1.0);
             prev = u;
             (k.n, u)
         })
@@ -227,8 +272,18 @@ mod tests {
         let pairs: Vec<(f64, f64)> = (0..32)
             .map(|b| (if b % 2 == 0 { 120.0 } else { 80.0 }, 1000.0))
             .collect();
-        let one = Knot { n: 10, pairs: pairs.clone(), group: 1 }.estimate();
-        let two = Knot { n: 10, pairs, group: 2 }.estimate();
+        let one = Knot {
+            n: 10,
+            pairs: pairs.clone(),
+            group: 1,
+        }
+        .estimate();
+        let two = Knot {
+            n: 10,
+            pairs,
+            group: 2,
+        }
+        .estimate();
         assert!((one.0 - 0.1).abs() < 1e-12 && (two.0 - 0.1).abs() < 1e-12);
         assert!(one.1 > 0.0 && two.1 == 0.0, "{one:?} {two:?}");
         assert_eq!(two.2, 16);
@@ -242,7 +297,26 @@ mod tests {
             group: 1,
         };
         let b = upper_band(&[k], 0.99);
-        // ln(100) / 1000 covered repeats.
-        assert!((b[0].1 - (100f64).ln() / 1000.0).abs() < 1e-12, "{b:?}");
+        // One knot: c is the normal 99 % quantile, the tail 1 %: ln(100) / 1000.
+        assert!((b[0].1 - (100f64).ln() / 1000.0).abs() < 1e-9, "{b:?}");
+    }
+
+    #[test]
+    fn poisson_limits_match_tables() {
+        // Garwood's one-sided 97.5 % upper limits: 0 -> 3.689, 1 -> 5.572, 5 -> 11.668,
+        // 20 -> 30.89 (standard tables).
+        for (h, want) in [(0.0, 3.689), (1.0, 5.572), (5.0, 11.668), (20.0, 30.89)] {
+            let got = poisson_upper(h, 0.025);
+            assert!((got - want).abs() < 0.01, "{h}: {got} vs {want}");
+        }
+        // The large-count form meets the exact sum where they hand over.
+        let exact = poisson_upper(2000.0, 1e-4);
+        let wh = {
+            let nu: f64 = 2.0 * 2000.0 + 2.0;
+            let z = normal_quantile(1.0 - 1e-4);
+            let a = 2.0 / (9.0 * nu);
+            0.5 * nu * (1.0 - a + z * a.sqrt()).powi(3)
+        };
+        assert!((exact - wh).abs() / exact < 1e-3, "{exact} vs {wh}");
     }
 }
