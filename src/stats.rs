@@ -307,7 +307,10 @@ mod tests {
         for p in [1e-6, 0.001, 0.025, 0.5, 0.9, 0.995, 0.99999] {
             let x = normal_quantile(p);
             let back = normal_cdf(x);
-            assert!((back - p).abs() < 2e-7 * p.min(1.0 - p).max(1e-3), "{p}: {back}");
+            assert!(
+                (back - p).abs() < 2e-7 * p.min(1.0 - p).max(1e-3),
+                "{p}: {back}"
+            );
         }
     }
 
@@ -364,8 +367,14 @@ mod tests {
 
     #[test]
     fn small_non_integer_df_rounds_down() {
-        assert_eq!(student_t_quantile(0.995, 2.7), student_t_quantile(0.995, 2.0));
-        assert_eq!(student_t_quantile(0.995, 1.5), student_t_quantile(0.995, 1.0));
+        assert_eq!(
+            student_t_quantile(0.995, 2.7),
+            student_t_quantile(0.995, 2.0)
+        );
+        assert_eq!(
+            student_t_quantile(0.995, 1.5),
+            student_t_quantile(0.995, 1.0)
+        );
     }
 
     #[test]

@@ -156,7 +156,11 @@ pub fn run(a: CompareArgs) -> Result<()> {
     let r = &obs.replay;
     // The judged points: over the complete cycles of every hash seed, like their
     // intervals (`ReplayReport::observed_fn`).
-    let (obs_fn, obs_fp, obs_fpci) = (r.observed_fn(), r.observed_fp(), r.observed_fp_count_instance());
+    let (obs_fn, obs_fp, obs_fpci) = (
+        r.observed_fn(),
+        r.observed_fp(),
+        r.observed_fp_count_instance(),
+    );
     let observed_ci = obs_fpci.interval;
     let mut models = vec![ModelRow {
         name: "FP model f_sigma".into(),
@@ -287,7 +291,10 @@ fn table(r: &rbf::replay::ReplayReport, models: &[ModelRow], confidence: f64) ->
     .left_aligned(&[3, 5]);
     let observed = [
         ("observed FP (per arrival)", r.observed_fp()),
-        ("observed FP (count-instance)", r.observed_fp_count_instance()),
+        (
+            "observed FP (count-instance)",
+            r.observed_fp_count_instance(),
+        ),
         ("observed FN (per arrival)", r.observed_fn()),
     ];
     for (name, o) in observed {

@@ -131,9 +131,13 @@ impl CellConfig {
                 "give exactly one of sigma and target_fp",
             ));
         }
-        Placement::parse(&self.placement).map_err(|e| Error::config(key("placement"), e.to_string()))?;
+        Placement::parse(&self.placement)
+            .map_err(|e| Error::config(key("placement"), e.to_string()))?;
         if self.salted && (self.phases != 1 || self.sigma.is_none() && self.target_fp.is_none()) {
-            return Err(Error::config(key("salted"), "the salted replay is for one-phase, sigma-bounded cells"));
+            return Err(Error::config(
+                key("salted"),
+                "the salted replay is for one-phase, sigma-bounded cells",
+            ));
         }
         Ok(())
     }
@@ -166,7 +170,10 @@ impl CoverageConfig {
             }
         }
         if self.cells.is_empty() {
-            return Err(Error::config("cell", "the study needs at least one [[cell]]"));
+            return Err(Error::config(
+                "cell",
+                "the study needs at least one [[cell]]",
+            ));
         }
         for (i, c) in self.cells.iter().enumerate() {
             c.validate()?;

@@ -10,7 +10,9 @@
 //! (tested below), which is what makes its numbers comparable.
 
 use crate::error::{Error, Result};
-use crate::filter::{mix64, BitArray, FilterConfig, PositionBuf, PositionHasher, Trigger, MAX_HASHES};
+use crate::filter::{
+    mix64, BitArray, FilterConfig, PositionBuf, PositionHasher, Trigger, MAX_HASHES,
+};
 use crate::replay::{confidence, Confidence, CycleStats, CycleSums, GroundTruth, Truth};
 
 /// A one-phase filter whose positions change at every recycle, with exact ground truth.
@@ -37,10 +39,16 @@ impl SaltedReplay {
     pub fn new(config: &FilterConfig, warmup: u64, resalt: bool) -> Result<SaltedReplay> {
         config.validate()?;
         let Trigger::Sigma(sigma) = config.trigger()? else {
-            return Err(Error::config("sigma", "the salted replay is sigma-bounded only"));
+            return Err(Error::config(
+                "sigma",
+                "the salted replay is sigma-bounded only",
+            ));
         };
         if config.phases != 1 {
-            return Err(Error::config("phases", "the salted replay has one phase only"));
+            return Err(Error::config(
+                "phases",
+                "the salted replay has one phase only",
+            ));
         }
         let mut r = SaltedReplay {
             bits: BitArray::new(config.memory),
@@ -183,7 +191,14 @@ mod tests {
             let a = salted.cycle_stats().totals();
             let b = replay.cycle_stats().totals();
             assert!(a.cycles > 50, "{a:?}");
-            assert_eq!(a, CycleSums { distinct: a.distinct, ..b }, "retaining {retaining}");
+            assert_eq!(
+                a,
+                CycleSums {
+                    distinct: a.distinct,
+                    ..b
+                },
+                "retaining {retaining}"
+            );
             // Resalting changes the positions, not the arrivals.
             let mut resalted = SaltedReplay::new(&f, warmup, true).unwrap();
             let synth = Synthesizer::new(&SynthConfig {
@@ -193,7 +208,9 @@ mod tests {
                 prologue: true,
             })
             .unwrap();
-            for_each_key_batch(synth.messages(KeyHasher::default()), |k| resalted.run_keys(k));
+            for_each_key_batch(synth.messages(KeyHasher::default()), |k| {
+                resalted.run_keys(k)
+            });
             let c = resalted.cycle_stats().totals();
             assert!(c.cycles > 50 && c.false_negatives != a.false_negatives);
         }

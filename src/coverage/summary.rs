@@ -102,9 +102,10 @@ fn truth_rate(
         .filter_map(|t| {
             let rs: Vec<&&TruthRecord> = records.iter().filter(|r| r.trace == *t).collect();
             let measured = rs.iter().map(|r| r.arrivals).max()?;
-            let (cycles, arrivals) = rs.iter().flat_map(|r| &r.batches).fold((0, 0), |a, b| {
-                (a.0 + b.cycles, a.1 + b.arrivals)
-            });
+            let (cycles, arrivals) = rs
+                .iter()
+                .flat_map(|r| &r.batches)
+                .fold((0, 0), |a, b| (a.0 + b.cycles, a.1 + b.arrivals));
             let own = rs.iter().map(|r| r.batch_arrivals).max()?;
             let len = batch_length(own, measured, arrivals.div_ceil(cycles.max(1)));
             let count = measured.div_ceil(len) as usize;
@@ -143,7 +144,12 @@ fn truth(records: &[&TruthRecord], level: f64) -> Option<Truth> {
     Some(Truth {
         traces: traces.len() as u64,
         replays: records.len() as u64,
-        arrivals: mean(&records.iter().map(|r| r.arrivals as f64).collect::<Vec<_>>()),
+        arrivals: mean(
+            &records
+                .iter()
+                .map(|r| r.arrivals as f64)
+                .collect::<Vec<_>>(),
+        ),
         fn_rate: truth_rate(records, level, |s| {
             (s.false_negatives as f64, s.arrivals as f64)
         })?,
@@ -208,12 +214,7 @@ fn coverage<T>(
 
 /// A yes/no check per seed (the band covers S everywhere; the conservative bound is at
 /// or above the true one).
-fn share<T>(
-    cell: &str,
-    name: &str,
-    seeds: &[&T],
-    ok: impl Fn(&T) -> Option<bool>,
-) -> Coverage {
+fn share<T>(cell: &str, name: &str, seeds: &[&T], ok: impl Fn(&T) -> Option<bool>) -> Coverage {
     let (mut n, mut covered, mut without) = (0, 0, 0);
     for s in seeds {
         match ok(s) {
@@ -292,11 +293,13 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                 for n in counts {
                     let label = |what: &str| {
                         let tail = if n == printed { ", printed" } else { "" };
-                        format!("{what} ({n} hash seed{}{tail})", if n == 1 { "" } else { "s" })
+                        format!(
+                            "{what} ({n} hash seed{}{tail})",
+                            if n == 1 { "" } else { "s" }
+                        )
                     };
-                    let pick = |s: &ObservedRecord| {
-                        s.variants.iter().find(|v| v.hash_seeds == n).copied()
-                    };
+                    let pick =
+                        |s: &ObservedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
                     rows.push(coverage(
                         name,
                         &label("observed FN"),
@@ -313,7 +316,13 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                     ));
                 }
             }
-            rows.push(coverage(name, "p_r", &fits, |s| s.p_repeat, |s| s.true_p_repeat));
+            rows.push(coverage(
+                name,
+                "p_r",
+                &fits,
+                |s| s.p_repeat,
+                |s| s.true_p_repeat,
+            ));
             rows.push(coverage(
                 name,
                 "S at the median distance (pointwise)",
@@ -333,7 +342,11 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
             let point_outside_interval = seeds
                 .iter()
                 .flat_map(|s| &s.variants)
-                .filter(|v| v.fn_rate.interval.is_some_and(|i| !i.contains(v.fn_rate.estimate)))
+                .filter(|v| {
+                    v.fn_rate
+                        .interval
+                        .is_some_and(|i| !i.contains(v.fn_rate.estimate))
+                })
                 .count() as u64;
             CellSummary {
                 cell: name.clone(),
@@ -381,11 +394,16 @@ pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
             s.true_bound.map_or("-".into(), |b| format!("{b:.6}")),
             verdict,
             t.map_or("-".into(), |t| iv(&t.fp_count_instance)),
-            t.map_or("-".into(), |t| format!("{} x {:.3e}", t.replays, t.arrivals)),
+            t.map_or("-".into(), |t| format!(
+                "{} x {:.3e}",
+                t.replays, t.arrivals
+            )),
         ));
     }
     if summaries.iter().any(|s| s.salted_fn.is_some()) {
-        out.push_str("\n### The renewal model's own process: new hash positions at every recycle\n\n");
+        out.push_str(
+            "\n### The renewal model's own process: new hash positions at every recycle\n\n",
+        );
         out.push_str("| cell | long-run FN, new positions per cycle | long-run FN, fixed positions (hash average) | true-workload renewal bound | bound vs new positions per cycle |\n");
         out.push_str("|---|---|---|---:|---|\n");
         for s in summaries {
@@ -483,7 +501,10 @@ mod tests {
     fn wilson_matches_a_reference() {
         // 95 % Wilson interval for 198 of 200: [0.9643, 0.9973] (standard tables).
         let (lo, hi) = wilson(198, 200, 0.95);
-        assert!((lo - 0.9643).abs() < 5e-4 && (hi - 0.9973).abs() < 5e-4, "{lo} {hi}");
+        assert!(
+            (lo - 0.9643).abs() < 5e-4 && (hi - 0.9973).abs() < 5e-4,
+            "{lo} {hi}"
+        );
         assert_eq!(wilson(0, 0, 0.95), (0.0, 1.0));
     }
 }

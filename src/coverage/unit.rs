@@ -86,7 +86,12 @@ pub fn run_observed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Re
         warmup: c.warmup(),
         confidence: level,
     };
-    let most = VARIANTS.iter().copied().max().unwrap_or(1).max(DEFAULT_HASH_SEEDS);
+    let most = VARIANTS
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .max(DEFAULT_HASH_SEEDS);
     let mut replay = Replays::new(&filter_with_seed(cell, seed), options, most)?;
     replay.run(synthesizer(&cell.workload, c.arrivals, seed)?.messages(KeyHasher::default()));
     let first = replay.first().report();
@@ -244,16 +249,12 @@ pub fn run_truth(
 }
 
 /// Long trace `trace` (as [`run_truth`]'s) through the salted filter.
-pub fn run_salted(
-    cell: &Cell,
-    fingerprint: &str,
-    trace: u64,
-    length: u64,
-) -> Result<Record> {
+pub fn run_salted(cell: &Cell, fingerprint: &str, trace: u64, length: u64) -> Result<Record> {
     let t = Instant::now();
     let c = &cell.config;
     let seed = mix64(TRUTH_SEED_BASE + (trace << 20) + 0xfff);
-    let mut replay = super::salted::SaltedReplay::new(&filter_with_seed(cell, seed), c.warmup(), true)?;
+    let mut replay =
+        super::salted::SaltedReplay::new(&filter_with_seed(cell, seed), c.warmup(), true)?;
     for_each_key_batch(
         synthesizer(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?
             .messages(KeyHasher::default()),

@@ -193,7 +193,10 @@ fn rate_over_seeds(
             student_t_quantile(0.5 + level / 2.0, n - 1.0) * (var / n).sqrt(),
         ))
     } else if obs.len() >= 2 {
-        let h: Option<Vec<f64>> = obs.iter().map(|o| o.interval.map(|i| i.half_width())).collect();
+        let h: Option<Vec<f64>> = obs
+            .iter()
+            .map(|o| o.interval.map(|i| i.half_width()))
+            .collect();
         h.map(|h| clamp(h.iter().sum::<f64>() / n))
     } else {
         obs.first()
@@ -223,7 +226,13 @@ fn observe(
     let independent = matches!(source.source, Source::Synthetic(_));
     row.arrivals = reports.first().map(|r| r.counts.arrivals);
     row.cycles = Some(reports.iter().map(|r| r.cycles as f64).sum::<f64>() / n);
-    row.observed_fp = Some(reports.iter().map(|r| r.observed_fp().estimate).sum::<f64>() / n);
+    row.observed_fp = Some(
+        reports
+            .iter()
+            .map(|r| r.observed_fp().estimate)
+            .sum::<f64>()
+            / n,
+    );
     let (fp, fp_interval) = rate_over_seeds(&reports, level, independent, |r| {
         r.observed_fp_count_instance()
     });

@@ -197,7 +197,10 @@ impl ReuseCounts {
             between: Between::Linear,
         };
         for k in &knots {
-            let (h, c) = k.pairs.iter().fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
+            let (h, c) = k
+                .pairs
+                .iter()
+                .fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
             let prev = *point.survival.last().unwrap_or(&1.0);
             point.n.push(k.n);
             point.survival.push((h / c).min(prev));

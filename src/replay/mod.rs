@@ -7,7 +7,9 @@ pub(crate) mod index;
 mod replicas;
 mod truth;
 
-pub use cycles::{batch_length, confidence, rebatch, Confidence, CycleStats, CycleSums, Distribution, PerCycle};
+pub use cycles::{
+    batch_length, confidence, rebatch, Confidence, CycleStats, CycleSums, Distribution, PerCycle,
+};
 pub use index::KeyIndex;
 pub use replicas::{replay_seeds, replica_seed, Replays, DEFAULT_HASH_SEEDS, MAX_HASH_SEEDS};
 pub use truth::{GroundTruth, Truth};
@@ -359,7 +361,8 @@ impl Replay {
             self.first_recycle.get_or_insert(self.filter.recycles() - 1);
         }
         if self.cycle_complete {
-            self.stats.record(&self.tally.sums(), self.seen - self.options.warmup);
+            self.stats
+                .record(&self.tally.sums(), self.seen - self.options.warmup);
         }
         self.tally.add_to(&mut self.counts);
         self.tally = Tally::default();

@@ -17,7 +17,11 @@ pub fn replay_table(r: &ReplayReport) -> String {
         format!("{:.0}% CI (batch means)", c.level * 100.0)
     });
     // Rates with an interval are the steady-state estimates the interval is about.
-    let (fp, fnr, fpci) = (r.observed_fp(), r.observed_fn(), r.observed_fp_count_instance());
+    let (fp, fnr, fpci) = (
+        r.observed_fp(),
+        r.observed_fn(),
+        r.observed_fp_count_instance(),
+    );
     let mut t = Table::new(["measure", "value", level.as_str()]);
     t.row(["arrivals".to_string(), count(c.arrivals), String::new()]);
     t.row(["new".to_string(), count(c.new), String::new()]);

@@ -63,7 +63,12 @@ fn printed_intervals_hold_their_level_on_a_small_study() {
     for c in &cells {
         assert_eq!(c.seeds, 40, "{}", c.cell);
         assert!(c.truth.is_some(), "{}: no truth", c.cell);
-        assert!(c.mean_cycles >= 30.0, "{}: {} cycles per seed", c.cell, c.mean_cycles);
+        assert!(
+            c.mean_cycles >= 30.0,
+            "{}: {} cycles per seed",
+            c.cell,
+            c.mean_cycles
+        );
         assert_eq!(c.point_outside_interval, 0, "{}", c.cell);
         // The interval rbf prints: the only row of its name, or the one marked printed
         // among the numbers of hash seeds.
@@ -86,7 +91,12 @@ fn printed_intervals_hold_their_level_on_a_small_study() {
         ] {
             let r = printed(name);
             assert_eq!(r.seeds + r.without, 40, "{}: {name}", c.cell);
-            assert!(r.seeds >= 38, "{}: {name}: {} without an interval", c.cell, r.without);
+            assert!(
+                r.seeds >= 38,
+                "{}: {name}: {} without an interval",
+                c.cell,
+                r.without
+            );
             assert!(
                 r.seeds - r.covered <= MAX_MISSES,
                 "{}: {}: {} of {} covered",

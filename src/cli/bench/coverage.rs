@@ -69,7 +69,12 @@ pub fn run(a: CoverageBench) -> Result<()> {
         }
         return Ok(());
     }
-    let shard = a.shard.as_deref().map(Shard::parse).transpose()?.unwrap_or(Shard::ALL);
+    let shard = a
+        .shard
+        .as_deref()
+        .map(Shard::parse)
+        .transpose()?
+        .unwrap_or(Shard::ALL);
     let t = Instant::now();
     if !a.summary_only {
         crate::cli::with_threads(a.threads, || {

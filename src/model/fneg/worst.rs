@@ -111,10 +111,19 @@ mod tests {
     fn profiled(p_r: f64) -> Workload {
         let mut w = Workload::zipf(1000, 1.0, p_r, Placement::Uniform);
         let q = w.repeat_distribution().unwrap();
-        let n: Vec<u64> = (0..4000).map(|i| i * i / 8).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+        let n: Vec<u64> = (0..4000)
+            .map(|i| i * i / 8)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
         let survival = n
             .iter()
-            .map(|&n| q.iter().map(|qi| qi * (1.0 - qi).powi(n as i32)).sum::<f64>().min(1.0))
+            .map(|&n| {
+                q.iter()
+                    .map(|qi| qi * (1.0 - qi).powi(n as i32))
+                    .sum::<f64>()
+                    .min(1.0)
+            })
             .collect();
         w.reuse = Some(crate::workload::ReuseProfile {
             n,
@@ -138,10 +147,18 @@ mod tests {
             m.p_r = 0.8 + 0.01 * i as f64;
             let v = m.renewal(RenewalOptions::default()).unwrap().fn_upper;
             largest = largest.max(v);
-            assert!(v <= worst.fn_upper * (1.0 + 1e-12), "p_r {}: {v} > {}", m.p_r, worst.fn_upper);
+            assert!(
+                v <= worst.fn_upper * (1.0 + 1e-12),
+                "p_r {}: {v} > {}",
+                m.p_r,
+                worst.fn_upper
+            );
         }
         // The worst case found at a single p_r is as large as the grid's largest, nearly.
-        assert!(worst.attained <= worst.fn_upper && worst.attained >= largest * 0.999, "{worst:?} vs {largest}");
+        assert!(
+            worst.attained <= worst.fn_upper && worst.attained >= largest * 0.999,
+            "{worst:?} vs {largest}"
+        );
         // One computation over the whole interval is far looser.
         let mut one = model.clone();
         one.p_r_interval = Some((0.8, 1.0));
@@ -155,6 +172,9 @@ mod tests {
         let mut narrow = model.clone();
         narrow.p_r_interval = Some((0.898, 0.902));
         let n = renewal_worst_case(&narrow, RenewalOptions::default()).unwrap();
-        assert!(n.computations <= 5 && n.fn_upper <= n.attained * (1.0 + TOLERANCE), "{n:?}");
+        assert!(
+            n.computations <= 5 && n.fn_upper <= n.attained * (1.0 + TOLERANCE),
+            "{n:?}"
+        );
     }
 }
