@@ -47,14 +47,18 @@ pub enum Error {
     #[error("{0}")]
     NoData(String),
 
-    /// The user pressed Ctrl-C; the work stopped between two steps.
-    #[error("interrupted (Ctrl-C): stopped before finishing, nothing was written")]
+    /// The user pressed Ctrl-C (or sent SIGTERM); the work stopped between two steps.
+    #[error(
+        "interrupted ({}): stopped before finishing, nothing was written",
+        crate::stop::describe()
+    )]
     Interrupted,
 }
 
 /// Process exit statuses: 1 for unusable input data, 2 for requests that cannot be
 /// served as given (bad flags or settings, limits of this machine; clap's usage errors
-/// exit 2 as well), 130 after Ctrl-C (the shell's convention for SIGINT).
+/// exit 2 as well), 128 + the signal after a stop (the shell's convention: 130 for
+/// Ctrl-C, 143 for SIGTERM, 129 for SIGHUP; [`crate::signals`]).
 pub mod exit_status {
     pub const DATA: u8 = 1;
     pub const USAGE: u8 = 2;
@@ -76,6 +80,18 @@ impl Error {
         }
     }
 
+    /// The same error with its setting named inside `section` (`memory` becomes
+    /// `grid.memory`), for values read from a section of a config file.
+    pub fn in_section(self, section: &str) -> Self {
+        match self {
+            Error::Config { key, message } => Error::Config {
+                key: format!("{section}.{key}"),
+                message,
+            },
+            other => other,
+        }
+    }
+
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::Invalid(message.into())
     }
@@ -87,7 +103,7 @@ impl Error {
                 exit_status::DATA
             }
             Error::Config { .. } | Error::Invalid(_) | Error::Resource(_) => exit_status::USAGE,
-            Error::Interrupted => exit_status::INTERRUPTED,
+            Error::Interrupted => crate::stop::exit_status(),
         }
     }
 }

@@ -1,27 +1,36 @@
 //! `rbf`: trace-replay analysis of recycling Bloom filters.
 //!
-//! The data flows one way, and the modules follow it:
+//! The data flows one way, and the modules follow it (docs/ARCHITECTURE.md has the
+//! layer order, which `tests/it/architecture.rs` enforces, and every submodule):
 //!
 //! ```text
-//! ingest ──> message stream ──> replay (observed FP/FN, exact ground truth)
-//!   │                      └──> fit (workload: Q, p_r, placement) ──> model (predicted)
-//! synth ──┘                                                            │
-//!                               report / experiment (side by side) <───┘
+//! ingest ──> message stream ──> replay (observed FP/FN, exact ground truth) ──┐
+//!   │                      └──> fit (workload: Q, p_r, placement, reuse) ──> model (predicted)
+//! synth ──┘                                                                   │
+//!                 compare (the judge: every bound next to what was observed) <─┘
+//!                                    │
+//!                     size · report · experiment · the `rbf` command line
 //! ```
 //!
-//! * [`message`]: the 64-bit keyed [`message::Message`] every stage consumes.
-//! * [`ingest`]: readers that turn traces into message streams.
-//! * [`synth`]: synthetic traces from the FN paper's arrival model ([`workload`]).
-//! * [`filter`]: one- and two-phase recycling Bloom filters.
-//! * [`replay`]: runs a stream through a filter with exact ground truth.
-//! * [`fit`]: estimates the workload model (Q, p_r, placement) from a stream.
-//! * [`report`]: tables for people; JSON comes from the result types' serde forms.
-//! * [`experiment`]: config-driven grids, observed next to predicted, tables and plots.
+//! * [`stop`], [`error`], [`console`], [`resources`], [`progress`], [`signals`]: stopping
+//!   cleanly, errors that say where, notes, machine limits, progress with an ETA.
+//! * `prefetch` (private), [`stats`]: cache prefetch; the intervals behind verdicts.
 //! * [`output_file`]: outputs written whole or not at all, never onto an input.
-//! * [`resources`]: requests checked against this machine's memory, disk and cores.
-//! * [`progress`]: progress bars with an ETA for long work, and a clean stop on Ctrl-C.
+//! * [`message`]: the 64-bit keyed [`message::Message`] every stage consumes.
+//! * [`filter`]: one- and two-phase recycling Bloom filters.
+//! * [`ingest`]: readers that turn traces into message streams.
+//! * [`workload`], [`synth`]: the FN paper's arrival model and traces drawn from it.
+//! * [`replay`]: runs a stream through a filter with exact ground truth.
+//! * [`fit`]: estimates the workload model (Q, p_r, placement, reuse profile) from a stream.
+//! * [`model`]: the FP paper's and the FN paper's models (docs/MODEL.md).
+//! * [`compare`]: the judge: one [`compare::Record`] per bound of [`compare::Bound::ALL`],
+//!   with its claim, standing and verdict, for every command and the report.
+//! * [`size`]: the smallest filter for FP and FN targets, confirmed by replay.
+//! * [`report`]: tables and judged records in words, the same in every command.
+//! * [`experiment`]: config-driven grids, observed next to predicted, tables and plots.
 
 pub mod compare;
+pub mod console;
 pub mod coverage;
 pub mod error;
 pub mod experiment;
@@ -36,8 +45,10 @@ pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod resources;
+pub mod signals;
 pub mod size;
 pub mod stats;
+pub mod stop;
 pub mod synth;
 pub mod workload;
 

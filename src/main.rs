@@ -3,12 +3,17 @@ use std::process::ExitCode;
 mod cli;
 
 fn main() -> ExitCode {
+    // First: the signal mask it sets must be inherited by every thread started later.
+    rbf::signals::install();
     quiet_broken_pipe();
     let args = cli::parse();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Not eprintln!: after SIGHUP the terminal may be gone, and a failed write
+            // must not turn a clean stop into a panic.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "error: {e}");
             ExitCode::from(e.exit_status())
         }
     }

@@ -103,15 +103,17 @@ pub fn available_disk(_: &Path) -> Option<u64> {
     None
 }
 
-/// Refuses writing an output of `bytes` (at least) into `dir` when the disk cannot
-/// hold it.
+/// Refuses writing an output of `bytes` into `dir` when the disk cannot hold it. Free
+/// space is read whatever the size (one statvfs call): an output of 50 MB is refused
+/// on a disk with 10 MB free as surely as one of 50 TB.
 pub fn check_disk(what: &str, dir: &Path, bytes: f64) -> Result<()> {
-    if bytes.is_finite() && bytes < UNCHECKED_BYTES {
-        return Ok(());
-    }
-    match available_disk(dir) {
-        Some(avail) if bytes > avail as f64 => Err(Error::Resource(format!(
-            "{what} needs at least {} of disk, {} available in {}",
+    disk_verdict(what, dir, bytes, available_disk(dir))
+}
+
+fn disk_verdict(what: &str, dir: &Path, bytes: f64, available: Option<u64>) -> Result<()> {
+    match available {
+        Some(avail) if bytes.is_nan() || bytes > avail as f64 => Err(Error::Resource(format!(
+            "{what} needs {} of disk, {} available in {}",
             bytes_text(bytes),
             bytes_text(avail as f64),
             dir.display()
@@ -133,7 +135,7 @@ pub fn cap_threads(requested: usize) -> Result<usize> {
     }
     let cores = available_threads();
     if requested > cores {
-        crate::progress::note(&format!(
+        crate::console::note(&format!(
             "--threads {requested} is more than the {cores} core(s) available; using {cores}"
         ));
         return Ok(cores);
@@ -162,5 +164,19 @@ mod tests {
         assert!(cap_threads(0).is_err());
         assert_eq!(cap_threads(1).unwrap(), 1);
         assert_eq!(cap_threads(1 << 20).unwrap(), available_threads());
+    }
+
+    #[test]
+    fn small_outputs_are_checked_against_the_disk_too() {
+        let dir = Path::new("out");
+        let e = disk_verdict("a trace", dir, 60e6, Some(10 << 20)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("a trace needs 57 MiB of disk, 10 MiB available in out"),
+            "{e}"
+        );
+        disk_verdict("a trace", dir, 60e6, Some(100 << 20)).unwrap();
+        disk_verdict("a trace", dir, f64::NAN, Some(1)).unwrap_err();
+        disk_verdict("a trace", dir, 1e30, None).unwrap();
     }
 }

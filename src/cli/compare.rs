@@ -5,14 +5,13 @@ use std::path::PathBuf;
 use clap::Args;
 
 use rbf::compare::{
-    conservative_renewal, conservative_row, fn_rows, observe, sigma_for_target,
-    ConservativeRenewal, ModelRow,
+    judge_observation, observe, values_by_key, Comparison, JudgeOptions, Observed, Record,
 };
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
-use rbf::model::fneg::{FnReport, Method, RenewalMode, RenewalOptions};
+use rbf::model::fneg::{Method, RenewalMode};
 use rbf::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
-use rbf::report::verdict::{percent, Regime};
-use rbf::report::{interval, sci, Table};
+use rbf::report::judged::{claim_cell, regime_name, value_cell, verdict_cell};
+use rbf::report::{interval, sci, wrap, Table, WIDTH};
 use rbf::stats::Interval;
 use rbf::{Error, Result};
 
@@ -72,67 +71,46 @@ struct Output<'a> {
     observed_fn: f64,
     observed_fn_interval: Option<Interval>,
     observed_fp_count_instance: f64,
+    observed_fp_count_instance_interval: Option<Interval>,
     p_repeat: f64,
     distinct: u64,
     model_distinct: usize,
-    /// FN per arrival of each FN method on the fitted workload (null: not run);
-    /// the renewal bound at the point estimate of the fit.
-    fn_renewal_upper: Option<f64>,
-    /// The renewal bound at the conservative end of the fit's uncertainty.
-    fn_renewal_conservative: Option<f64>,
-    fn_renewal_conservative_detail: Option<&'a ConservativeRenewal>,
+    /// FN per arrival of every bound of the one list (`fn_renewal_upper`,
+    /// `fn_renewal_conservative`, `fn_markov_lower`, ...; null: not computed).
+    #[serde(flatten)]
+    values: std::collections::BTreeMap<&'static str, Option<f64>>,
+    fn_renewal_conservative_detail: Option<&'a rbf::compare::ConservativeRenewal>,
     /// Which engine produced the renewal bound (exact or certified) and its proven
     /// tolerance: exact <= fn_renewal_upper <= exact (1 + tolerance).
     fn_renewal_mode: Option<RenewalMode>,
     fn_renewal_tolerance: Option<f64>,
-    fn_markov_lower: Option<f64>,
-    fn_markov_swr: Option<f64>,
-    fn_markov_uniform: Option<f64>,
-    fn_markov_biuniform: Option<f64>,
-    fn_drop_pins: Option<f64>,
-    fn_markov_disabling: Option<f64>,
     /// FN methods not requested with --method, so not computed.
     fn_methods_not_run: Vec<&'static str>,
-    /// Every model row: value, claim, whether the claim is proven for this filter and
-    /// workload, ratio to observed, whether the observed interval is on the bound's side.
-    models: &'a [ModelRow],
+    /// The FP paper's average FP rate (an estimate) and its caveats.
+    fp_model: &'a rbf::compare::FpModel,
+    /// Every bound, judged: value, range, claim, standing, verdict and regime, excess,
+    /// note.
+    models: &'a [Record],
     /// The FN models' own report (per-method seconds, renewal details).
-    fn_model: &'a FnReport,
+    fn_model: Option<&'a rbf::model::fneg::FnReport>,
     replay: &'a rbf::replay::ReplayReport,
     fit: &'a rbf::fit::FitSummary,
     ingest: &'a rbf::ingest::IngestSummary,
 }
 
 pub fn run(a: CompareArgs) -> Result<()> {
-    let mut config = if a.target_fp.is_some() && a.filter.filter_config.is_none() {
-        // sigma is chosen below; validation needs one now.
-        let mut f = a.filter.clone();
-        f.sigma = Some(u64::from(f.hashes.unwrap_or(1)));
-        f.config()?
-    } else {
-        a.filter.config()?
-    };
-    let mut fp_row = None;
+    let mut config = a.filter.shape()?;
     if let Some(target) = a.target_fp {
-        let (sigma, fp) = sigma_for_target(&config, target)?;
-        config.sigma = Some(sigma);
+        config.sigma = Some(rbf::model::fp::sigma_for_target(&config, target)?.sigma);
         config.max_inserts = None;
-        config.validate()?;
-        fp_row = Some(fp);
     }
+    config.validate()?;
     let sigma = config.sigma.ok_or_else(|| {
         Error::config(
             "sigma",
             "compare needs a sigma-bounded filter: give --sigma S or --target-fp F",
         )
     })?;
-    let fp_model = match fp_row {
-        Some(fp) => fp,
-        None => rbf::model::fp::predict(&config)?
-            .sigma
-            .map(|s| s.fp_sigma)
-            .ok_or_else(|| Error::invalid("the FP model gave no sigma-bounded prediction"))?,
-    };
     let methods = Method::parse_list(&a.method)?;
     let mut source = a.trace_args.open(&a.trace)?;
     let obs = observe(
@@ -149,100 +127,41 @@ pub fn run(a: CompareArgs) -> Result<()> {
         },
         &mut source,
     )?;
-    for w in source.summary().warnings() {
-        eprintln!("{w}");
-    }
+    super::print_ingest_notes(source.summary());
     source.summary().require_data()?;
-    let r = &obs.replay;
-    // The judged points: over the complete cycles of every hash seed, like their
-    // intervals (`ReplayReport::observed_fn`).
-    let (obs_fn, obs_fp, obs_fpci) = (
-        r.observed_fn(),
-        r.observed_fp(),
-        r.observed_fp_count_instance(),
-    );
-    let observed_ci = obs_fpci.interval;
-    let mut models = vec![ModelRow {
-        name: "FP model f_sigma".into(),
-        measure: "fp",
-        value: fp_model,
-        claim: "estimate".into(),
-        guaranteed: false,
-        ratio_to_observed: (obs_fpci.estimate > 0.0).then(|| fp_model / obs_fpci.estimate),
-        verdict: None,
-        excess: None,
-        note: match observed_ci {
-            Some(i) if i.contains(fp_model) => {
-                "FP paper's average (count-instance); inside the observed interval".into()
-            }
-            Some(_) => "FP paper's average (count-instance); outside the observed interval".into(),
-            None => "FP paper's average (count-instance); no observed interval (fewer than two batches of cycles)".into(),
-        },
-    }];
-    let workload = obs.fit.workload().map_err(|e| {
-        Error::invalid(format!(
-            "{}: the fitted workload is not usable by the FN models: {e}",
-            source.summary().source
-        ))
-    })?;
     if methods.contains(&Method::Renewal) {
         // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
         rbf::progress::install_interrupt_handler();
     }
-    let fn_cmp = fn_rows(
-        &config,
-        &workload,
-        &methods,
-        RenewalOptions {
-            eps: a.eps,
-            tolerance: a.tolerance,
-            progress: true,
-            ..RenewalOptions::default()
-        },
-        obs_fn.estimate,
-        obs_fn.interval.as_ref(),
-    )?;
-    models.extend(fn_cmp.rows.iter().cloned());
-    let conservative = if methods.contains(&Method::Renewal) {
-        conservative_renewal(&config, &obs.fit.conservative_workloads()?, a.eps)?
-    } else {
-        None
-    };
-    if let Some(c) = &conservative {
-        let point = models.iter().position(|m| m.name == "fn renewal");
-        let guaranteed = point.is_some_and(|i| models[i].guaranteed);
-        let row = conservative_row(c, guaranteed, obs_fn.estimate, obs_fn.interval.as_ref());
-        models.insert(point.map_or(models.len(), |i| i + 1), row);
-    }
-    let value = |m: Method| fn_cmp.report.get(m).map(|x| x.fn_rate);
-    let not_run: Vec<&'static str> = fn_cmp.not_run.iter().map(|m| m.name()).collect();
+    let options = JudgeOptions::new(methods, a.eps, a.tolerance, true);
+    let label = source.summary().source.to_string();
+    let (_, c) = judge_observation(&config, &obs, &options, &label)?;
+    let j = &c.judgement;
+    let r = &obs.replay;
     let s = &obs.fit.summary;
+    let renewal = j.report.as_ref().and_then(|r| r.renewal);
+    let not_run: Vec<&'static str> = j.not_run.iter().map(|m| m.name()).collect();
     if a.json {
         return super::print_json(&Output {
             sigma,
             target_fp: a.target_fp,
-            observed_fp: obs_fp.estimate,
-            observed_fp_interval: obs_fp.interval,
-            observed_fn: obs_fn.estimate,
-            observed_fn_interval: obs_fn.interval,
-            observed_fp_count_instance: obs_fpci.estimate,
+            observed_fp: c.observed_fp.rate,
+            observed_fp_interval: c.observed_fp.interval,
+            observed_fn: c.observed_fn.rate,
+            observed_fn_interval: c.observed_fn.interval,
+            observed_fp_count_instance: c.observed_fp_count_instance.rate,
+            observed_fp_count_instance_interval: c.observed_fp_count_instance.interval,
             p_repeat: s.p_repeat,
             distinct: s.distinct_keys,
             model_distinct: s.model_distinct,
-            fn_renewal_upper: value(Method::Renewal),
-            fn_renewal_conservative: conservative.as_ref().map(|c| c.fn_upper),
-            fn_renewal_conservative_detail: conservative.as_ref(),
-            fn_renewal_mode: fn_cmp.report.renewal.map(|r| r.mode),
-            fn_renewal_tolerance: fn_cmp.report.renewal.map(|r| r.certified_tolerance),
-            fn_markov_lower: value(Method::MarkovLower),
-            fn_markov_swr: value(Method::MarkovSwr),
-            fn_markov_uniform: value(Method::MarkovUniform),
-            fn_markov_biuniform: value(Method::MarkovBiuniform),
-            fn_drop_pins: value(Method::DropPins),
-            fn_markov_disabling: value(Method::MarkovDisabling),
+            values: values_by_key(&j.records),
+            fn_renewal_conservative_detail: j.conservative.as_ref(),
+            fn_renewal_mode: renewal.map(|r| r.mode),
+            fn_renewal_tolerance: renewal.map(|r| r.certified_tolerance),
             fn_methods_not_run: not_run,
-            models: &models,
-            fn_model: &fn_cmp.report,
+            fp_model: &c.fp_model,
+            models: &j.records,
+            fn_model: j.report.as_ref(),
             replay: r,
             fit: s,
             ingest: source.summary(),
@@ -258,91 +177,105 @@ pub fn run(a: CompareArgs) -> Result<()> {
         s.model_distinct,
         100.0 * s.one_hit_share
     );
-    print!("{}", table(r, &models, a.confidence).render());
-    if let Some(r) = &fn_cmp.report.renewal {
-        println!("{}", super::model::fneg::renewal_mode_line(r));
+    print!("{}", tables(&c, a.confidence, r.hash_seeds));
+    if let Some(r) = &renewal {
+        print!(
+            "{}",
+            wrap(&super::model::fneg::renewal_mode_line(r), WIDTH, "    ")
+        );
     }
     if !not_run.is_empty() {
-        println!(
+        let line = format!(
             "FN methods not run (not in --method): {}",
             not_run.join(", ")
         );
+        print!("{}", wrap(&line, WIDTH, "    "));
     }
     Ok(())
 }
 
-/// Observed rates with their intervals, then every model with its claim, whether the
-/// claim is proven, its ratio to the observed rate and its verdict; notes once below.
-fn table(r: &rbf::replay::ReplayReport, models: &[ModelRow], confidence: f64) -> Table {
-    let regime = Regime::of(r.cycles as f64);
-    let verdict_header = match regime {
-        Regime::Steady => "verdict (steady)",
-        Regime::Transient => "verdict (transient)",
-    };
-    let level = format!("{:.0}% interval / claim", 100.0 * confidence);
-    let mut t = Table::new([
-        "measure",
-        "value",
-        level.as_str(),
-        "proven",
-        "ratio",
-        verdict_header,
-    ])
-    .left_aligned(&[3, 5]);
-    let observed = [
-        ("observed FP (per arrival)", r.observed_fp()),
-        (
-            "observed FP (count-instance)",
-            r.observed_fp_count_instance(),
-        ),
-        ("observed FN (per arrival)", r.observed_fn()),
-    ];
-    for (name, o) in observed {
+fn interval_cell(i: Option<&Interval>) -> String {
+    i.map_or("no interval".into(), interval)
+}
+
+/// The observed rates with their intervals and the FP model beside them, then every
+/// bound with its claim, standing and verdict against the observed FN; each bound's
+/// note once below.
+fn tables(c: &Comparison, confidence: f64, hash_seeds: u64) -> String {
+    let level = format!("{:.0}% interval", 100.0 * confidence);
+    let mut t = Table::new(["observed", "value", level.as_str()]).left_aligned(&[2]);
+    let row = |t: &mut Table, name: &str, o: &Observed| {
         t.row([
             name.to_string(),
-            sci(o.estimate),
-            o.interval.as_ref().map_or("no interval".into(), interval),
+            sci(o.rate),
+            interval_cell(o.interval.as_ref()),
         ]);
-    }
-    for m in models {
-        let n = t.note(format!("{}: {}", m.name, m.note));
-        let proven = match (m.claim.as_str(), m.guaranteed) {
-            ("upper-bound" | "lower-bound", true) => "yes",
-            ("upper-bound" | "lower-bound", false) => "NO",
-            _ => "-",
-        };
-        let mut verdict = m.verdict.map_or("-".into(), |v| v.to_string());
-        if let Some(e) = m.excess {
-            // Signed: + above an upper bound, - below a lower bound.
-            let sign = if m.claim == "lower-bound" { '-' } else { '+' };
-            verdict.push_str(&format!(" ({sign}{})", percent(e)));
-        }
-        let claim = match m.claim.as_str() {
-            "approximation" => "approx.".to_string(),
-            c => c.replace('-', " "),
+    };
+    row(&mut t, "FP per arrival", &c.observed_fp);
+    row(&mut t, "FP count-instance", &c.observed_fp_count_instance);
+    if let Some(fp) = c.fp_model.value {
+        let inside = match c.observed_fp_count_instance.interval {
+            Some(i) if i.contains(fp) => "inside the count-instance interval",
+            Some(_) => "outside the count-instance interval",
+            None => "no count-instance interval",
         };
         t.row([
-            format!("{} [{n}]", m.name),
-            sci(m.value),
-            claim,
-            proven.to_string(),
-            m.ratio_to_observed
-                .map_or("-".into(), |x| format!("{x:.3}")),
-            verdict,
+            "FP model f_sigma (estimate)".to_string(),
+            sci(fp),
+            inside.to_string(),
         ]);
     }
-    t.note(
-        "ratio: model / observed rate of the same measure. verdict: holds = the whole observed \
-         interval is on the bound's side, VIOLATED = the whole interval is on the other side, \
-         undecided = it straddles the bound (in parentheses: how far the observed point lies \
-         beyond the bound, relative to it, + above an upper bound, - below a lower one); bounds describe the steady state, so a replay with fewer than 10 \
-         recycles is judged in a transient column",
-    );
-    t.note(format!(
-        "observed rates: over the complete cycles of {} filters hashed with different seeds, \
-         and their intervals over those filters and time batches (the models average over \
-         hash positions and arrivals alike)",
-        r.hash_seeds
+    row(&mut t, "FN per arrival", &c.observed_fn);
+    let mut out = t.render();
+    let records = &c.judgement.records;
+    if records.is_empty() {
+        return out;
+    }
+    let regime = c.observed_fn.regime();
+    let verdict_header = format!("verdict ({})", regime_name(regime));
+    let mut m = Table::new([
+        "bound",
+        "FN per arrival",
+        "claim",
+        "standing",
+        verdict_header.as_str(),
+    ])
+    .left_aligned(&[2, 3, 4]);
+    for r in records {
+        m.row([
+            r.bound.name().to_string(),
+            value_cell(r),
+            claim_cell(r.claim).to_string(),
+            r.standing.to_string(),
+            verdict_cell(r),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&m.render());
+    for r in records {
+        out.push_str(&wrap(
+            &format!("{}: {}", r.bound.name(), r.note),
+            WIDTH,
+            "    ",
+        ));
+    }
+    out.push_str(&wrap(
+        "verdict: holds = the whole observed FN interval is on the bound's side, VIOLATED = \
+         the whole interval is on the other side, undecided = it straddles the bound (in \
+         parentheses: how far the observed point lies beyond the bound, relative to it, + above \
+         an upper bound, - below a lower one); bounds describe the steady state, so a replay with \
+         fewer than 10 recycles is judged as transient",
+        WIDTH,
+        "    ",
     ));
-    t
+    out.push_str(&wrap(
+        &format!(
+            "observed: over the complete cycles of {hash_seeds} filters hashed with different \
+             seeds, the intervals over those filters and time batches (the models average over \
+             hash positions and arrivals alike)"
+        ),
+        WIDTH,
+        "    ",
+    ));
+    out
 }

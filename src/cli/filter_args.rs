@@ -62,7 +62,16 @@ struct FilterFile {
 }
 
 impl FilterArgs {
+    /// The filter, validated.
     pub fn config(&self) -> Result<FilterConfig> {
+        let c = self.shape()?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// The filter as given, not yet validated: without --sigma or --max-inserts it has
+    /// no recycle trigger, for a command that chooses sigma itself (`--target-fp`).
+    pub fn shape(&self) -> Result<FilterConfig> {
         let mut c = match &self.filter_config {
             Some(path) => {
                 let text = rbf::ingest::input::read_text(path)?;
@@ -140,7 +149,6 @@ impl FilterArgs {
                 ));
             }
         }
-        c.validate()?;
         Ok(c)
     }
 }

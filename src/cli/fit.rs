@@ -75,9 +75,7 @@ pub fn run(a: FitArgs) -> Result<()> {
     let mut fitter = Fitter::new(options)?;
     let mut source = a.trace_args.open(&a.trace)?;
     fitter.run(&mut source);
-    for w in source.summary().warnings() {
-        eprintln!("{w}");
-    }
+    super::print_ingest_notes(source.summary());
     source.summary().require_data()?;
     let fit = fitter.finish()?;
     if let Some(path) = &a.output {

@@ -40,9 +40,7 @@ pub fn run(a: IngestArgs) -> Result<()> {
     let written = rbfs::write(&a.output, source.as_mut(), options.hasher)?;
     let secs = t.elapsed().as_secs_f64();
     let summary = source.summary();
-    for w in summary.warnings() {
-        eprintln!("{w}");
-    }
+    super::print_ingest_notes(summary);
     summary.require_data()?;
     // With the stream on stdout, the summary must not be mixed into it.
     let mut out: Box<dyn Write> = if is_stdio(&a.output) {

@@ -44,7 +44,7 @@ pub fn run(a: MergeArgs) -> Result<()> {
     let merged = experiment::merge(parts)?;
     let written = output::write(&merged, &a.output)?;
     if !is_quiet() {
-        print!("{}", output::terminal(&merged, a.wide));
+        print!("{}", rbf::experiment::tables::terminal(&merged, a.wide));
     }
     super::print_written(&written, start.elapsed().as_secs_f64());
     Ok(())

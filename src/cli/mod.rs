@@ -92,6 +92,14 @@ pub fn defaults<T: clap::Args + FromArgMatches>() -> T {
     T::from_arg_matches(&matches).expect("defaults parse")
 }
 
+/// What reading a trace met, on stderr: its warnings, then one line with everything
+/// else by reason ([`rbf::ingest::IngestSummary::console`]), wrapped to the table width.
+pub fn print_ingest_notes(summary: &rbf::ingest::IngestSummary) {
+    for w in summary.console() {
+        eprint!("{}", rbf::report::wrap(&w, rbf::report::WIDTH, "    "));
+    }
+}
+
 /// Writes `value` as pretty JSON to stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     write_json(&mut std::io::stdout(), value)
@@ -132,21 +140,21 @@ pub fn with_threads<T: Send>(
 
 /// Tells the user where an experiment's outputs are.
 pub fn print_written(w: &rbf::experiment::Written, seconds: f64) {
-    println!(
-        "\nfinished in {seconds:.1} s; outputs in {}",
-        w.dir.display()
-    );
-    println!(
-        "  table:  {} (also {})",
-        w.csv.display(),
-        w.parquet.display()
-    );
-    println!("  report: {}", w.report.display());
-    println!(
-        "  plots:  {} SVG files in {}",
+    let name = |p: &std::path::Path| {
+        p.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    };
+    let text = format!(
+        "finished in {seconds:.1} s; outputs in {}: {}, {}, {} (every column), {} (with the \
+         per-file detail), {} SVG plots in plots/",
+        w.dir.display(),
+        name(&w.csv),
+        name(&w.parquet),
+        name(&w.json),
+        name(&w.report),
         w.plots.len(),
-        w.dir.join("plots").display()
     );
+    print!("\n{}", rbf::report::wrap(&text, rbf::report::WIDTH, "    "));
 }
 
 #[cfg(test)]

@@ -61,9 +61,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     replay.run(&mut source);
     let report = replay.report();
     let summary = source.summary();
-    for w in summary.warnings() {
-        eprintln!("{w}");
-    }
+    super::print_ingest_notes(summary);
     summary.require_data()?;
     if a.warmup > 0 && replay.seen() <= a.warmup {
         eprintln!(

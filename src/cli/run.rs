@@ -45,13 +45,14 @@ pub fn output_dir(dir: &Path) -> Result<()> {
 
 pub fn run(a: RunArgs) -> Result<()> {
     let config = ExperimentConfig::load(&a.config)?;
+    rbf::experiment::check(&config)?;
     let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
     let shard = shard.unwrap_or(Shard::ALL);
     let dir = a.output.unwrap_or_else(|| config.output.clone());
     output_dir(&dir)?;
     let mut files: Vec<PathBuf> = Vec::new();
     for t in &config.traces {
-        files.extend(rbf::ingest::series::expand(t.path.list())?);
+        files.extend(experiment::source::trace_files(t)?);
     }
     let mut inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     inputs.push(&a.config);
@@ -84,7 +85,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         let written = output::write(&results, &dir)?;
         journal.finish()?;
         if !is_quiet() {
-            print!("{}", output::terminal(&results, a.wide));
+            print!("{}", rbf::experiment::tables::terminal(&results, a.wide));
         }
         super::print_written(&written, start.elapsed().as_secs_f64());
         Ok(())

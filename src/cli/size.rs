@@ -5,12 +5,14 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args};
 
+use rbf::compare::verdict::Check;
+use rbf::compare::{values_by_key, Bound, Observed, Rate, Record, Regime};
 use rbf::filter::Hashing;
 use rbf::model::fneg::RenewalMode;
-use rbf::report::verdict::Regime;
+use rbf::report::judged::{beyond, verdict_cell};
 use rbf::report::Table;
 use rbf::size::confirm::{confirm, Confirmation, LEVEL};
-use rbf::size::{best_fn, smallest_memory, SizeOptions, Sizing, RELATIVE_PRECISION};
+use rbf::size::{best_fn, judged, smallest_memory, SizeOptions, Sizing, RELATIVE_PRECISION};
 use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
 
@@ -34,7 +36,8 @@ pub struct SizeArgs {
     /// p_r: probability that an arrival is a draw from Q.
     #[arg(long, value_name = "P", requires = "zipf")]
     pub p_repeat: Option<f64>,
-    /// Where new messages enter Q: uniform, top or bottom.
+    /// Where new messages enter Q: uniform, top, bottom, segments:W1,W2,... (relative
+    /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
     #[arg(long, default_value = "uniform", requires = "zipf")]
     pub placement: String,
     /// Target average FP rate (FP paper, count-instance).
@@ -85,13 +88,18 @@ struct Output<'a> {
     /// Two-phase: the halves use independent positions (what the bound assumes).
     independent_halves: bool,
     fp_model: f64,
-    fn_renewal_upper: f64,
+    /// FN per arrival of every bound of the one list (here only `fn_renewal_upper`
+    /// is computed; the rest are null).
+    #[serde(flatten)]
+    values: std::collections::BTreeMap<&'static str, Option<f64>>,
     /// Which engine produced the FN bound (exact or certified) and its proven
     /// tolerance: exact <= fn_renewal_upper <= exact (1 + tolerance).
     fn_renewal_mode: RenewalMode,
     fn_renewal_tolerance: f64,
-    fn_bound_guaranteed: bool,
-    fn_bound_note: &'a str,
+    /// The renewal bound judged: claim, standing (proven, or for the fitted model
+    /// when the workload was fitted from a trace), its verdict against the confirming
+    /// replay's FN, and note.
+    models: &'a [Record],
     target_fp: f64,
     target_fn: Option<f64>,
     candidates_evaluated: u64,
@@ -174,12 +182,14 @@ pub fn run(a: SizeArgs) -> Result<()> {
         }
     };
     let filter = sizing.best.filter(hashing);
-    let confirmation = if a.confirm_arrivals > 0 {
+    let (confirmation, observed) = if a.confirm_arrivals > 0 {
         let targets = (a.target_fp, a.target_fn);
-        Some(confirm(&filter, &w, a.confirm_arrivals, a.seed, targets, LEVEL)?.0)
+        let (c, report) = confirm(&filter, &w, a.confirm_arrivals, a.seed, targets, LEVEL)?;
+        (Some(c), Some(Observed::of_one(&report, Rate::Fn)))
     } else {
-        None
+        (None, None)
     };
+    let judgement = judged(&sizing.best, &options, &w, observed.as_ref())?;
     let b = &sizing.best;
     if a.json {
         let smallest = sizing.question == "smallest-memory";
@@ -192,11 +202,10 @@ pub fn run(a: SizeArgs) -> Result<()> {
             hashing: hashing.name(),
             independent_halves: filter.independent_halves,
             fp_model: b.fp_model,
-            fn_renewal_upper: b.fn_renewal_upper,
+            values: values_by_key(&judgement.records),
             fn_renewal_mode: b.fn_renewal_mode,
             fn_renewal_tolerance: b.fn_renewal_tolerance,
-            fn_bound_guaranteed: b.fn_bound_guaranteed,
-            fn_bound_note: &b.fn_bound_note,
+            models: &judgement.records,
             target_fp: a.target_fp,
             target_fn: a.target_fn,
             candidates_evaluated: sizing.candidates_evaluated,
@@ -207,7 +216,10 @@ pub fn run(a: SizeArgs) -> Result<()> {
             seconds: start.elapsed().as_secs_f64(),
         });
     }
-    print_human(&a, &sizing, &filter, confirmation.as_ref());
+    let record = judgement
+        .get(Bound::Renewal)
+        .ok_or_else(|| Error::invalid("the judge gave no renewal bound for the chosen filter"))?;
+    print_human(&a, &sizing, &filter, record, confirmation.as_ref());
     println!(
         "time: {:.1} s (search and replay)",
         start.elapsed().as_secs_f64()
@@ -219,6 +231,7 @@ fn print_human(
     a: &SizeArgs,
     s: &Sizing,
     filter: &rbf::filter::FilterConfig,
+    record: &Record,
     c: Option<&Confirmation>,
 ) {
     let b = &s.best;
@@ -253,7 +266,7 @@ fn print_human(
             "    "
         )
     );
-    print!("{}", table(a, b, c).render());
+    print!("{}", table(a, b, record, c).render());
     if let Some(c) = c {
         println!(
             "replay: {} synthetic arrivals, first {} (prologue + 10%) not counted, {} cycles{}",
@@ -271,7 +284,12 @@ fn print_human(
 
 /// Models and observations against the targets. A model's number is exact for its
 /// model, so its verdict is a comparison; an observation's is three-way on its interval.
-fn table(a: &SizeArgs, b: &rbf::size::Candidate, c: Option<&Confirmation>) -> Table {
+fn table(
+    a: &SizeArgs,
+    b: &rbf::size::Candidate,
+    record: &Record,
+    c: Option<&Confirmation>,
+) -> Table {
     let level = format!("{:.0}% interval", 100.0 * LEVEL);
     let mut t =
         Table::new(["measure", "value", "target", level.as_str(), "verdict"]).left_aligned(&[4]);
@@ -286,18 +304,22 @@ fn table(a: &SizeArgs, b: &rbf::size::Candidate, c: Option<&Confirmation>) -> Ta
         String::new(),
         model_verdict(b.fp_model, a.target_fp),
     ]);
-    let proven = match (b.fn_bound_guaranteed, b.fn_renewal_mode) {
-        (true, RenewalMode::Exact) => "proven for this filter and workload (exact engine)".to_string(),
-        (true, RenewalMode::Certified) => format!(
-            "proven for this filter and workload (certified mode, at most {:.1e} above the exact engine's value)",
+    let engine = match b.fn_renewal_mode {
+        RenewalMode::Exact => "exact engine".to_string(),
+        RenewalMode::Certified => format!(
+            "certified mode, at most {:.1e} above the exact engine's value",
             b.fn_renewal_tolerance
         ),
-        (false, _) => format!("NOT proven: {}", b.fn_bound_note),
     };
-    let n = t.note(proven);
+    let n = t.note(format!(
+        "{}: {} ({engine}): {}",
+        record.bound.name(),
+        record.standing,
+        record.note
+    ));
     t.row([
-        format!("FN renewal upper bound [{n}]"),
-        rbf::report::sci(b.fn_renewal_upper),
+        format!("FN renewal upper bound, {} [{n}]", record.standing),
+        rbf::report::sci(record.value),
         fn_target.clone(),
         String::new(),
         a.target_fn
@@ -310,9 +332,9 @@ fn table(a: &SizeArgs, b: &rbf::size::Candidate, c: Option<&Confirmation>) -> Ta
         i.map_or("no interval".to_string(), rbf::report::interval)
     };
     let i = c.intervals.as_ref();
-    let verdict = |t: &mut Table, check: rbf::report::verdict::Check| {
+    let verdict = |t: &mut Table, check: Check| {
         let v = check.target().to_string();
-        match check.excess_text("the target") {
+        match beyond(&check, "the target") {
             Some(e) => format!("{v} [{}]", t.note(e)),
             None => v,
         }
@@ -342,6 +364,12 @@ fn table(a: &SizeArgs, b: &rbf::size::Candidate, c: Option<&Confirmation>) -> Ta
         iv(i.map(|i| &i.fn_)),
         fn_verdict,
     ]);
+    if record.verdict.is_some() {
+        t.note(format!(
+            "the renewal bound against the replay's FN interval: {}",
+            verdict_cell(record)
+        ));
+    }
     t.note(
         "verdicts on observations: meets = the whole interval is within the target, \
          MISSES = the whole interval is beyond it, undecided = the interval straddles it",

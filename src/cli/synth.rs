@@ -22,7 +22,8 @@ pub struct SynthArgs {
     /// p_r: probability that an arrival repeats a previously seen message.
     #[arg(long, required_unless_present = "workload")]
     pub p_repeat: Option<f64>,
-    /// Where new messages enter the ranking.
+    /// Where new messages enter Q: uniform, top, bottom, segments:W1,W2,... (relative
+    /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
     #[arg(long, default_value = "uniform", conflicts_with = "workload")]
     pub placement: String,
     /// Workload file (JSON, as written by `rbf fit`) with an explicit Q, p_r and placement;
@@ -44,9 +45,6 @@ pub struct SynthArgs {
     pub output: PathBuf,
 }
 
-/// Shortest line of the request log ("0,0,1\n"): a lower bound on the output size.
-const MIN_LINE_BYTES: f64 = 6.0;
-
 pub fn run(a: SynthArgs) -> Result<()> {
     let inputs: Vec<&std::path::Path> = a.workload.iter().map(PathBuf::as_path).collect();
     check_outputs(&[&a.output], &inputs)?;
@@ -63,16 +61,38 @@ pub fn run(a: SynthArgs) -> Result<()> {
         }
     };
     let zst = a.output.extension().is_some_and(|e| e == "zst");
-    let lines = a.arrivals as f64 + workload.distinct() as f64;
     if !is_stdio(&a.output) {
-        // Compressed output has no useful lower bound beyond a byte per line.
-        let per_line = if zst { 1.0 } else { MIN_LINE_BYTES };
         let dir = a
             .output
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
-        rbf::resources::check_disk("the synthetic trace", dir, lines * per_line)?;
+        let lines = a.arrivals as f64
+            + if a.no_prologue {
+                0.0
+            } else {
+                workload.distinct() as f64
+            };
+        if zst {
+            // Compressed output has no useful estimate beyond a byte per line.
+            rbf::resources::check_disk(
+                &format!(
+                    "the compressed synthetic trace ({lines:.3e} lines, at least a byte each)"
+                ),
+                dir,
+                lines,
+            )?;
+        } else {
+            let size = rbf::synth::request_log_size(&workload, a.arrivals, !a.no_prologue);
+            rbf::resources::check_disk(
+                &format!(
+                    "the synthetic trace ({lines:.3e} lines of about {:.0} bytes)",
+                    size.about / lines.max(1.0)
+                ),
+                dir,
+                size.about,
+            )?;
+        }
     }
     let config = SynthConfig {
         workload,

@@ -2,11 +2,11 @@
 //! the renewal bound of the true workload, and the true reuse profile S(n).
 
 use super::config::CellConfig;
-use crate::compare::sigma_for_target;
 use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::model::fneg::disabling::Disabling;
 use crate::model::fneg::{FnModel, RenewalOptions};
+use crate::model::fp::sigma_for_target;
 use crate::workload::{Placement, Workload};
 
 /// Truncation of the FN models in the study (rbf's default).
@@ -48,7 +48,7 @@ impl Cell {
             (None, Some(t)) => {
                 let mut probe = filter.clone();
                 probe.sigma = Some(u64::from(config.hashes));
-                Some(sigma_for_target(&probe, t)?.0)
+                Some(sigma_for_target(&probe, t)?.sigma)
             }
             (None, None) => None,
         };

@@ -99,7 +99,22 @@ pub struct FitRecord {
     pub seconds: f64,
 }
 
-pub use crate::replay::Observed;
+/// A rate as rbf prints it: the point judged and its interval (the record's form of
+/// [`crate::compare::Observed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Observed {
+    pub estimate: f64,
+    pub interval: Option<crate::stats::Interval>,
+}
+
+impl From<crate::compare::Observed> for Observed {
+    fn from(o: crate::compare::Observed) -> Self {
+        Observed {
+            estimate: o.rate,
+            interval: o.interval,
+        }
+    }
+}
 
 /// The observed intervals from a given number of hash seeds.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]

@@ -8,7 +8,8 @@ use super::cell::{Cell, EPS};
 use super::record::{
     BandCheck, FitRecord, KnotInterval, ObservedRecord, Record, TruthRecord, Variant,
 };
-use crate::compare::conservative_renewal;
+use crate::compare::judge::conservative_renewal;
+use crate::compare::{Observed, Rate};
 use crate::error::Result;
 use crate::filter::{mix64, FilterConfig};
 use crate::fit::{Fit, FitOptions, Fitter};
@@ -104,8 +105,8 @@ pub fn run_observed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Re
             r.confidence = confidence(&stats[..n as usize], measured, level);
             Variant {
                 hash_seeds: u64::from(n),
-                fn_rate: r.observed_fn(),
-                fp_count_instance: r.observed_fp_count_instance(),
+                fn_rate: Observed::of_one(&r, Rate::Fn).into(),
+                fp_count_instance: Observed::of_one(&r, Rate::FpCountInstance).into(),
             }
         })
         .collect();
@@ -170,7 +171,7 @@ fn fitted_bounds(cell: &Cell, fit: &Fit) -> Result<(Option<f64>, Option<f64>)> {
         .renewal(opts)?
         .fn_upper;
     let conservative = conservative_renewal(&cell.filter, &fit.conservative_workloads()?, EPS)?
-        .map(|c| c.fn_upper);
+        .map(|(c, _)| c.fn_upper);
     Ok((Some(point), conservative))
 }
 
@@ -236,8 +237,8 @@ pub fn run_truth(
                 hash,
                 arrivals: r.counts.arrivals,
                 cycles: r.per_cycle.complete_cycles,
-                fn_rate: r.observed_fn().estimate,
-                fp_count_instance: r.observed_fp_count_instance().estimate,
+                fn_rate: Observed::of_one(&r, Rate::Fn).rate,
+                fp_count_instance: Observed::of_one(&r, Rate::FpCountInstance).rate,
                 fn_all_arrivals: r.fn_rate,
                 batch_arrivals,
                 batches: batches.to_vec(),

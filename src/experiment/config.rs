@@ -33,12 +33,13 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::filter::FilterConfig;
 use crate::filter::Hashing;
 use crate::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
 use crate::ingest::packet::key::FlowKeyKind;
 use crate::ingest::Format;
 use crate::model::fneg::Method;
-use crate::workload::Placement;
+use crate::workload::{Placement, Workload};
 
 /// A whole experiment file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -311,6 +312,62 @@ fn default_placement() -> String {
     "uniform".into()
 }
 
+/// Ground truth of an exact replay per distinct message: at least this many bytes (the
+/// slot table's 21-43 bytes per key between resizes; `crate::replay::truth`).
+const TRUTH_BYTES_PER_MESSAGE: f64 = 21.0;
+
+impl SyntheticSource {
+    /// The source's workload, checked by the same code as `rbf synth`'s flags
+    /// ([`Workload::validate`]); errors name the `[[synthetic]]` key.
+    pub fn workload(&self) -> Result<Workload> {
+        let in_synthetic = |e: Error| match e {
+            Error::Config { key, message } => {
+                let key = match key.as_str() {
+                    "popularity.zipf.alpha" => "zipf",
+                    "popularity" => "distinct",
+                    k => k,
+                };
+                Error::config(format!("synthetic.{key}"), message)
+            }
+            other => other,
+        };
+        let placement = Placement::parse(&self.placement).map_err(in_synthetic)?;
+        let w = Workload::zipf(self.distinct, self.zipf, self.p_repeat, placement);
+        w.validate().map_err(in_synthetic)?;
+        Ok(w)
+    }
+
+    /// Distinct messages in the generated trace: the D of the prologue plus every new
+    /// arrival, (1 - p_r) of the arrivals on average.
+    pub fn expected_messages(&self) -> f64 {
+        self.distinct as f64 + (1.0 - self.p_repeat) * self.arrivals as f64
+    }
+
+    /// Refuses a source whose exact replay (or fit) cannot keep its ground truth in
+    /// this machine's memory: one entry per distinct message, which the arrival model
+    /// makes grow with the arrivals unless p_r = 1.
+    pub fn check_memory(&self) -> Result<()> {
+        let messages = self.expected_messages();
+        crate::resources::check_memory(
+            &format!(
+                "exact replay of [[synthetic]] `{}`, which keeps each of its D + (1 - p_r) x arrivals = {messages:.2e} distinct messages,",
+                self.label()
+            ),
+            messages * TRUTH_BYTES_PER_MESSAGE,
+        )
+    }
+
+    /// The name in tables: the given one, or the workload's parameters.
+    pub fn label(&self) -> String {
+        self.name.clone().unwrap_or_else(|| {
+            format!(
+                "zipf({}, {}) p_r={} {}",
+                self.distinct, self.zipf, self.p_repeat, self.placement
+            )
+        })
+    }
+}
+
 /// One value or a list of values of a `[[synthetic]]` key.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(untagged)]
@@ -534,31 +591,29 @@ impl ExperimentConfig {
             }
             t.flow_timeouts()?;
         }
+        let observed = self.wants(Measure::Observed);
+        let fits = !self.fn_methods().is_empty();
         for s in &self.synthetic {
-            let placement = Placement::parse(&s.placement).map_err(|e| match e {
-                Error::Config { message, .. } => Error::config("synthetic.placement", message),
-                other => other,
-            })?;
-            placement.probabilities(s.distinct).map_err(|e| match e {
-                Error::Config { message, .. } => Error::config("synthetic.placement", message),
-                other => other,
-            })?;
-            if s.fit_window < 2 {
-                return Err(Error::config(
-                    "synthetic.fit_window",
-                    "must be at least 2 arrivals",
-                ));
-            }
-            if !(0.0..=1.0).contains(&s.p_repeat) {
-                return Err(Error::config("synthetic.p_repeat", "must lie in [0, 1]"));
-            }
             if s.distinct == 0 || s.arrivals == 0 {
                 return Err(Error::config(
                     "synthetic.distinct / synthetic.arrivals",
                     "must be positive",
                 ));
             }
+            s.workload()?;
+            if s.fit_window < 2 {
+                return Err(Error::config(
+                    "synthetic.fit_window",
+                    "must be at least 2 arrivals",
+                ));
+            }
+            // Replayed for `observed`, and read by the fit with `fit = true`.
+            if observed || (fits && s.fit) {
+                s.check_memory()?;
+            }
         }
+        // The grid as a whole (its size, at least one valid point) is checked by
+        // `experiment::check`, which needs the grid built.
         self.grid.validate(&self.measures)
     }
 
@@ -621,11 +676,8 @@ impl GridConfig {
                 "give exactly one of: sigma, sigma_fraction, target_fp, max_inserts",
             ));
         }
-        if let Some(p) = self.phases.iter().find(|p| !matches!(p, 1 | 2)) {
-            return Err(Error::config(
-                "grid.phases",
-                format!("allowed values are 1 and 2, found {p}"),
-            ));
+        for &p in &self.phases {
+            FilterConfig::check_phases(p).map_err(|e| e.in_section("grid"))?;
         }
         if let Some(f) = self
             .sigma_fraction
@@ -642,6 +694,17 @@ impl GridConfig {
                 "grid.target_fp",
                 format!("must lie strictly between 0 and 1, found {f}"),
             ));
+        }
+        // Each value on its own, by the checks of the command line's flags.
+        let grid = |e: Error| e.in_section("grid");
+        for &m in &self.memory {
+            FilterConfig::check_memory(m).map_err(grid)?;
+        }
+        for &k in &self.hashes {
+            FilterConfig::check_hashes(k).map_err(grid)?;
+        }
+        for &n in &self.max_inserts {
+            FilterConfig::check_max_inserts(n).map_err(grid)?;
         }
         if measures.contains(&Measure::Capacity) && self.target_fp.is_empty() {
             return Err(Error::config(

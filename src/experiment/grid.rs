@@ -131,6 +131,28 @@ pub fn expand(config: &ExperimentConfig) -> Vec<Point> {
     out
 }
 
+/// Points of the grid, counted without building it; `None` when the count does not
+/// fit in a `usize` (a config with absurdly long axes).
+pub fn count(config: &ExperimentConfig) -> Option<usize> {
+    let g = &config.grid;
+    let sources = (config.traces.len() + config.synthetic.len()).max(1);
+    let memories = g.memory.len().max(g.bits_per_distinct.len());
+    let halves = g.copy_over.len().checked_mul(g.independent_halves.len())?;
+    let variants = g.phases.iter().try_fold(0usize, |n, &p| {
+        n.checked_add(if p == 2 { halves } else { 1 })
+    })?;
+    [
+        memories,
+        g.hashes.len(),
+        rules(g).len(),
+        variants,
+        g.hashing.len(),
+        g.retaining.len(),
+    ]
+    .iter()
+    .try_fold(sources, |n, &x| n.checked_mul(x))
+}
+
 /// A deterministic slice of the grid: shard `index` of `count` (0-based, as in a
 /// Kubernetes indexed Job; a Slurm array 1..=N passes `$((SLURM_ARRAY_TASK_ID-1))`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,6 +191,29 @@ impl Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn count_agrees_with_the_expansion() {
+        let text = r#"
+name = "c"
+[[synthetic]]
+distinct = [100, 200]
+zipf = 1.0
+p_repeat = 0.9
+arrivals = 1000
+[grid]
+memory = [1000, 2000, 4000]
+hashes = [2, 3]
+sigma_fraction = [0.3, 0.5]
+phases = [1, 2]
+copy_over = [true, false]
+independent_halves = [false, true]
+retaining = [true, false]
+"#;
+        let c = ExperimentConfig::parse(text, std::path::Path::new("c.toml")).unwrap();
+        assert_eq!(count(&c), Some(expand(&c).len()));
+        assert_eq!(expand(&c).len(), 2 * 3 * 2 * 2 * (1 + 4) * 2);
+    }
 
     #[test]
     fn shard_parsing() {

@@ -12,15 +12,18 @@ pub mod config;
 pub mod grid;
 pub mod output;
 pub mod plots;
+pub mod results;
 pub mod resume;
 pub mod row;
 pub mod runner;
 pub mod source;
 pub mod svg;
+pub mod tables;
 
 pub use config::{ExperimentConfig, Measure};
 pub use grid::{Point, Shard};
-pub use output::{Results, Written};
+pub use output::Written;
+pub use results::{Results, SourceInfo};
 pub use resume::Journal;
 pub use row::Row;
 
@@ -46,6 +49,54 @@ impl Default for RunOptions {
     }
 }
 
+/// Memory per grid point while a run holds it: the point, its row (computed, then in
+/// the results, the output frame and its JSON), and the row's text (names, notes).
+fn bytes_per_point() -> f64 {
+    (std::mem::size_of::<Point>() + 3 * std::mem::size_of::<Row>() + 1024) as f64
+}
+
+/// Checks a config's grid before it is built: its size against this machine's memory
+/// (a run holds every point's row), then that at least one point is a valid filter. A
+/// value that is invalid on its own (M = 0, k = 0) is refused by
+/// [`config::GridConfig`] with the command line's message;
+/// a combination that is invalid at some points only (sigma above one of the memory
+/// sizes) leaves those points with a note, but a grid with no valid point at all is
+/// refused with the first point's reason, as the command line refuses that filter.
+pub fn check(config: &ExperimentConfig) -> Result<()> {
+    let n = grid::count(config).ok_or_else(|| {
+        Error::Resource("the grid has more points than this machine can count".into())
+    })?;
+    crate::resources::check_memory(
+        &format!("a grid of {n} points"),
+        n as f64 * bytes_per_point(),
+    )?;
+    let mut first = None;
+    for p in grid::expand(config) {
+        // With a target FP the sigma is chosen by the FP model at run time: the filter's
+        // shape is what there is to check.
+        let probe = p.filter(None, 0);
+        let valid = match p.rule {
+            grid::SigmaRule::TargetFp(_) => probe.validate_shape(),
+            _ => probe.validate(),
+        };
+        match valid {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first.get_or_insert((p, e));
+            }
+        }
+    }
+    match first {
+        Some((p, e)) => Err(Error::invalid(format!(
+            "no point of the grid is a valid filter; the first ({} on `{}`): {}",
+            p.filter(None, 0).describe(),
+            Source::all(config)[p.source].name(),
+            e.in_section("grid")
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn measure_names(config: &ExperimentConfig) -> Vec<String> {
     config
         .measures
@@ -67,6 +118,7 @@ pub fn run_resumable(
     options: RunOptions,
     journal: Option<&Journal>,
 ) -> Result<Results> {
+    check(config)?;
     let points: Vec<Point> = grid::expand(config)
         .into_iter()
         .filter(|p| options.shard.contains(p))
@@ -99,16 +151,88 @@ pub fn run_resumable(
             }
         })
         .collect::<Result<Vec<_>>>()?;
+    if options.progress {
+        announce_replays(config, &points, journal);
+    }
     let rows = runner::run_points(config, &sources, &points, options.progress, journal)?;
     Ok(Results {
-        format: output::RESULTS_FORMAT.to_string(),
+        format: results::RESULTS_FORMAT.to_string(),
         name: config.name.clone(),
         description: config.description.clone(),
         total_points: total,
         shard: options.shard,
         measures: measure_names(config),
+        sources: sources
+            .iter()
+            .map(|p| SourceInfo {
+                name: p.name.clone(),
+                workload: p.title.clone(),
+                notes: p.notes.clone(),
+                ingest_digest: p.ingest.as_ref().and_then(|i| i.digest()),
+                ingest: p.ingest.clone(),
+            })
+            .collect(),
         rows,
     })
+}
+
+/// Arrivals replayed per timing sample of [`announce_replays`].
+const SAMPLE_ARRIVALS: u64 = 1 << 17;
+
+/// Says up front how long the replays of synthetic sources will take when that is over
+/// a minute (`rbf synth` does the same for writing them), from the pace of a short
+/// sample replay of the longest source on this machine. Progress counts grid points,
+/// which says nothing while a single point replays 10^12 arrivals.
+fn announce_replays(config: &ExperimentConfig, points: &[Point], journal: Option<&Journal>) {
+    if !config.wants(Measure::Observed) {
+        return;
+    }
+    let traces = config.traces.len();
+    let mut work = 0.0;
+    for p in points {
+        if journal.is_some_and(|j| j.done(p.index).is_some()) {
+            continue;
+        }
+        if let Some(s) = p
+            .source
+            .checked_sub(traces)
+            .and_then(|i| config.synthetic.get(i))
+        {
+            work += config.seeds.len() as f64 * (s.distinct as f64 + s.arrivals as f64);
+        }
+    }
+    if work < 1e8 {
+        return;
+    }
+    // The sample builds a generator of its own: not for a D whose tables are large.
+    let Some(largest) = config
+        .synthetic
+        .iter()
+        .filter(|s| s.distinct <= 1 << 20)
+        .max_by_key(|s| s.arrivals)
+    else {
+        return;
+    };
+    let Some(point) = points.first() else {
+        return;
+    };
+    let mut filter = point.filter(None, 0);
+    filter.sigma = Some(filter.half_memory() / 2);
+    filter.max_inserts = None;
+    let sample = (|| -> Result<f64> {
+        let stream = Source::Synthetic(largest.clone()).messages(0)?;
+        let mut replay = crate::replay::Replay::new(&filter, Default::default())?;
+        let t = std::time::Instant::now();
+        replay.run(stream.take(SAMPLE_ARRIVALS as usize));
+        Ok(t.elapsed().as_secs_f64() / SAMPLE_ARRIVALS as f64)
+    })();
+    if let Ok(per_arrival) = sample {
+        let threads = rayon::current_num_threads().max(1) as f64;
+        crate::progress::announce_estimate(
+            &format!("rbf run: replaying {work:.2e} synthetic arrivals"),
+            work * per_arrival / threads,
+        );
+    }
 }
 
 /// Combines shard results into the results of the whole grid. Every shard must come
@@ -119,12 +243,23 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
         .first()
         .ok_or_else(|| Error::invalid("merge needs at least one results.json"))?;
     let (name, total) = (first.name.clone(), first.total_points);
+    // Sized by the rows the shards hold, never by the point count they claim: a
+    // results.json saying 10^12 points must get an error, not a 10^12-entry table.
+    let rows: usize = parts.iter().map(|p| p.rows.len()).sum();
     let mut out = Results {
         shard: Shard::ALL,
-        rows: Vec::with_capacity(total),
+        rows: Vec::with_capacity(rows),
         ..first.clone()
     };
     out.rows.clear();
+    // A source a shard did not read has no summary: take it from a shard that did.
+    for p in &parts {
+        for (mine, theirs) in out.sources.iter_mut().zip(&p.sources) {
+            if mine.ingest.is_none() && theirs.ingest.is_some() {
+                *mine = theirs.clone();
+            }
+        }
+    }
     for p in &parts {
         if p.name != name || p.total_points != total || p.measures != first.measures {
             return Err(Error::invalid(format!(
@@ -135,25 +270,22 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
         out.rows.extend(p.rows.iter().cloned());
     }
     out.rows.sort_by_key(|r| r.point);
-    let mut seen = vec![false; total];
-    for r in &out.rows {
-        match seen.get_mut(r.point) {
-            Some(s) if !*s => *s = true,
-            Some(_) => {
-                return Err(Error::invalid(format!(
-                    "point {} appears in more than one shard",
-                    r.point
-                )))
-            }
-            None => {
-                return Err(Error::invalid(format!(
-                    "point {} is outside the grid of {total} points",
-                    r.point
-                )))
-            }
+    // Sorted, the rows must be exactly the points 0..total, each once.
+    for (i, r) in out.rows.iter().enumerate() {
+        if r.point >= total {
+            return Err(Error::invalid(format!(
+                "point {} is outside the grid of {total} points",
+                r.point
+            )));
+        }
+        if i > 0 && out.rows[i - 1].point == r.point {
+            return Err(Error::invalid(format!(
+                "point {} appears in more than one shard",
+                r.point
+            )));
         }
     }
-    let missing = seen.iter().filter(|s| !**s).count();
+    let missing = total - out.rows.len();
     if missing > 0 {
         return Err(Error::invalid(format!(
             "{missing} of {total} points are missing: merge the results of every shard"

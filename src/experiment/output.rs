@@ -6,31 +6,14 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use super::grid::Shard;
 use super::plots;
+use super::results::{Results, SourceInfo, RESULTS_FORMAT};
 use super::row::Row;
-use super::row::{BoundColumns, JUDGED_BOUNDS};
+use super::tables;
+use crate::compare::{Bound, BoundVerdict, Regime};
 use crate::error::{Error, Result};
 use crate::output_file;
-use crate::report::verdict::{percent, BoundVerdict, Side};
-use crate::report::{self, sci, sci_or_dash, Notes, Table};
-
-/// `results.json`: the rows and where they came from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Results {
-    pub format: String,
-    pub name: String,
-    pub description: String,
-    /// Points in the whole grid (a shard holds only some of them).
-    pub total_points: usize,
-    pub shard: Shard,
-    pub measures: Vec<String>,
-    pub rows: Vec<Row>,
-}
-
-pub const RESULTS_FORMAT: &str = "rbf-experiment/2";
 
 /// The files written, for the caller to print.
 #[derive(Clone, Debug)]
@@ -50,6 +33,7 @@ fn frame(rows: &[Row]) -> Result<DataFrame> {
     fn verdict(v: Option<BoundVerdict>) -> Option<String> {
         v.map(|v| v.to_string().to_lowercase())
     }
+    let err = |e: PolarsError| Error::invalid(format!("cannot build the results table: {e}"));
     let mut df = df!(
         "point" => col(rows, |r| r.point as u64),
         "source" => col(rows, |r| r.source.clone()),
@@ -78,38 +62,54 @@ fn frame(rows: &[Row]) -> Result<DataFrame> {
         "capacity_sigma" => col(rows, |r| r.capacity_sigma),
         "capacity_worst_case" => col(rows, |r| r.capacity_worst_case),
         "capacity_ratio" => col(rows, |r| r.capacity_ratio),
-        "fn_renewal_upper" => col(rows, |r| r.fn_renewal_upper),
-        "fn_renewal_fitted" => col(rows, |r| r.fn_renewal_fitted),
-        "fn_renewal_conservative" => col(rows, |r| r.fn_renewal_conservative),
-        "fn_markov_lower" => col(rows, |r| r.fn_markov_lower),
-        "fn_markov_swr" => col(rows, |r| r.fn_markov_swr),
-        "fn_markov_uniform" => col(rows, |r| r.fn_markov_uniform),
-        "fn_markov_biuniform" => col(rows, |r| r.fn_markov_biuniform),
-        "fn_drop_pins" => col(rows, |r| r.fn_drop_pins),
-        "fn_markov_disabling" => col(rows, |r| r.fn_markov_disabling),
         "fitted_workload" => col(rows, |r| r.fitted_workload),
-        "renewal_guaranteed" => col(rows, |r| r.renewal_guaranteed),
-        "markov_guaranteed" => col(rows, |r| r.markov_guaranteed),
     )
-    .map_err(|e| Error::invalid(format!("cannot build the results table: {e}")))?;
-    // Each judged bound: its verdict in the steady-state or the transient column, and
-    // how far the observed point is beyond it.
-    for b in &JUDGED_BOUNDS {
-        let name = b.column;
-        let more = df!(
-            format!("{name}_verdict_steady").as_str() => col(rows, |r| verdict((b.verdict)(r).steady)),
-            format!("{name}_verdict_transient").as_str() => col(rows, |r| verdict((b.verdict)(r).transient)),
-            format!("{name}_excess").as_str() => col(rows, |r| (b.verdict)(r).excess),
-        )
-        .map_err(|e| Error::invalid(format!("cannot build the results table: {e}")))?;
-        df = df
-            .hstack(more.columns())
-            .map_err(|e| Error::invalid(format!("cannot build the results table: {e}")))?;
+    .map_err(err)?;
+    // Every bound of the one list: its value, range (the Q-based methods), standing,
+    // and for bounds (not approximations) the verdict in the steady-state or the
+    // transient column and how far the observed point is beyond it.
+    for b in Bound::ALL {
+        let get = |r: &Row| r.model(b).cloned();
+        let mut cols = vec![Column::new(
+            b.value_key().into(),
+            col(rows, |r| get(r).map(|m| m.value)),
+        )];
+        if b.reads_q() {
+            let key = b.key();
+            cols.push(Column::new(
+                format!("{key}_low").into(),
+                col(rows, |r| get(r).and_then(|m| m.range).map(|x| x.low)),
+            ));
+            cols.push(Column::new(
+                format!("{key}_high").into(),
+                col(rows, |r| get(r).and_then(|m| m.range).map(|x| x.high)),
+            ));
+        }
+        cols.push(Column::new(
+            format!("{}_standing", b.key()).into(),
+            col(rows, |r| get(r).map(|m| m.standing.token().to_string())),
+        ));
+        if b.judged() {
+            for regime in [Regime::Steady, Regime::Transient] {
+                let name = match regime {
+                    Regime::Steady => "steady",
+                    Regime::Transient => "transient",
+                };
+                cols.push(Column::new(
+                    format!("{}_verdict_{name}", b.key()).into(),
+                    col(rows, |r| verdict(get(r).and_then(|m| m.verdict_in(regime)))),
+                ));
+            }
+            cols.push(Column::new(
+                format!("{}_excess", b.key()).into(),
+                col(rows, |r| get(r).and_then(|m| m.excess)),
+            ));
+        }
+        df.hstack_mut(&cols).map_err(err)?;
     }
-    let notes = df!("notes" => col(rows, Row::notes_text))
-        .map_err(|e| Error::invalid(format!("cannot build the results table: {e}")))?;
-    df.hstack(notes.columns())
-        .map_err(|e| Error::invalid(format!("cannot build the results table: {e}")))
+    df.hstack_mut(&[Column::new("notes".into(), col(rows, tables::notes_text))])
+        .map_err(err)?;
+    Ok(df)
 }
 
 fn write_text(path: &Path, text: &str) -> Result<()> {
@@ -181,7 +181,7 @@ pub fn write(results: &Results, dir: &Path) -> Result<Written> {
         Ok(w)
     });
     if written.is_err() {
-        let _ = std::fs::remove_dir_all(&stage);
+        output_file::discard_dir(&stage);
     }
     written
 }
@@ -190,8 +190,8 @@ pub fn write(results: &Results, dir: &Path) -> Result<Written> {
 fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
     std::fs::create_dir_all(stage.join("plots")).map_err(|e| Error::io(stage, e))?;
     let mut df = frame(&results.rows)?;
-    report::frame::write_csv(&df, &stage.join("results.csv"))?;
-    report::frame::write_parquet(&mut df, &stage.join("results.parquet"))?;
+    output_file::frame::write_csv(&df, &stage.join("results.csv"))?;
+    output_file::frame::write_parquet(&mut df, &stage.join("results.parquet"))?;
     let text = serde_json::to_string_pretty(results)
         .map_err(|e| Error::invalid(format!("cannot serialise results: {e}")))?;
     write_text(&stage.join("results.json"), &text)?;
@@ -219,7 +219,7 @@ fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
 
 /// Reads a `results.json` written by [`write`] (a run's or a shard's).
 pub fn read(path: &Path) -> Result<Results> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::ingest::input::read_text(path)?;
     let r: Results = serde_json::from_str(&text)
         .map_err(|e| Error::invalid(format!("{}: not an rbf results file: {e}", path.display())))?;
     if r.format != RESULTS_FORMAT {
@@ -230,273 +230,6 @@ pub fn read(path: &Path) -> Result<Results> {
         )));
     }
     Ok(r)
-}
-
-fn verdict(v: Option<BoundVerdict>) -> String {
-    v.map_or(String::new(), |v| v.to_string())
-}
-
-/// What the narrow table's columns hold, printed once under it.
-const UNITS: &str = "M in bits; sigma: set bits per array before a recycle (N=: insertions); \
-obs FP: observed count-instance FP rate (FP paper); FP model: f_sigma (f_a for N-bounded); \
-obs FN: false negatives per arrival; renewal: the FN paper's renewal upper bound; steady / \
-transient: the bound against the observed FN interval (holds = the whole interval is at or \
-below it, VIOLATED = the whole interval is above it, undecided = it straddles the bound), in \
-the column of the replay's regime (transient: fewer than 10 recycles per replay); fitted, \
-conserv.: the renewal bound on the workload fitted from the trace (point estimate, where it \
-differs from renewal) and at the conservative end of the fit (verdicts: summary, --wide, CSV)";
-
-fn sigma_cell(r: &Row) -> String {
-    r.sigma
-        .map(|s| s.to_string())
-        .or(r.max_inserts.map(|n| format!("N={n}")))
-        .unwrap_or_else(|| "-".into())
-}
-
-/// The terminal and Markdown tables: one block per source and filter variant (phase
-/// count first, then hashing, retaining, ...), columns that fit [`crate::report::WIDTH`], notes once at the end. The wide
-/// form ([`wide_table`]) and the CSV have every column.
-pub fn narrow_tables(rows: &[Row]) -> String {
-    let mut notes = Notes::default();
-    let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
-    for r in rows {
-        let title = format!("{} ({})", r.source, r.variant());
-        match groups.iter_mut().find(|(t, _)| *t == title) {
-            Some((_, g)) => g.push(r),
-            None => groups.push((title, vec![r])),
-        }
-    }
-    let mut out = String::new();
-    for (title, members) in &groups {
-        let fitted = members.iter().any(|r| r.fitted_workload);
-        // Notes every row of the block shares go on its title line.
-        let common: Vec<&String> = members[0]
-            .notes
-            .iter()
-            .filter(|n| members.iter().all(|r| r.notes.contains(n)))
-            .collect();
-        // Settings shared by the whole block go on its title line too.
-        type Cell = fn(&Row) -> String;
-        let settings: [(&str, &str, Cell); 3] = [
-            ("M", "M", |r| r.memory.to_string()),
-            ("k", "k", |r| r.hashes.to_string()),
-            ("sigma", "sigma", sigma_cell),
-        ];
-        let constant = |f: Cell| members.iter().all(|r| f(r) == f(members[0]));
-        let mut line = title.clone();
-        for (_, short, f) in settings {
-            if members.len() > 1 && constant(f) {
-                line.push_str(&format!(", {short}={}", f(members[0])));
-            }
-        }
-        if fitted {
-            line.push_str(": FN models on the workload fitted from the trace");
-        }
-        if !common.is_empty() {
-            line.push_str(&format!("; notes {}", notes.refs(&common)));
-        }
-        out.push_str(&crate::report::wrap(&line, crate::report::WIDTH, "    "));
-        let shown: Vec<(&str, Cell)> = settings
-            .iter()
-            .filter(|(_, _, f)| members.len() == 1 || !constant(*f))
-            .map(|&(h, _, f)| (h, f))
-            .collect();
-        let mut measures: Vec<(&str, Cell)> = vec![
-            ("obs FP", |r| sci_or_dash(r.observed_fp_count_instance)),
-            ("FP model", |r| sci_or_dash(r.fp_model)),
-            ("obs FN", |r| sci_or_dash(r.observed_fn)),
-            ("renewal", |r| sci_or_dash(r.fn_renewal_upper)),
-            ("steady", |r| verdict(r.renewal_verdict.steady)),
-            ("transient", |r| verdict(r.renewal_verdict.transient)),
-        ];
-        // The fitted workload's renewal bound next to the true one (synthetic sources
-        // with `fit`), and the conservative end of the fit, when the block has them.
-        if members
-            .iter()
-            .any(|r| r.fn_renewal_fitted.is_some() && r.fn_renewal_fitted != r.fn_renewal_upper)
-        {
-            measures.push(("fitted", |r| sci_or_dash(r.fn_renewal_fitted)));
-        }
-        // Its verdicts are in the summary under the table and in --wide / the CSV.
-        if members.iter().any(|r| r.fn_renewal_conservative.is_some()) {
-            measures.push(("conserv.", |r| sci_or_dash(r.fn_renewal_conservative)));
-        }
-        let header = std::iter::once("#")
-            .chain(shown.iter().map(|c| c.0))
-            .chain(measures.iter().map(|c| c.0))
-            .chain(["notes"]);
-        let last = shown.len() + measures.len();
-        let mut t = Table::new(header).left_aligned(&[last - 1, last, last + 1]);
-        for r in members {
-            let cells = std::iter::once(r.point.to_string())
-                .chain(shown.iter().map(|c| c.1(r)))
-                .chain(measures.iter().map(|c| c.1(r)))
-                .chain([notes.refs(r.notes.iter().filter(|n| !common.contains(n)))]);
-            t.row(cells.collect::<Vec<_>>());
-        }
-        out.push_str(&t.render());
-        out.push('\n');
-    }
-    out.push_str(&crate::report::wrap(
-        &format!("columns: {UNITS}"),
-        crate::report::WIDTH,
-        "    ",
-    ));
-    out.push_str(&notes.render());
-    out
-}
-
-/// Every judged column, one row per point (`rbf run --wide`); wider than a terminal.
-pub fn wide_table(rows: &[Row]) -> String {
-    let mut t = Table::new([
-        "#",
-        "source",
-        "M (bits)",
-        "k",
-        "sigma",
-        "variant",
-        "cycles/replay",
-        "obs FP (count-instance)",
-        "interval",
-        "FP model",
-        "obs FN (per arrival)",
-        "interval",
-        "renewal",
-        "steady",
-        "transient",
-        "fitted",
-        "conservative",
-        "steady",
-        "transient",
-        "markov-lower",
-        "steady",
-        "transient",
-        "drop-pins",
-        "notes",
-    ])
-    .left_aligned(&[1, 5, 13, 14, 17, 18, 20, 21, 23]);
-    let iv = |lo: Option<f64>, hi: Option<f64>| match (lo, hi) {
-        (Some(l), Some(h)) => format!("[{}, {}]", sci(l), sci(h)),
-        _ => "-".into(),
-    };
-    for r in rows {
-        let refs = t.note_refs(&r.notes);
-        t.row([
-            r.point.to_string(),
-            r.source.clone(),
-            r.memory.to_string(),
-            r.hashes.to_string(),
-            sigma_cell(r),
-            r.variant(),
-            r.cycles.map_or("-".into(), |c| format!("{c:.1}")),
-            sci_or_dash(r.observed_fp_count_instance),
-            iv(
-                r.observed_fp_count_instance_low,
-                r.observed_fp_count_instance_high,
-            ),
-            sci_or_dash(r.fp_model),
-            sci_or_dash(r.observed_fn),
-            iv(r.observed_fn_low, r.observed_fn_high),
-            sci_or_dash(r.fn_renewal_upper),
-            verdict(r.renewal_verdict.steady),
-            verdict(r.renewal_verdict.transient),
-            sci_or_dash(r.fn_renewal_fitted),
-            sci_or_dash(r.fn_renewal_conservative),
-            verdict(r.renewal_conservative_verdict.steady),
-            verdict(r.renewal_conservative_verdict.transient),
-            sci_or_dash(r.fn_markov_lower),
-            verdict(r.markov_lower_verdict.steady),
-            verdict(r.markov_lower_verdict.transient),
-            sci_or_dash(r.fn_drop_pins),
-            refs,
-        ]);
-    }
-    let mut s = t.render();
-    s.push_str(&crate::report::wrap(
-        &format!("columns: {UNITS}"),
-        usize::MAX,
-        "",
-    ));
-    s
-}
-
-/// One line per judged bound and regime: how many points hold, are undecided, are
-/// violated, and where the observed point lies beyond the bound (by how much).
-pub fn verdict_summary(rows: &[Row]) -> String {
-    let mut out = String::new();
-    for b in &JUDGED_BOUNDS {
-        let (name, get, proven) = (b.name, b.verdict, b.proven);
-        for (regime, pick) in [
-            (
-                "steady state",
-                (|c: &BoundColumns| c.steady) as fn(&BoundColumns) -> _,
-            ),
-            ("transient", |c: &BoundColumns| c.transient),
-        ] {
-            let judged: Vec<(&Row, BoundVerdict)> = rows
-                .iter()
-                .filter_map(|r| Some((r, pick(get(r))?)))
-                .collect();
-            if judged.is_empty() {
-                continue;
-            }
-            let count = |v: BoundVerdict| judged.iter().filter(|(_, x)| *x == v).count();
-            let dir = match b.side {
-                Side::AtMost => "above",
-                Side::AtLeast => "below",
-            };
-            let beyond: Vec<String> = judged
-                .iter()
-                .filter_map(|(r, _)| {
-                    let e = get(r).excess?;
-                    Some(format!("{} ({} {dir})", r.point, percent(e)))
-                })
-                .collect();
-            let n = judged.len();
-            let _ = write!(
-                out,
-                "{name}, {regime}: holds at {}, undecided at {}, VIOLATED at {} of {n} point{}",
-                count(BoundVerdict::Holds),
-                count(BoundVerdict::Undecided),
-                count(BoundVerdict::Violated),
-                if n == 1 { "" } else { "s" }
-            );
-            let unproven = judged
-                .iter()
-                .filter(|(r, _)| proven(r) == Some(false) || r.fitted_workload)
-                .count();
-            if unproven > 0 {
-                let _ = write!(out, " (not a proven bound at {unproven} of them)");
-            }
-            if beyond.is_empty() {
-                out.push_str(".\n");
-            } else {
-                let _ = writeln!(
-                    out,
-                    "; observed point beyond the bound at {}.",
-                    beyond.join(", ")
-                );
-            }
-        }
-    }
-    out
-}
-
-/// The terminal output of a run: the narrow tables (or the wide one) and the verdicts.
-pub fn terminal(results: &Results, wide: bool) -> String {
-    let mut s = if wide {
-        wide_table(&results.rows)
-    } else {
-        narrow_tables(&results.rows)
-    };
-    let summary = verdict_summary(&results.rows);
-    if !summary.is_empty() {
-        s.push('\n');
-        for line in summary.lines() {
-            s.push_str(&crate::report::wrap(line, crate::report::WIDTH, "    "));
-        }
-    }
-    s
 }
 
 fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
@@ -514,10 +247,10 @@ fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
         results.shard.count,
         results.measures.join(", ")
     );
-    let summary = verdict_summary(&results.rows);
+    let summary = tables::summary(&results.rows);
     if !summary.is_empty() {
         s.push_str("## Bounds against observed FN\n\n");
-        for line in summary.lines() {
+        for line in &summary {
             let _ = writeln!(s, "- {line}");
         }
         s.push('\n');
@@ -525,8 +258,9 @@ fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
     if !plots.is_empty() {
         s.push_str(
             "## Plots\n\nObserved (exact replay): points with their intervals as error bars. \
-             Proven bounds: solid lines. Approximations, estimates and bounds not proven here: \
-             dashed lines, labelled \"(approx.)\". Zeros are drawn on the axis floor marked 0.\n\n",
+             Proven bounds: solid lines. Everything else is dashed and its legend says why: \
+             \"(fitted model)\", \"(checked)\", \"(not proven)\", \"(not judged)\", \
+             \"(approx.)\". Zeros are drawn on the axis floor marked 0.\n\n",
         );
         for p in plots {
             let rel = p.strip_prefix(dir).unwrap_or(p);
@@ -534,10 +268,44 @@ fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
         }
     }
     s.push_str("## Results\n\nEvery column is in [results.csv](results.csv).\n\n```text\n");
-    s.push_str(&narrow_tables(&results.rows));
+    s.push_str(&tables::narrow(results, true));
     s.push_str("```\n\n");
+    sources(&mut s, results);
     s.push_str(MEANING);
     s
+}
+
+/// The sources and, per file, what reading them met.
+fn sources(s: &mut String, results: &Results) {
+    let read: Vec<&SourceInfo> = results
+        .sources
+        .iter()
+        .filter(|x| x.ingest.is_some())
+        .collect();
+    if read.is_empty() {
+        return;
+    }
+    s.push_str("## Sources\n\n");
+    for src in read {
+        let _ = writeln!(s, "### {}\n", src.name);
+        for n in &src.notes {
+            let _ = writeln!(s, "- {n}");
+        }
+        let Some(ingest) = &src.ingest else {
+            continue;
+        };
+        if let Some(d) = &src.ingest_digest {
+            let _ = writeln!(s, "- {d}");
+        }
+        let warnings = ingest.warnings();
+        if !warnings.is_empty() {
+            s.push_str("\nPer file:\n\n");
+            for w in warnings {
+                let _ = writeln!(s, "- {w}");
+            }
+        }
+        s.push('\n');
+    }
 }
 
 const MEANING: &str = "## What the numbers mean\n\n\
@@ -550,25 +318,142 @@ or f_a for N-bounded filters; an estimate, not a bound.\n\
 - **obs FN**: false negatives (non-repeats classified new) over all arrivals, mean over seeds; \
 `observed_fn_low/high` is a t-interval over seeds (batch means over cycles with one seed), \
 clamped to [0, 1].\n\
-- **renewal**: the FN paper's renewal upper bound (§5), proven for the paper's arrival model \
-(stationary Q, p_r, placement); `renewal_guaranteed` says whether it is proven for the variant. \
-On real traces the model is fitted, so the bound is guaranteed for the fitted model, not for \
-the trace.\n\
-- **steady / transient** (`renewal_verdict_steady`, `renewal_verdict_transient`, and the same \
-for `markov_lower`): the bound against the observed FN interval. *holds*: the whole interval \
-is on the bound's side; *violated*: the whole interval is on the other side; *undecided*: the \
-interval straddles the bound. The bounds describe the steady state; a replay with fewer than \
+- **the bounds** (one column each, `fn_renewal_upper`, `fn_renewal_fitted`, \
+`fn_renewal_conservative`, `fn_markov_lower`, ...): **renewal** is the FN paper's renewal upper \
+bound (§5) on the source's workload (the true one for synthetic sources, the fitted one for \
+traces); **fitted** and **conserv.** are the renewal bound on the workload fitted from the \
+trace (its reuse profile and p_r, docs/FIT.md) at the point estimate (synthetic sources with \
+`fit = true`) and at the conservative end of the fit's uncertainty (the profile's upper 99 % \
+band, the worst p_r of its interval); the **markov** columns are the Markov-chain bounds and \
+approximations (§4); **drop-pins** is a fast approximation (eqs. 10-11), never a bound. The \
+Q-based methods (Markov, drop-pins) on a fitted workload carry a range (`{key}_low/high`) when \
+the trace cannot tell the fitted Q from alternatives, and are judged against the whole range.\n\
+- **standing** (`{key}_standing`): *proven* (a theorem of the FN paper covers this number for \
+this variant and a workload given as the truth), *fitted-model* (a bound for the model fitted \
+from the trace, not a proof for the trace), *checked* (not proven, checked by measurement: the \
+two-phase conservative bound, docs/FIT.md), *not-proven* (the notes say why), *not-judged* \
+(shown, but the model does not fit this trace: no verdict).\n\
+- **verdict** (`{key}_verdict_steady`, `{key}_verdict_transient`; ✓ ✗ ? in the tables): the \
+bound against the observed FN interval. *holds*: the whole interval is on the bound's side; \
+*violated*: the whole interval is on the other side; *undecided*: the interval straddles the \
+bound, or there is no interval. The bounds describe the steady state; a replay with fewer than \
 10 recycles per replay measures the transient after the warm-up, so its verdict goes in the \
-transient column. `renewal_excess` / `markov_lower_excess`: how far the observed point is \
-beyond the bound, relative to the bound.\n\
-- **renewal (fitted)**, **renewal (conservative)**: the renewal bound on the workload fitted from \
-the trace (its reuse profile and p_r, docs/FIT.md), at the point estimate and at the conservative \
-end of the fit's uncertainty (the profile's upper 99 % band, the worst p_r of its interval), \
-judged like the renewal bound (`renewal_conservative_verdict_*`). On synthetic sources with \
-`fit = true` they sit next to the bound on the true workload (`renewal`).\n\
-- **markov-lower / swr / uniform / bi-uniform**: Markov-chain estimates (§4); they are bounds \
-only under the conditions the notes state (e.g. not for p_r < 1).\n\
-- **drop-pins**: a fast approximation (eqs. 10-11), no bound.\n\
+transient column. `{key}_excess`: how far the observed point is beyond the bound, relative to \
+the bound.\n\
 - **capacity**: messages per cycle a filter of M bits holds at the target FP under the sigma-bounded \
 model and under classic worst-case sizing (FP paper eq. 1); the ratio shows how much worst-case \
 sizing under-uses memory.\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::judge::misfit_note;
+    use crate::compare::{Range, Record, Standing};
+    use crate::fit::adequacy::QFitCheck;
+    use crate::model::fneg::Claim;
+
+    /// The QFitCheck label reaches every output the same way: the terminal and report
+    /// tables, the summary, JSON, CSV/Parquet and the plots' legends.
+    #[test]
+    fn a_not_judged_bound_says_so_everywhere() {
+        let label = misfit_note(&QFitCheck {
+            gap: 0.031,
+            noise: 0.004,
+            fits: false,
+            alternatives: Vec::new(),
+        });
+        let rows: Vec<Row> = (0..2)
+            .map(|i| Row {
+                point: i,
+                source: "trace".into(),
+                memory: 4096 << i,
+                hashes: 4,
+                sigma: Some(1000 << i),
+                phases: 1,
+                hashing: "colliding".into(),
+                seeds: 1,
+                cycles: Some(50.0),
+                observed_fn: Some(0.1),
+                observed_fn_low: Some(0.09),
+                observed_fn_high: Some(0.11),
+                fitted_workload: true,
+                models: vec![
+                    Record {
+                        bound: Bound::Renewal,
+                        value: 0.12,
+                        range: None,
+                        claim: Claim::UpperBound,
+                        standing: Standing::FittedModel,
+                        verdict: Some(BoundVerdict::Holds),
+                        regime: Some(Regime::Steady),
+                        excess: None,
+                        note: "renewal bound".into(),
+                    },
+                    Record {
+                        bound: Bound::MarkovLower,
+                        value: 0.3,
+                        range: Some(Range {
+                            low: 0.25,
+                            high: 0.35,
+                        }),
+                        claim: Claim::LowerBound,
+                        standing: Standing::NotJudged,
+                        verdict: None,
+                        regime: None,
+                        excess: None,
+                        note: format!("{label}; eq. 5"),
+                    },
+                ],
+                ..Row::default()
+            })
+            .collect();
+        let results = Results {
+            format: RESULTS_FORMAT.into(),
+            name: "t".into(),
+            description: String::new(),
+            total_points: 2,
+            shard: crate::experiment::Shard::ALL,
+            measures: vec![],
+            sources: vec![],
+            rows,
+        };
+        // Wrapped lines read as one.
+        let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let narrow = tables::narrow(&results, false);
+        assert!(narrow.contains("3.000e-1 n"), "{narrow}");
+        assert!(
+            flat(&narrow).contains(&format!("[all] markov-lower (not judged): {label}")),
+            "{narrow}"
+        );
+        let wide = tables::wide(&results.rows);
+        assert!(wide.contains("not judged"), "{wide}");
+        let summary = tables::summary(&results.rows).join("\n");
+        assert!(
+            summary.contains(&format!("not judged at 2: {label}")),
+            "{summary}"
+        );
+        let json = serde_json::to_string(&results).unwrap();
+        assert!(
+            json.contains("\"not-judged\"") && json.contains(&label),
+            "{json}"
+        );
+        let df = frame(&results.rows).unwrap();
+        let cell = |col: &str| df.column(col).unwrap().get(0).unwrap().to_string();
+        assert!(cell("markov_lower_standing").contains("not-judged"));
+        assert!(cell("notes").contains(&label));
+        assert!(cell("markov_lower_low").contains("0.25"));
+        assert!(cell("markov_lower_verdict_steady").contains("null"));
+        let md = markdown(&results, &[], Path::new("."));
+        assert!(flat(&md).contains(&label), "{md}");
+        let legends: Vec<String> = plots::charts(&results.rows)
+            .into_iter()
+            .flat_map(|(_, c)| c.series.into_iter().map(|s| s.label))
+            .collect();
+        assert!(
+            legends
+                .iter()
+                .any(|l| l.starts_with("markov lower bound, fitted (not judged)")),
+            "{legends:?}"
+        );
+    }
+}

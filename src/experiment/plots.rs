@@ -3,14 +3,18 @@
 //! groups, one chart per group and quantity; one- and two-phase filters share a chart
 //! so they can be compared (same colour per measure, a marker per phase count).
 //!
-//! Every measure has one style in every chart ([`measures`]): observations are points
-//! with error bars, proven bounds solid lines, and approximations, estimates or bounds
-//! not proven for the row's filter and workload dashed and labelled "(approx.)".
+//! Every measure has one style in every chart: observations are points with error bars,
+//! bounds proven at every point of the series solid lines, and everything else dashed,
+//! its legend saying why in the words of the record's standing ("(fitted model)",
+//! "(checked)", "(not proven)", "(not judged)"; approximations "(approx.)"). The FN
+//! series are [`Bound::ALL`], in its order and colours.
 
 use std::collections::BTreeMap;
 
 use super::row::Row;
 use super::svg::{AxisSpec, Chart, Marker, Point, Scale, Series, Style};
+use crate::compare::{Bound, Standing};
+use crate::model::fneg::Claim;
 
 /// Charts per run are capped; the table has everything.
 pub const MAX_CHARTS: usize = 36;
@@ -163,37 +167,32 @@ fn x_scale(xs: impl Iterator<Item = f64>) -> Scale {
 
 type Value = fn(&Row) -> Option<f64>;
 type Range = fn(&Row) -> Option<(f64, f64)>;
-type Proven = fn(&Row) -> bool;
 
-/// How a measure is drawn, the same in every chart.
+/// How a model's measure is drawn, the same in every chart (observations are points
+/// with error bars, [`observed_series`]).
 #[derive(Clone, Copy)]
 enum Kind {
-    /// Exact replay: points with error bars.
-    Observed(Range),
-    /// A bound: solid where proven for every point of the series, else "(approx.)".
-    Bound(Proven),
-    /// An approximation or estimate: always dashed, "(approx.)".
-    Approx,
+    /// A bound or approximation of the one list: its style and legend from the
+    /// records' claim and standing.
+    Model(Bound),
+    /// An estimate of the FP paper: always dashed, "(approx.)".
+    Approx(Value),
 }
 
-/// One plotted measure: legend label, colour (fixed across charts), value and kind.
+/// One plotted measure: legend label, colour (fixed across charts) and kind.
 struct Measure {
     label: &'static str,
     color: &'static str,
-    value: Value,
     kind: Kind,
-    /// An FN model run on the source's workload (fitted, for a trace).
-    workload: bool,
 }
 
-/// A bound computed on a fitted workload is an estimate of the bound for the trace,
-/// not a proven bound on it.
-fn renewal_proven(r: &Row) -> bool {
-    r.renewal_guaranteed == Some(true) && !r.fitted_workload
-}
-
-fn markov_proven(r: &Row) -> bool {
-    r.markov_guaranteed == Some(true) && !r.fitted_workload
+impl Measure {
+    fn value(&self, r: &Row) -> Option<f64> {
+        match self.kind {
+            Kind::Model(b) => r.value(b),
+            Kind::Approx(f) => f(r),
+        }
+    }
 }
 
 fn fn_interval(r: &Row) -> Option<(f64, f64)> {
@@ -207,107 +206,103 @@ fn fp_interval(r: &Row) -> Option<(f64, f64)> {
     ))
 }
 
-/// A plotted quantity: file stem, y label, y scale and its measures.
+/// A plotted quantity: file stem, y label, y scale, the observed series and the rest.
 struct Quantity {
     stem: &'static str,
     y_label: &'static str,
     scale: Scale,
+    observed: Option<(Value, Range)>,
     measures: Vec<Measure>,
 }
 
 const OBSERVED: &str = "#000000";
 
 fn quantities() -> [Quantity; 3] {
-    let m = |label, color, value, kind: Kind| Measure {
+    let approx = |label, color, value| Measure {
         label,
         color,
-        value,
-        kind,
-        workload: !matches!(kind, Kind::Observed(_)),
-    };
-    let markov = |label, color, value| m(label, color, value, Kind::Bound(markov_proven));
-    let fp = |label, color, value| Measure {
-        workload: false,
-        ..m(label, color, value, Kind::Approx)
+        kind: Kind::Approx(value),
     };
     [
         Quantity {
             stem: "fn",
             y_label: "FN per arrival",
             scale: Scale::Log10,
-            measures: vec![
-                m(
-                    "observed",
-                    OBSERVED,
-                    |r| r.observed_fn,
-                    Kind::Observed(fn_interval),
-                ),
-                m(
-                    "renewal upper bound",
-                    "#d62728",
-                    |r| r.fn_renewal_upper,
-                    Kind::Bound(renewal_proven),
-                ),
-                // The fitted workload's bound on synthetic sources with `fit` (on a
-                // trace it is the renewal series itself), and the conservative end of
-                // the fit: estimates of the bound, drawn as such.
-                Measure {
-                    workload: false,
-                    ..m(
-                        "renewal, fitted point estimate",
-                        "#f4a582",
-                        |r| r.fn_renewal_fitted.filter(|_| !r.fitted_workload),
-                        Kind::Approx,
-                    )
-                },
-                Measure {
-                    workload: false,
-                    ..m(
-                        "renewal, conservative end of the fit",
-                        "#67001f",
-                        |r| r.fn_renewal_conservative,
-                        Kind::Approx,
-                    )
-                },
-                markov("markov lower bound", "#1f77b4", |r| r.fn_markov_lower),
-                markov("markov swr", "#17becf", |r| r.fn_markov_swr),
-                markov("markov uniform", "#9467bd", |r| r.fn_markov_uniform),
-                markov("markov bi-uniform", "#8c564b", |r| r.fn_markov_biuniform),
-                m("drop-pins", "#ff7f0e", |r| r.fn_drop_pins, Kind::Approx),
-                m(
-                    "markov disabling",
-                    "#e377c2",
-                    |r| r.fn_markov_disabling,
-                    Kind::Approx,
-                ),
-            ],
+            observed: Some((|r| r.observed_fn, fn_interval)),
+            measures: Bound::ALL
+                .into_iter()
+                .map(|b| Measure {
+                    label: b.label(),
+                    color: b.color(),
+                    kind: Kind::Model(b),
+                })
+                .collect(),
         },
         Quantity {
             stem: "fp",
             y_label: "FP rate (count-instance)",
             scale: Scale::Log10,
-            measures: vec![
-                m(
-                    "observed",
-                    OBSERVED,
-                    |r| r.observed_fp_count_instance,
-                    Kind::Observed(fp_interval),
-                ),
-                fp("FP model f_sigma", "#2ca02c", |r| r.fp_model),
-            ],
+            observed: Some((|r| r.observed_fp_count_instance, fp_interval)),
+            measures: vec![approx("FP model f_sigma", "#2ca02c", |r| r.fp_model)],
         },
         Quantity {
             stem: "capacity",
             y_label: "messages per cycle",
             scale: Scale::Linear,
+            observed: None,
             measures: vec![
-                fp("sigma-bounded model", "#2ca02c", |r| r.capacity_sigma),
-                fp("worst-case sizing, eq. 1", "#7f7f7f", |r| {
+                approx("sigma-bounded model", "#2ca02c", |r| r.capacity_sigma),
+                approx("worst-case sizing, eq. 1", "#7f7f7f", |r| {
                     r.capacity_worst_case
                 }),
             ],
         },
     ]
+}
+
+/// The points of `rows` along `axis` (with their intervals), in x order; None when no
+/// row has a value.
+fn points(
+    rows: &[&Row],
+    axis: Axis,
+    value: impl Fn(&Row) -> Option<f64>,
+    interval: impl Fn(&Row) -> Option<(f64, f64)>,
+) -> Option<Vec<Point>> {
+    let mut points: Vec<Point> = rows
+        .iter()
+        .filter_map(|r| {
+            Some(Point {
+                x: axis.value(r)?,
+                y: value(r)?,
+                interval: interval(r),
+            })
+        })
+        .collect();
+    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    (!points.is_empty()).then_some(points)
+}
+
+/// The observed series over `rows` (one filter variant).
+fn observed_series(
+    value: Value,
+    range: Range,
+    axis: Axis,
+    rows: &[&Row],
+    variant: Option<String>,
+    marker: Marker,
+) -> Option<Series> {
+    let points = points(rows, axis, value, range)?;
+    let mut label = "observed".to_string();
+    if let Some(v) = variant {
+        label.push_str(&format!(", {v}"));
+    }
+    Some(Series {
+        label,
+        style: Style::Observed,
+        color: OBSERVED,
+        marker,
+        points,
+    })
 }
 
 /// The series of one measure over `rows` (one filter variant), or None when no row has it.
@@ -318,40 +313,34 @@ fn series(
     variant: Option<String>,
     marker: Marker,
 ) -> Option<Series> {
-    let mut points: Vec<Point> = rows
-        .iter()
-        .filter_map(|r| {
-            let interval = match measure.kind {
-                Kind::Observed(range) => range(r),
-                _ => None,
-            };
-            Some(Point {
-                x: axis.value(r)?,
-                y: (measure.value)(r)?,
-                interval,
-            })
-        })
-        .collect();
-    if points.is_empty() {
-        return None;
-    }
-    points.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let having: Vec<&Row> = rows
-        .iter()
-        .copied()
-        .filter(|r| (measure.value)(r).is_some())
-        .collect();
-    let style = match measure.kind {
-        Kind::Observed(_) => Style::Observed,
-        Kind::Bound(proven) if having.iter().all(|r| proven(r)) => Style::Proven,
-        Kind::Bound(_) | Kind::Approx => Style::Approx,
+    let points = points(rows, axis, |r| measure.value(r), |_| None)?;
+    // The weakest standing over the series' points names its style.
+    let (style, why) = match measure.kind {
+        Kind::Model(b) => {
+            let weakest = rows
+                .iter()
+                .filter_map(|r| r.model(b))
+                .map(|m| m.standing)
+                .max()
+                .unwrap_or(Standing::NotProven);
+            match (b.claim(), weakest) {
+                (_, Standing::Proven) if b.claim() != Claim::Approximation => (Style::Proven, None),
+                (Claim::Approximation, _) => (Style::Approx, Some("approx.")),
+                (_, s) => (Style::Approx, Some(s.label())),
+            }
+        }
+        _ => (Style::Approx, Some("approx.")),
     };
     let mut label = measure.label.to_string();
-    if measure.workload && having.iter().any(|r| r.fitted_workload) {
+    // On a fitted workload, say so (unless the standing already does).
+    let fitted = matches!(measure.kind, Kind::Model(_))
+        && rows.iter().any(|r| r.fitted_workload)
+        && why != Some(Standing::FittedModel.label());
+    if fitted {
         label.push_str(", fitted");
     }
-    if style == Style::Approx {
-        label.push_str(" (approx.)");
+    if let Some(w) = why {
+        label.push_str(&format!(" ({w})"));
     }
     if let Some(v) = variant {
         label.push_str(&format!(", {v}"));
@@ -386,13 +375,26 @@ pub fn charts(rows: &[Row]) -> Vec<(String, Chart)> {
         phases.dedup();
         for q in quantities() {
             let mut all = Vec::new();
+            let of_phase = |ph: u8| -> Vec<&Row> {
+                members.iter().copied().filter(|r| r.phases == ph).collect()
+            };
+            let variant = |ph: u8| (phases.len() > 1).then(|| format!("{ph}-phase"));
+            let marker = |i: usize| Marker::ALL[i % Marker::ALL.len()];
+            if let Some((value, range)) = q.observed {
+                for (i, &ph) in phases.iter().enumerate() {
+                    all.extend(observed_series(
+                        value,
+                        range,
+                        axis,
+                        &of_phase(ph),
+                        variant(ph),
+                        marker(i),
+                    ));
+                }
+            }
             for measure in &q.measures {
                 for (i, &ph) in phases.iter().enumerate() {
-                    let of_phase: Vec<&Row> =
-                        members.iter().copied().filter(|r| r.phases == ph).collect();
-                    let variant = (phases.len() > 1).then(|| format!("{ph}-phase"));
-                    let marker = Marker::ALL[i % Marker::ALL.len()];
-                    all.extend(series(measure, axis, &of_phase, variant, marker));
+                    all.extend(series(measure, axis, &of_phase(ph), variant(ph), marker(i)));
                 }
             }
             if all.is_empty() {
@@ -430,8 +432,8 @@ pub fn charts(rows: &[Row]) -> Vec<(String, Chart)> {
 fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     let pairs: Vec<&Row> = rows
         .iter()
-        .filter(|r| !r.fitted_workload && r.fn_renewal_fitted.is_some())
-        .filter(|r| r.fn_renewal_upper.is_some_and(|t| t > 0.0))
+        .filter(|r| !r.fitted_workload && r.value(Bound::RenewalFitted).is_some())
+        .filter(|r| r.value(Bound::Renewal).is_some_and(|t| t > 0.0))
         .collect();
     if pairs.is_empty() {
         return None;
@@ -440,7 +442,7 @@ fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     phases.sort_unstable();
     phases.dedup();
     let ratio = |r: &Row, v: Option<f64>| {
-        let t = r.fn_renewal_upper?;
+        let t = r.value(Bound::Renewal)?;
         Some(Point {
             x: t,
             y: v? / t,
@@ -450,7 +452,7 @@ fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     let mut series = Vec::new();
     let (lo, hi) = pairs
         .iter()
-        .filter_map(|r| r.fn_renewal_upper)
+        .filter_map(|r| r.value(Bound::Renewal))
         .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(x), h.max(x)));
     for (label, y) in [("3 % criterion, low", 0.97), ("3 % criterion, high", 1.03)] {
         series.push(Series {
@@ -476,24 +478,24 @@ fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
         let of_phase = || pairs.iter().copied().filter(move |r| r.phases == ph);
         let marker = Marker::ALL[i % Marker::ALL.len()];
         let mut point: Vec<Point> = of_phase()
-            .filter_map(|r| ratio(r, r.fn_renewal_fitted))
+            .filter_map(|r| ratio(r, r.value(Bound::RenewalFitted)))
             .collect();
         let mut conservative: Vec<Point> = of_phase()
-            .filter_map(|r| ratio(r, r.fn_renewal_conservative))
+            .filter_map(|r| ratio(r, r.value(Bound::RenewalConservative)))
             .collect();
         point.sort_by(|a, b| a.x.total_cmp(&b.x));
         conservative.sort_by(|a, b| a.x.total_cmp(&b.x));
         series.push(Series {
             label: format!("fitted point estimate / true, {ph}-phase"),
             style: Style::Observed,
-            color: "#f4a582",
+            color: Bound::RenewalFitted.color(),
             marker,
             points: point,
         });
         series.push(Series {
             label: format!("conservative end / true, {ph}-phase"),
             style: Style::Observed,
-            color: "#67001f",
+            color: Bound::RenewalConservative.color(),
             marker,
             points: conservative,
         });

@@ -32,6 +32,9 @@ const LOCK: &str = "lock";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Fingerprint {
     rbf_version: String,
+    /// The rows' format: a journal of an older format is not resumed.
+    #[serde(default)]
+    results_format: String,
     config: ExperimentConfig,
     shard: Shard,
     /// (path, size in bytes, modification time in ns) of every trace file.
@@ -47,10 +50,7 @@ impl Fingerprint {
         let inputs = config
             .traces
             .iter()
-            .flat_map(|t| {
-                crate::ingest::series::expand(t.path.list())
-                    .unwrap_or_else(|_| t.path.list().to_vec())
-            })
+            .flat_map(|t| super::source::trace_files(t).unwrap_or_else(|_| t.path.list().to_vec()))
             .map(|path| {
                 let m = std::fs::metadata(&path).ok();
                 let len = m.as_ref().map_or(0, std::fs::Metadata::len);
@@ -63,6 +63,7 @@ impl Fingerprint {
             .collect();
         Fingerprint {
             rbf_version: env!("CARGO_PKG_VERSION").to_string(),
+            results_format: super::results::RESULTS_FORMAT.to_string(),
             config,
             shard,
             inputs,
@@ -77,6 +78,8 @@ pub struct Journal {
     done: BTreeMap<usize, Row>,
     /// Holds an exclusive lock on the journal for the life of the run.
     _lock: File,
+    /// Said if the process is stopped by a signal (`crate::signals`).
+    _kept: crate::output_file::pending::Kept,
 }
 
 /// The journal directory of `output`: hidden, beside it.
@@ -103,7 +106,9 @@ impl Journal {
     /// Opens the journal of a run of `config` (shard `shard`) writing to `output`,
     /// keeping the cells of an interrupted earlier run of the same thing.
     pub fn open(output: &Path, config: &ExperimentConfig, shard: Shard) -> Result<Journal> {
-        let dir = journal_dir(output);
+        // By the resolved path: a run into `out/x` and one into a symlink to it (or any
+        // other spelling of it) share one journal and its lock, so the second is refused.
+        let dir = journal_dir(&crate::output_file::resolved_path(output));
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         let lock = lock(&dir.join(LOCK), output)?;
         let fingerprint = Fingerprint::new(config, shard);
@@ -139,11 +144,16 @@ impl Journal {
         if !done.is_empty() || log.metadata().map_or(0, |m| m.len()) > 0 {
             log.write_all(b"\n").map_err(|e| Error::io(&log_path, e))?;
         }
+        let kept = crate::output_file::pending::keep(format!(
+            "the finished grid points are kept in {}: run the same command again to resume",
+            dir.display()
+        ));
         Ok(Journal {
             dir,
             log: Mutex::new(log),
             done,
             _lock: lock,
+            _kept: kept,
         })
     }
 
@@ -176,8 +186,13 @@ impl Journal {
     /// Removes the journal once the outputs are in place.
     pub fn finish(self) -> Result<()> {
         let Journal {
-            dir, log, _lock, ..
+            dir,
+            log,
+            _lock,
+            _kept,
+            ..
         } = self;
+        drop(_kept);
         drop(log);
         drop(_lock);
         std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))

@@ -1,86 +1,11 @@
-//! One row of the results table: a grid point, what was observed there and what
-//! each model predicts. Values not computed are `None` (empty in CSV, null in JSON),
-//! never zero.
+//! One row of the results table: a grid point, what was observed there and every
+//! bound judged against it ([`crate::compare::Record`], one per [`Bound`] computed).
+//! Values not computed are `None` or absent (empty in CSV, null in JSON), never zero.
 
 use serde::{Deserialize, Serialize};
 
 use super::grid::{Point, SigmaRule};
-use crate::report::verdict::{BoundVerdict, Check, Regime, Side};
-
-/// A bound judged against the observed FN interval (see [`crate::report::verdict`]):
-/// the verdict lands in the column of the replay's regime, so a transient replay never
-/// passes for evidence about the steady state the bound describes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct BoundColumns {
-    /// Verdict when the replay reached the steady state.
-    pub steady: Option<BoundVerdict>,
-    /// Verdict when the replay saw fewer than `MIN_STEADY_CYCLES` recycles per replay.
-    pub transient: Option<BoundVerdict>,
-    /// How far the observed point estimate is on the wrong side of the bound, relative
-    /// to the bound (0.1 = 10 %); None when it is on the right side.
-    pub excess: Option<f64>,
-}
-
-impl BoundColumns {
-    pub fn judge(check: &Check, regime: Regime) -> BoundColumns {
-        let v = Some(check.bound());
-        BoundColumns {
-            steady: v.filter(|_| regime == Regime::Steady),
-            transient: v.filter(|_| regime == Regime::Transient),
-            excess: check.excess(),
-        }
-    }
-
-    /// The verdict, whichever regime it is in.
-    pub fn verdict(&self) -> Option<BoundVerdict> {
-        self.steady.or(self.transient)
-    }
-}
-
-/// A bound judged against the observed FN at every point: the one list the runner,
-/// the tables, the CSV and the summaries read (a new bound is one more entry).
-pub struct JudgedBound {
-    /// For people: "renewal upper bound".
-    pub name: &'static str,
-    /// CSV column prefix: `{column}_verdict_steady`, ...
-    pub column: &'static str,
-    /// Which side of the bound the observed FN must lie on.
-    pub side: Side,
-    pub value: fn(&Row) -> Option<f64>,
-    pub proven: fn(&Row) -> Option<bool>,
-    pub verdict: fn(&Row) -> &BoundColumns,
-    pub verdict_mut: fn(&mut Row) -> &mut BoundColumns,
-}
-
-pub const JUDGED_BOUNDS: [JudgedBound; 3] = [
-    JudgedBound {
-        name: "renewal upper bound",
-        column: "renewal",
-        side: Side::AtMost,
-        value: |r| r.fn_renewal_upper,
-        proven: |r| r.renewal_guaranteed,
-        verdict: |r| &r.renewal_verdict,
-        verdict_mut: |r| &mut r.renewal_verdict,
-    },
-    JudgedBound {
-        name: "renewal upper bound, conservative end of the fit",
-        column: "renewal_conservative",
-        side: Side::AtMost,
-        value: |r| r.fn_renewal_conservative,
-        proven: |r| r.renewal_guaranteed,
-        verdict: |r| &r.renewal_conservative_verdict,
-        verdict_mut: |r| &mut r.renewal_conservative_verdict,
-    },
-    JudgedBound {
-        name: "markov lower bound",
-        column: "markov_lower",
-        side: Side::AtLeast,
-        value: |r| r.fn_markov_lower,
-        proven: |r| r.markov_guaranteed,
-        verdict: |r| &r.markov_lower_verdict,
-        verdict_mut: |r| &mut r.markov_lower_verdict,
-    },
-];
+use crate::compare::{Bound, Record, Regime};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -125,34 +50,12 @@ pub struct Row {
     pub capacity_sigma: Option<f64>,
     pub capacity_worst_case: Option<f64>,
     pub capacity_ratio: Option<f64>,
-    /// The renewal bound on the source's model workload: the true one for synthetic
-    /// sources, the fitted one (point estimate) for traces.
-    pub fn_renewal_upper: Option<f64>,
-    /// The renewal bound on the workload fitted from the trace, point estimate (traces:
-    /// the same as `fn_renewal_upper`; synthetic sources with `fit = true`).
-    pub fn_renewal_fitted: Option<f64>,
-    /// The renewal bound at the conservative end of the fit's uncertainty.
-    pub fn_renewal_conservative: Option<f64>,
-    pub fn_markov_lower: Option<f64>,
-    pub fn_markov_swr: Option<f64>,
-    pub fn_markov_uniform: Option<f64>,
-    pub fn_markov_biuniform: Option<f64>,
-    pub fn_drop_pins: Option<f64>,
-    pub fn_markov_disabling: Option<f64>,
-    /// The FN models ran on a workload fitted from a trace (a bound then holds for the
-    /// fitted model, not for the trace).
+    /// The FN models ran on a workload fitted from a trace (their bounds then hold for
+    /// the fitted model, not for the trace).
     pub fitted_workload: bool,
-    /// The renewal bound is proven for this filter and workload (FN paper §5).
-    pub renewal_guaranteed: Option<bool>,
-    /// The Markov bounds (lower, swr, uniform, bi-uniform) are proven here (one phase
-    /// and p_r = 1 only).
-    pub markov_guaranteed: Option<bool>,
-    /// The renewal upper bound against the observed FN interval.
-    pub renewal_verdict: BoundColumns,
-    /// The renewal bound at the conservative end of the fit against the observed FN.
-    pub renewal_conservative_verdict: BoundColumns,
-    /// The Markov lower bound against the observed FN interval.
-    pub markov_lower_verdict: BoundColumns,
+    /// Every bound computed at this point, judged against the observed FN, in
+    /// [`Bound::ALL`] order (see [`crate::compare::Record`]).
+    pub models: Vec<Record>,
     /// Caveats and errors for this point.
     pub notes: Vec<String>,
 }
@@ -198,17 +101,14 @@ impl Row {
         self.cycles.map(Regime::of)
     }
 
-    /// The FN columns by measure name, in table order.
-    pub fn fn_columns(&self) -> [(&'static str, Option<f64>); 7] {
-        [
-            ("renewal", self.fn_renewal_upper),
-            ("markov-lower", self.fn_markov_lower),
-            ("markov-swr", self.fn_markov_swr),
-            ("markov-uniform", self.fn_markov_uniform),
-            ("markov-biuniform", self.fn_markov_biuniform),
-            ("drop-pins", self.fn_drop_pins),
-            ("markov-disabling", self.fn_markov_disabling),
-        ]
+    /// The judged record of `bound`, when it was computed here.
+    pub fn model(&self, bound: Bound) -> Option<&Record> {
+        self.models.iter().find(|r| r.bound == bound)
+    }
+
+    /// The value of `bound` (FN per arrival), when it was computed here.
+    pub fn value(&self, bound: Bound) -> Option<f64> {
+        self.model(bound).map(|r| r.value)
     }
 
     /// A short label of the variant besides memory, k and sigma.

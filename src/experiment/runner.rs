@@ -7,17 +7,16 @@ use rayon::prelude::*;
 use super::config::{ExperimentConfig, Measure};
 use super::grid::{Point, SigmaRule};
 use super::resume::Journal;
-use super::row::{BoundColumns, Row, JUDGED_BOUNDS};
-use super::source::{Fitted, Prepared, Source};
-use crate::compare::{conservative_renewal, sigma_for_target};
+use super::row::Row;
+use super::source::{Prepared, Source};
+use crate::compare::verdict::MIN_STEADY_CYCLES;
+use crate::compare::{judge, FpModel, JudgeOptions, Observed, Rate, Regime, Seeds, Subject};
 use crate::error::Result;
 use crate::filter::FilterConfig;
-use crate::model::fneg::{Claim, FnModel, Method, RenewalMode, RenewalOptions};
-use crate::model::fp::{capacity, predict, CapacityQuery};
+use crate::model::fneg::{Method, RenewalMode};
+use crate::model::fp::{capacity, sigma_for_target, CapacityQuery};
 use crate::progress::{check_interrupt, interrupted, Progress};
-use crate::replay::{Observed, ReplayOptions, ReplayReport, Replays};
-use crate::report::verdict::{Check, Regime, MIN_STEADY_CYCLES};
-use crate::stats::student_t_quantile;
+use crate::replay::{ReplayOptions, ReplayReport, Replays};
 
 /// Runs `points` (already sharded) and returns one row per point, in point order.
 /// Points in `journal` (from an interrupted earlier run) are taken from it, and every
@@ -46,6 +45,12 @@ pub fn run_points(
                 return None;
             }
             let row = evaluate(config, &sources[p.source], p);
+            if interrupted() {
+                // Work stopped by the interrupt (the renewal recursion polls it) became
+                // a note on the row: such a row is not a result, and is neither kept
+                // nor journalled for a resumed run to take as one.
+                return None;
+            }
             if let Some(j) = journal {
                 j.record(&row);
             }
@@ -83,30 +88,35 @@ pub fn evaluate(config: &ExperimentConfig, source: &Prepared, point: &Point) -> 
             row.note(format!("capacity: {e}"));
         }
     }
+    let mut observed = None;
     if config.wants(Measure::Observed) {
-        if let Err(e) = observe(config, source, point, &filter, &mut row) {
-            row.note(format!("observed: {e}"));
+        match observe(config, source, point, &filter, &mut row) {
+            Ok(o) => observed = Some(o),
+            Err(e) => row.note(format!("observed: {e}")),
         }
     }
     let methods = config.fn_methods();
     if !methods.is_empty() {
         row.fitted_workload = matches!(source.source, Source::Trace(_));
-        if let Err(e) = fn_models(config, source, &filter, &methods, &mut row) {
+        if let Err(e) = fn_models(
+            config,
+            source,
+            &filter,
+            methods,
+            observed.as_ref(),
+            &mut row,
+        ) {
             row.note(format!("FN models: {e}"));
         }
     }
-    judge(&mut row);
     row
 }
 
 /// The point's filter with sigma settled (seed 0: the models do not hash).
 fn resolve(point: &Point, row: &mut Row) -> Result<FilterConfig> {
     let sigma = match point.rule {
-        SigmaRule::TargetFp(t) => {
-            let probe = point.filter(Some(u64::from(point.hashes)), 0);
-            let (s, _) = sigma_for_target(&probe, t)?;
-            Some(s)
-        }
+        // The filter's shape (M, k, phases, hashing...) is all the FP model needs.
+        SigmaRule::TargetFp(t) => Some(sigma_for_target(&point.filter(None, 0), t)?.sigma),
         _ => None,
     };
     let f = point.filter(sigma, 0);
@@ -116,11 +126,8 @@ fn resolve(point: &Point, row: &mut Row) -> Result<FilterConfig> {
 }
 
 fn fp_model(filter: &FilterConfig, row: &mut Row) -> Result<()> {
-    let p = predict(filter)?;
-    row.fp_model = p
-        .sigma
-        .map(|s| s.fp_sigma)
-        .or(p.n_bounded.map(|n| n.fp_actual_lower_bound));
+    let p = FpModel::of(filter)?;
+    row.fp_model = p.value;
     for n in p.notes {
         row.note(format!("fp-model: {n}"));
     }
@@ -171,180 +178,89 @@ fn replay_once(
     Ok(r.report())
 }
 
-/// A rate's estimate over seeds and its interval, clamped to [0, 1]. Each seed's
-/// [`Observed`] is the rate over complete cycles with its interval (hash seeds x time
-/// batches). One seed: that. Several seeds of a synthetic source are independent traces:
-/// a Student t interval over the seeds' estimates. Several seeds of one trace file share
-/// its arrivals, so their errors may be fully correlated and averaging cannot be
-/// assumed to shrink them: the mean of their half-widths around the mean estimate.
-fn rate_over_seeds(
-    reports: &[ReplayReport],
-    level: f64,
-    independent: bool,
-    value: impl Fn(&ReplayReport) -> Observed,
-) -> (f64, Option<(f64, f64)>) {
-    let obs: Vec<Observed> = reports.iter().map(value).collect();
-    let n = obs.len() as f64;
-    let mean = obs.iter().map(|o| o.estimate).sum::<f64>() / n;
-    let clamp = |h: f64| ((mean - h).clamp(0.0, 1.0), (mean + h).clamp(0.0, 1.0));
-    let interval = if obs.len() >= 2 && independent {
-        let var = obs.iter().map(|o| (o.estimate - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        Some(clamp(
-            student_t_quantile(0.5 + level / 2.0, n - 1.0) * (var / n).sqrt(),
-        ))
-    } else if obs.len() >= 2 {
-        let h: Option<Vec<f64>> = obs
-            .iter()
-            .map(|o| o.interval.map(|i| i.half_width()))
-            .collect();
-        h.map(|h| clamp(h.iter().sum::<f64>() / n))
-    } else {
-        obs.first()
-            .and_then(|o| o.interval)
-            .map(|i| (i.low.clamp(0.0, 1.0), i.high.clamp(0.0, 1.0)))
-    };
-    (mean, interval)
-}
-
-/// Replays once per seed; rates are means over seeds with intervals from
-/// [`rate_over_seeds`].
+/// Replays once per seed; the observed rates are means over seeds with their
+/// intervals ([`Observed::of`]). Returns the observed FN the bounds are judged against.
 fn observe(
     config: &ExperimentConfig,
     source: &Prepared,
     point: &Point,
     filter: &FilterConfig,
     row: &mut Row,
-) -> Result<()> {
+) -> Result<Observed> {
     let mut reports = Vec::with_capacity(config.seeds.len());
     for &seed in &config.seeds {
         let mut f = filter.clone();
         f.seed = seed;
         reports.push(replay_once(config, source, &f, seed)?);
     }
-    let n = reports.len() as f64;
     let level = config.confidence;
-    let independent = matches!(source.source, Source::Synthetic(_));
+    // Seeds of a synthetic source are new traces; seeds of a trace file, new hash
+    // positions of the same arrivals.
+    let seeds = match source.source {
+        Source::Synthetic(_) => Seeds::Independent,
+        _ => Seeds::SameTrace,
+    };
+    let observed = |rate| {
+        Observed::of(&reports, level, rate, seeds)
+            .ok_or_else(|| crate::Error::invalid("no seed to replay"))
+    };
+    let fn_ = observed(Rate::Fn)?;
+    let fp = observed(Rate::FpCountInstance)?;
     row.arrivals = reports.first().map(|r| r.counts.arrivals);
-    row.cycles = Some(reports.iter().map(|r| r.cycles as f64).sum::<f64>() / n);
-    row.observed_fp = Some(
-        reports
-            .iter()
-            .map(|r| r.observed_fp().estimate)
-            .sum::<f64>()
-            / n,
-    );
-    let (fp, fp_interval) = rate_over_seeds(&reports, level, independent, |r| {
-        r.observed_fp_count_instance()
-    });
-    row.observed_fp_count_instance = Some(fp);
-    row.observed_fp_count_instance_low = fp_interval.map(|i| i.0);
-    row.observed_fp_count_instance_high = fp_interval.map(|i| i.1);
-    let (fn_rate, fn_interval) =
-        rate_over_seeds(&reports, level, independent, ReplayReport::observed_fn);
-    row.observed_fn = Some(fn_rate);
-    let (low, high) = fn_interval.unwrap_or_else(|| {
-        row.note("too few cycles for an FN interval");
-        (fn_rate, fn_rate)
-    });
-    if row.regime() == Some(Regime::Transient) {
+    row.cycles = Some(fn_.cycles);
+    row.observed_fp = Some(observed(Rate::Fp)?.rate);
+    row.observed_fp_count_instance = Some(fp.rate);
+    row.observed_fp_count_instance_low = fp.bounds().map(|i| i.0);
+    row.observed_fp_count_instance_high = fp.bounds().map(|i| i.1);
+    row.observed_fn = Some(fn_.rate);
+    row.observed_fn_low = fn_.bounds().map(|i| i.0);
+    row.observed_fn_high = fn_.bounds().map(|i| i.1);
+    if fn_.interval.is_none() {
+        row.note("too few cycles for an FN interval: bounds are not judged here (undecided)");
+    }
+    if fn_.regime() == Regime::Transient {
         row.note(format!(
-            "fewer than {MIN_STEADY_CYCLES} recycles per replay: observed rates describe the transient after the warm-up, not the steady state the models describe (verdicts in the transient column)"
+            "fewer than {MIN_STEADY_CYCLES} recycles per replay: the transient after the warm-up, not the steady state the models describe (verdicts counted apart)"
         ));
     }
-    row.observed_fn_low = Some(low);
-    row.observed_fn_high = Some(high);
     if point.phases == 2 && !point.copy_over {
         row.note("observed without copy-over");
     }
-    Ok(())
+    Ok(fn_)
 }
 
-/// Sets the bound verdicts from the observed FN interval and the models' numbers, in
-/// the column of the replay's regime; a point estimate beyond a bound gets a note that
-/// says by how much.
-fn judge(row: &mut Row) {
-    let (Some(observed), Some(low), Some(high), Some(regime)) = (
-        row.observed_fn,
-        row.observed_fn_low,
-        row.observed_fn_high,
-        row.regime(),
-    ) else {
-        return;
-    };
-    let interval = Some((low, high));
-    for b in &JUDGED_BOUNDS {
-        let Some(limit) = (b.value)(row) else {
-            continue;
-        };
-        let check = Check {
-            limit,
-            side: b.side,
-            estimate: observed,
-            interval,
-        };
-        *(b.verdict_mut)(row) = BoundColumns::judge(&check, regime);
-        if let Some(text) = check.excess_text("the bound") {
-            let regime = match regime {
-                Regime::Steady => "steady state",
-                Regime::Transient => "transient",
-            };
-            row.note(format!("{} {} ({regime}): {text}", b.name, check.bound()));
-        }
-    }
-}
-
-/// The FN paper's models on the source's workload, next to the observed FN.
+/// The FN paper's models on the source's workload, judged against the observed FN
+/// ([`crate::compare::judge()`]).
 fn fn_models(
     config: &ExperimentConfig,
     source: &Prepared,
     filter: &FilterConfig,
-    methods: &[Method],
+    methods: Vec<Method>,
+    observed: Option<&Observed>,
     row: &mut Row,
 ) -> Result<()> {
     let Some(workload) = &source.workload else {
         return Ok(());
     };
-    let d = workload.distinct();
-    if workload.never_recycles(filter) {
-        row.note(format!(
-            "FN models not run: the workload has D = {d} messages and no new arrivals, so the filter never recycles and FN is 0"
-        ));
-        return Ok(());
-    }
-    let model = FnModel::new(filter, workload, config.eps)?;
-    let report = model.evaluate(
-        methods,
-        RenewalOptions {
-            eps: config.eps,
-            tolerance: config.renewal_tolerance,
-            ..RenewalOptions::default()
+    let subject = match (&source.source, &source.fitted) {
+        (Source::Trace(_), Some(fitted)) => Subject::fitted(filter, fitted),
+        (_, fitted) => Subject {
+            fit: fitted.as_ref(),
+            ..Subject::given(filter, workload)
         },
+    };
+    let j = judge(
+        &subject,
+        &JudgeOptions::new(methods, config.eps, config.renewal_tolerance, false),
+        observed,
     )?;
-    for r in &report.results {
-        let slot = match r.method {
-            Method::Renewal => &mut row.fn_renewal_upper,
-            Method::MarkovLower => &mut row.fn_markov_lower,
-            Method::MarkovSwr => &mut row.fn_markov_swr,
-            Method::MarkovUniform => &mut row.fn_markov_uniform,
-            Method::MarkovBiuniform => &mut row.fn_markov_biuniform,
-            Method::DropPins => &mut row.fn_drop_pins,
-            Method::MarkovDisabling => &mut row.fn_markov_disabling,
-        };
-        *slot = Some(r.fn_rate);
-        let g = &r.guarantee;
-        if g.claim != Claim::Approximation && !g.guaranteed {
-            row.note(format!("{}: {}", r.method.name(), g.note));
-        }
-        match r.method {
-            Method::Renewal => row.renewal_guaranteed = Some(g.guaranteed),
-            Method::MarkovLower
-            | Method::MarkovSwr
-            | Method::MarkovUniform
-            | Method::MarkovBiuniform => row.markov_guaranteed = Some(g.guaranteed),
-            Method::DropPins | Method::MarkovDisabling => {}
-        }
+    for n in j.notes {
+        row.note(n);
     }
-    if let (Some(r), Some(_)) = (&report.renewal, config.renewal_tolerance) {
+    if let (Some(r), Some(_)) = (
+        j.report.as_ref().and_then(|r| r.renewal),
+        config.renewal_tolerance,
+    ) {
         row.note(match r.mode {
             RenewalMode::Certified => format!(
                 "renewal bound from the certified mode: at most {:.1e} above the exact engine's value",
@@ -353,34 +269,6 @@ fn fn_models(
             RenewalMode::Exact => format!("renewal bound from the exact engine: {}", r.mode_note),
         });
     }
-    if methods.contains(&Method::Renewal) {
-        if let Some(fitted) = &source.fitted {
-            fitted_renewal(config, source, fitted, filter, row)?;
-        }
-    }
-    Ok(())
-}
-
-/// The renewal bound on the fitted workload, at its point estimate and at the
-/// conservative end of the fit's uncertainty.
-fn fitted_renewal(
-    config: &ExperimentConfig,
-    source: &Prepared,
-    fitted: &Fitted,
-    filter: &FilterConfig,
-    row: &mut Row,
-) -> Result<()> {
-    row.fn_renewal_fitted = if matches!(source.source, Source::Trace(_)) {
-        row.fn_renewal_upper
-    } else {
-        let r = FnModel::new(filter, &fitted.point, config.eps)?.renewal(RenewalOptions {
-            eps: config.eps,
-            ..RenewalOptions::default()
-        })?;
-        Some(r.fn_upper)
-    };
-    // Judged against the observed FN with the other bounds (`JUDGED_BOUNDS`).
-    row.fn_renewal_conservative =
-        conservative_renewal(filter, &fitted.conservative, config.eps)?.map(|c| c.fn_upper);
+    row.models = j.records;
     Ok(())
 }

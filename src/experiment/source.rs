@@ -2,14 +2,65 @@
 //! proportional to distinct keys) and synthetic workloads (regenerated from the seed).
 //! A trace's workload, which the models need, is fitted once, in a first pass.
 
+use std::path::PathBuf;
+
 use super::config::{ExperimentConfig, SyntheticSource, TraceSource};
+use crate::compare::Fitted;
 use crate::error::{Error, Result};
 use crate::fit::{FitOptions, Fitter};
 use crate::ingest::packet::key::KeySpec;
-use crate::ingest::{self, IngestOptions};
+use crate::ingest::{self, IngestOptions, IngestSummary};
 use crate::message::{KeyHasher, Message};
 use crate::synth::{SynthConfig, Synthesizer};
-use crate::workload::{Placement, Workload};
+use crate::workload::Workload;
+
+/// The files of a `[[trace]]` (directories and patterns expanded), each one that can be
+/// read again: an experiment reads a trace once to fit it and once per point and seed
+/// to replay it, and a FIFO, a socket or a character device (`/dev/stdin`, a pipe from
+/// a decompressor) gives its data only once. Reading one a second time used to block
+/// forever, silently; such a source is refused before any work.
+pub fn trace_files(t: &TraceSource) -> Result<Vec<PathBuf>> {
+    let files = crate::ingest::series::expand(t.path.list())?;
+    for f in &files {
+        let m = std::fs::metadata(f).map_err(|e| Error::io(f, e))?;
+        if let Some(kind) = read_once_kind(&m) {
+            return Err(Error::config(
+                "trace.path",
+                format!(
+                    "{} is {kind}, whose data can be read only once, and an experiment reads each trace several times (a fit, then a replay per grid point and seed); save it to a file first, e.g. `rbf ingest {} -o trace.rbfs`, and name that file",
+                    f.display(),
+                    f.display()
+                ),
+            ));
+        }
+    }
+    Ok(files)
+}
+
+/// What a file that cannot be read twice is ("a FIFO"), or None for one that can.
+fn read_once_kind(m: &std::fs::Metadata) -> Option<&'static str> {
+    if m.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_block_device() {
+            return None;
+        }
+        if t.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+    }
+    Some("not a regular file")
+}
 
 /// A source, ready to be replayed any number of times.
 #[derive(Clone, Debug)]
@@ -33,38 +84,24 @@ pub struct Prepared {
     /// The workload fitted from the trace (for synthetic sources with `fit = true`,
     /// from the first seed's trace), when FN measures were asked for.
     pub fitted: Option<Fitted>,
-    /// Caveats that apply to every row of this source (fitted workload, skipped
-    /// records of the trace).
+    /// Caveats that apply to every row of this source (fitted workload).
     pub notes: Vec<String>,
+    /// What the FN models run on, in a few words, when it is worth saying (a fitted
+    /// workload).
+    pub title: Option<String>,
+    /// What reading the trace met (skipped and malformed records, damage), per file.
+    pub ingest: Option<IngestSummary>,
 }
 
-/// A fitted workload: the point estimate and the workloads at the conservative end
-/// of the fit's uncertainty ([`crate::fit::Fit::conservative_workloads`]).
-#[derive(Clone, Debug)]
-pub struct Fitted {
-    pub point: Workload,
-    pub conservative: Vec<Workload>,
-}
-
-impl Fitted {
-    fn from_stream(
-        path: &str,
-        options: FitOptions,
-        stream: impl IntoIterator<Item = Message>,
-    ) -> Result<Fitted> {
-        let mut fitter = Fitter::new(options)?;
-        fitter.run(stream);
-        let fit = fitter.finish()?;
-        let unusable = |e: Error| {
-            Error::invalid(format!(
-                "{path}: the fitted workload is not usable by the FN models: {e}"
-            ))
-        };
-        Ok(Fitted {
-            point: fit.workload().map_err(unusable)?,
-            conservative: fit.conservative_workloads().map_err(unusable)?,
-        })
-    }
+/// Fits the workload of `stream`; `label` names it in errors.
+fn fit_stream(
+    label: &str,
+    options: FitOptions,
+    stream: impl IntoIterator<Item = Message>,
+) -> Result<Fitted> {
+    let mut fitter = Fitter::new(options)?;
+    fitter.run(stream);
+    Fitted::from_fit(&fitter.finish()?, label)
 }
 
 impl Source {
@@ -95,12 +132,7 @@ impl Source {
                     n => format!("{first} (+{} more)", n - 1),
                 }
             }),
-            Source::Synthetic(s) => s.name.clone().unwrap_or_else(|| {
-                format!(
-                    "zipf({}, {}) p_r={} {}",
-                    s.distinct, s.zipf, s.p_repeat, s.placement
-                )
-            }),
+            Source::Synthetic(s) => s.label(),
             Source::ModelsOnly => "models only".into(),
         }
     }
@@ -111,13 +143,6 @@ impl Source {
             Source::Synthetic(s) => s.warmup.unwrap_or(s.distinct as u64 + s.arrivals / 10),
             Source::ModelsOnly => 0,
         }
-    }
-
-    fn synthetic_workload(s: &SyntheticSource) -> Result<Workload> {
-        let placement = Placement::parse(&s.placement)?;
-        let w = Workload::zipf(s.distinct, s.zipf, s.p_repeat, placement);
-        w.validate()?;
-        Ok(w)
     }
 
     fn ingest_options(t: &TraceSource) -> Result<IngestOptions> {
@@ -131,7 +156,7 @@ impl Source {
     }
 
     fn open_trace(t: &TraceSource) -> Result<Box<dyn ingest::MessageSource>> {
-        ingest::open_inputs(t.path.list(), &Source::ingest_options(t)?)
+        ingest::open_inputs(&trace_files(t)?, &Source::ingest_options(t)?)
     }
 
     /// The message stream of one replay. Synthetic traces depend on the seed; a trace
@@ -140,18 +165,18 @@ impl Source {
         match self {
             Source::Trace(t) => {
                 let source = Source::open_trace(t)?;
-                Ok(Stream::Trace(source))
+                Ok(Stream::new(Inner::Trace(source)))
             }
             Source::Synthetic(s) => {
                 let synth = Synthesizer::new(&SynthConfig {
-                    workload: Source::synthetic_workload(s)?,
+                    workload: s.workload()?,
                     arrivals: s.arrivals,
                     seed,
                     prologue: true,
                 })?;
-                Ok(Stream::Synthetic(Box::new(
+                Ok(Stream::new(Inner::Synthetic(Box::new(
                     synth.messages(KeyHasher::default()),
-                )))
+                ))))
             }
             Source::ModelsOnly => Err(Error::invalid(
                 "this experiment has no [[trace]] or [[synthetic]] source to replay",
@@ -168,6 +193,8 @@ impl Source {
             workload: None,
             fitted: None,
             notes: Vec::new(),
+            title: None,
+            ingest: None,
         }
     }
 
@@ -180,7 +207,7 @@ impl Source {
             Source::ModelsOnly => {}
             Source::Synthetic(s) => {
                 if needs_workload {
-                    p.workload = Some(Source::synthetic_workload(s)?);
+                    p.workload = Some(s.workload()?);
                 }
                 if needs_workload && s.fit {
                     let options = FitOptions {
@@ -188,7 +215,9 @@ impl Source {
                         window: s.fit_window,
                         ..FitOptions::default()
                     };
-                    p.fitted = Some(Fitted::from_stream(&p.name, options, self.messages(seed)?)?);
+                    let fitted = fit_stream(&p.name, options, self.messages(seed)?);
+                    crate::progress::check_interrupt()?;
+                    p.fitted = Some(fitted?);
                 }
             }
             Source::Trace(t) => {
@@ -200,39 +229,103 @@ impl Source {
                         ..FitOptions::default()
                     };
                     let label = stream.summary().source.to_string();
-                    let fitted = Fitted::from_stream(&label, options, &mut stream)?;
+                    let fitted = fit_stream(&label, options, stoppable(&mut stream));
+                    // Cut short by a stop request: the interrupt, not what the fit made
+                    // of part of the trace.
+                    crate::progress::check_interrupt()?;
+                    let fitted = fitted?;
                     let w = &fitted.point;
+                    p.title = Some(format!(
+                        "FN models on the workload fitted from the trace (D = {}, p_r = {:.4})",
+                        w.distinct(),
+                        w.p_repeat
+                    ));
                     p.notes.push(format!(
-                        "FN models use the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads the trace's reuse profile); bounds are guaranteed for the fitted model, not for the trace itself",
+                        "FN models on the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads its reuse profile): bounds hold for the fitted model, not for the trace itself",
                         w.distinct(),
                         w.p_repeat
                     ));
                     p.workload = Some(fitted.point.clone());
                     p.fitted = Some(fitted);
                 } else {
-                    stream.by_ref().for_each(drop);
+                    stoppable(&mut stream).for_each(drop);
+                    crate::progress::check_interrupt()?;
                 }
-                p.notes.extend(stream.summary().warnings());
                 stream.summary().require_data()?;
+                p.ingest = Some(stream.summary().clone());
             }
         }
         Ok(p)
     }
 }
 
-/// A replayable stream: a trace reader (whose summary is kept) or a generator.
-pub enum Stream {
+/// Messages read between two looks at the stop flag.
+const CHECK_EVERY: u32 = 1 << 16;
+
+/// An iterator that ends early once a stop is requested
+/// ([`crate::progress::interrupted`]), looking every [`CHECK_EVERY`] items: a run
+/// stopped by Ctrl-C or SIGTERM does not wait for a replay of 10^12 arrivals. What was
+/// computed from a stream cut short is discarded: the runner keeps no row computed while
+/// stopping, and [`Source::prepare`] returns the interrupt.
+struct Stoppable<I> {
+    inner: I,
+    until_check: u32,
+}
+
+fn stoppable<I: Iterator<Item = Message>>(inner: I) -> Stoppable<I> {
+    Stoppable {
+        inner,
+        until_check: CHECK_EVERY,
+    }
+}
+
+impl<I: Iterator<Item = Message>> Iterator for Stoppable<I> {
+    type Item = Message;
+
+    #[inline]
+    fn next(&mut self) -> Option<Message> {
+        self.until_check -= 1;
+        if self.until_check == 0 {
+            self.until_check = CHECK_EVERY;
+            if crate::progress::interrupted() {
+                return None;
+            }
+        }
+        self.inner.next()
+    }
+}
+
+/// A replayable stream: a trace reader or a generator, ending early on a stop request.
+pub struct Stream(Stoppable<Inner>);
+
+enum Inner {
     Trace(Box<dyn ingest::MessageSource>),
     Synthetic(Box<dyn Iterator<Item = Message> + Send>),
+}
+
+impl Iterator for Inner {
+    type Item = Message;
+
+    #[inline]
+    fn next(&mut self) -> Option<Message> {
+        match self {
+            Inner::Trace(s) => s.next(),
+            Inner::Synthetic(s) => s.next(),
+        }
+    }
+}
+
+impl Stream {
+    fn new(inner: Inner) -> Stream {
+        Stream(stoppable(inner))
+    }
 }
 
 impl Iterator for Stream {
     type Item = Message;
 
+    #[inline]
     fn next(&mut self) -> Option<Message> {
-        match self {
-            Stream::Trace(s) => s.next(),
-            Stream::Synthetic(s) => s.next(),
-        }
+        self.0.next()
     }
 }

@@ -141,20 +141,33 @@ impl FilterConfig {
         }
     }
 
-    /// Checks every field; errors name the key and the allowed values.
+    /// Checks every field; errors name the key and the allowed values. The checks of
+    /// single values are also public ([`FilterConfig::check_memory`], ...), so that an
+    /// experiment grid refuses a value exactly as the command line does.
     pub fn validate(&self) -> Result<()> {
-        if self.phases != 1 && self.phases != 2 {
-            return Err(Error::config(
-                "phases",
-                format!("allowed values are 1 and 2, found {}", self.phases),
-            ));
+        self.validate_shape()?;
+        let half = self.half_memory();
+        match self.trigger()? {
+            Trigger::Sigma(s) if s >= half => {
+                return Err(Error::config(
+                    "sigma",
+                    format!(
+                        "must be below the bits per filter array ({half}), or the filter never recycles; found {s}"
+                    ),
+                ))
+            }
+            Trigger::MaxInserts(n) => FilterConfig::check_max_inserts(n)?,
+            _ => {}
         }
-        if self.memory == 0 || self.memory > MAX_MEMORY {
-            return Err(Error::config(
-                "memory",
-                format!("must be between 1 and 2^40 bits, found {}", self.memory),
-            ));
-        }
+        Ok(())
+    }
+
+    /// Checks everything but the recycle trigger (memory, k, phases, hashing): what a
+    /// filter whose sigma is yet to be chosen must already satisfy
+    /// ([`crate::model::fp::sigma_for_target`]).
+    pub fn validate_shape(&self) -> Result<()> {
+        FilterConfig::check_phases(self.phases)?;
+        FilterConfig::check_memory(self.memory)?;
         if self.phases == 2 && (self.memory < 2 || !self.memory.is_multiple_of(2)) {
             return Err(Error::config(
                 "memory",
@@ -165,12 +178,7 @@ impl FilterConfig {
             ));
         }
         let half = self.half_memory();
-        if self.hashes == 0 || self.hashes > MAX_HASHES {
-            return Err(Error::config(
-                "hashes",
-                format!("allowed range is 1..={MAX_HASHES}, found {}", self.hashes),
-            ));
-        }
+        FilterConfig::check_hashes(self.hashes)?;
         if self.hashing == Hashing::Distinct && u64::from(self.hashes) > half {
             return Err(Error::config(
                 "hashes",
@@ -180,19 +188,46 @@ impl FilterConfig {
                 ),
             ));
         }
-        match self.trigger()? {
-            Trigger::Sigma(s) if s >= half => {
-                return Err(Error::config(
-                    "sigma",
-                    format!(
-                        "must be below the bits per filter array ({half}), or the filter never recycles; found {s}"
-                    ),
-                ))
-            }
-            Trigger::MaxInserts(0) => {
-                return Err(Error::config("max_inserts", "must be at least 1"))
-            }
-            _ => {}
+        Ok(())
+    }
+
+    /// M: 1 to 2^40 bits.
+    pub fn check_memory(memory: u64) -> Result<()> {
+        if memory == 0 || memory > MAX_MEMORY {
+            return Err(Error::config(
+                "memory",
+                format!("must be between 1 and 2^40 bits, found {memory}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// k: 1 to [`MAX_HASHES`].
+    pub fn check_hashes(hashes: u32) -> Result<()> {
+        if hashes == 0 || hashes > MAX_HASHES {
+            return Err(Error::config(
+                "hashes",
+                format!("allowed range is 1..={MAX_HASHES}, found {hashes}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// 1 or 2 phases.
+    pub fn check_phases(phases: u8) -> Result<()> {
+        if phases != 1 && phases != 2 {
+            return Err(Error::config(
+                "phases",
+                format!("allowed values are 1 and 2, found {phases}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// N: at least 1 insertion.
+    pub fn check_max_inserts(n: u64) -> Result<()> {
+        if n == 0 {
+            return Err(Error::config("max_inserts", "must be at least 1, found 0"));
         }
         Ok(())
     }

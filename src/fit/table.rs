@@ -9,7 +9,7 @@ use polars::prelude::*;
 
 use super::Fit;
 use crate::error::{Error, Result};
-use crate::report::frame;
+use crate::output_file::frame;
 
 /// Output formats of the rank table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

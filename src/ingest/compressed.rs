@@ -6,14 +6,101 @@
 //! The `zstd` crate's own stream reader fails the whole `read` call that meets the end
 //! of a truncated frame, dropping the bytes it decompressed in that call: with a 1 MiB
 //! buffer, a capture cut anywhere in its first MiB yielded nothing at all.
+//!
+//! A zstd stream may start with skippable frames (`pzstd` writes one before every
+//! frame; the decoder passes over them), and its frames may need a window larger than
+//! the decoder's default limit of 128 MiB (`zstd --long=31` writes 2 GiB windows): the
+//! limit is raised to what this machine's memory allows ([`window_log_max`]), and a
+//! stream that needs more is refused up front with the window it needs
+//! ([`check_window`]).
 
 use std::io::{BufRead, Read};
 use std::sync::{Arc, Mutex};
 
-use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+use zstd::stream::raw::{DParameter, Decoder, InBuffer, Operation, OutBuffer};
 
 use super::{IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, Message};
+
+/// The first four bytes of a zstd frame.
+pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// The largest window a zstd frame may declare (`zstd --long=31`, 2 GiB).
+const MAX_WINDOW_LOG: u32 = 31;
+
+/// A skippable frame: magic 0x184D2A50..=0x184D2A5F, little-endian.
+fn is_skippable(b: &[u8]) -> bool {
+    b.len() >= 4 && b[0] & 0xF0 == 0x50 && b[1..4] == [0x2A, 0x4D, 0x18]
+}
+
+/// Whether `head`, the first bytes of an input, starts a zstd stream: a frame, or a
+/// skippable frame (as `pzstd` writes first).
+pub fn is_zstd(head: &[u8]) -> bool {
+    head.starts_with(&ZSTD_MAGIC) || is_skippable(head)
+}
+
+/// The window (bytes) the first frame in `head` needs, skipping skippable frames; None
+/// when `head` does not hold the frame's header.
+pub fn first_window(head: &[u8]) -> Option<u64> {
+    let mut at = 0usize;
+    while is_skippable(head.get(at..)?) {
+        let size = u32::from_le_bytes(head.get(at + 4..at + 8)?.try_into().ok()?);
+        at = at.checked_add(8 + size as usize)?;
+    }
+    let h = head.get(at..)?;
+    if !h.starts_with(&ZSTD_MAGIC) {
+        return None;
+    }
+    let descriptor = *h.get(4)?;
+    if descriptor & 0x20 == 0 {
+        // Window_Descriptor: exponent and mantissa (RFC 8878, 3.1.1.1.2).
+        let wd = *h.get(5)?;
+        let log = 10 + u32::from(wd >> 3);
+        let base = 1u64 << log;
+        return Some(base + (base / 8) * u64::from(wd & 7));
+    }
+    // Single segment: the window is the frame's content size.
+    let dict = [0usize, 1, 2, 4][usize::from(descriptor & 3)];
+    let start = 5 + dict;
+    Some(match descriptor >> 6 {
+        0 => u64::from(*h.get(start)?),
+        1 => {
+            u64::from(u16::from_le_bytes(
+                h.get(start..start + 2)?.try_into().ok()?,
+            )) + 256
+        }
+        2 => u64::from(u32::from_le_bytes(
+            h.get(start..start + 4)?.try_into().ok()?,
+        )),
+        _ => u64::from_le_bytes(h.get(start..start + 8)?.try_into().ok()?),
+    })
+}
+
+/// The largest window log the decoder accepts here: zstd's maximum (31), lowered so
+/// that the window fits in the memory available.
+pub fn window_log_max() -> u32 {
+    let avail = crate::resources::available_memory().unwrap_or(u64::MAX);
+    (10..=MAX_WINDOW_LOG)
+        .rev()
+        .find(|&log| (1u64 << log) <= avail)
+        .unwrap_or(10)
+}
+
+/// Refuses, before reading, a stream whose first frame needs a larger window than
+/// zstd allows or this machine's memory holds, saying which.
+pub fn check_window(head: &[u8]) -> crate::error::Result<()> {
+    let Some(window) = first_window(head) else {
+        return Ok(());
+    };
+    let what = "decompressing this zstd stream (written with `zstd --long`)";
+    if window > 1u64 << MAX_WINDOW_LOG {
+        return Err(crate::error::Error::Resource(format!(
+            "{what} needs a window of {}, more than zstd's largest (2 GiB)",
+            crate::resources::bytes_text(window as f64)
+        )));
+    }
+    crate::resources::check_memory(&format!("{what}: its window"), window as f64)
+}
 
 /// Where a decompressing reader records damage for the source above it to report.
 pub type DamageSlot = Arc<Mutex<Option<String>>>;
@@ -46,9 +133,11 @@ pub struct ZstdReader<R> {
 
 impl<R: BufRead> ZstdReader<R> {
     pub fn new(inner: R, damage: DamageSlot) -> std::io::Result<Self> {
+        let mut decoder = Decoder::new()?;
+        decoder.set_parameter(DParameter::WindowLogMax(window_log_max()))?;
         Ok(ZstdReader {
             inner,
-            decoder: Decoder::new()?,
+            decoder,
             compressed: 0,
             decompressed: 0,
             in_frame: false,
@@ -94,6 +183,15 @@ impl<R: BufRead> Read for ZstdReader<R> {
                 // the last call that did something.
                 Ok(_) if at_end && made == 0 => {}
                 Ok(hint) => self.in_frame = hint != 0,
+                Err(e) if e.to_string().contains("too much memory") => {
+                    let what = format!(
+                        "a frame needs a larger window than the {} this machine can give it (written with `zstd --long`?)",
+                        crate::resources::bytes_text((1u64 << window_log_max()) as f64)
+                    );
+                    self.decompressed += made as u64;
+                    self.fail(&what);
+                    return Ok(made);
+                }
                 Err(e) => {
                     let what = format!("corrupt compressed data ({e})");
                     self.decompressed += made as u64;
@@ -220,6 +318,45 @@ mod tests {
                 "{d}"
             );
         }
+    }
+
+    #[test]
+    fn skippable_frames_and_long_windows_are_read() {
+        let data: Vec<u8> = (0..200_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        let frame = zstd::encode_all(&data[..], 3).expect("compress");
+        // pzstd's layout: a skippable frame (its payload: the next frame's size)
+        // before each frame; and one with an arbitrary payload in the middle.
+        let mut stream = Vec::new();
+        for magic in [0x50u8, 0x5F] {
+            stream.extend([magic, 0x2A, 0x4D, 0x18]);
+            stream.extend(4u32.to_le_bytes());
+            stream.extend((frame.len() as u32).to_le_bytes());
+            stream.extend(&frame);
+        }
+        assert!(is_zstd(&stream));
+        let (out, d) = decompress(&stream);
+        assert_eq!(d, None);
+        assert_eq!(out.len(), 2 * data.len());
+        assert_eq!(&out[..data.len()], &data[..]);
+        // A frame declaring a 2 GiB window (as `zstd --long=31` on a pipe writes it).
+        let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).expect("encoder");
+        std::io::Write::write_all(&mut enc, &data).expect("write");
+        let mut long = enc.finish().expect("finish");
+        assert_eq!(long[4] & 0x20, 0, "a window descriptor");
+        long[5] = 21 << 3; // window log 31
+        assert_eq!(first_window(&long), Some(1 << 31));
+        if window_log_max() == 31 {
+            let (out, d) = decompress(&long);
+            assert_eq!((out.len(), d), (data.len(), None));
+        }
+        // Beyond zstd's largest window: refused with what it needs.
+        long[5] = 22 << 3;
+        let e = check_window(&long).unwrap_err().to_string();
+        assert!(e.contains("4.0 GiB") && e.contains("zstd --long"), "{e}");
+        let (_, d) = decompress(&long);
+        assert!(d.expect("damage").contains("larger window"));
     }
 
     #[test]

@@ -5,11 +5,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use super::compressed::{DamageSlot, ZstdReader};
+use super::compressed::{self, DamageSlot, ZstdReader};
 use super::progress::ProgressReader;
 use crate::error::{Error, Result};
-
-pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// The UTF-8 byte order mark some editors put at the start of text files.
 pub const UTF8_BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
@@ -52,34 +50,45 @@ pub fn open(path: &Path) -> Result<Input> {
 
 /// [`open`], with a progress line on stderr for large files when `progress` is set.
 pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
-    let raw: Box<dyn Read + Send> = if is_stdin(path) {
-        Box::new(std::io::stdin())
+    let (raw, total): (Box<dyn Read + Send>, Option<u64>) = if is_stdin(path) {
+        (Box::new(std::io::stdin()), None)
     } else {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
+        let meta = file.metadata().ok();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
             return Err(Error::Format {
                 path: path.to_path_buf(),
                 offset: 0,
                 message: "is a directory, not a trace file".into(),
             });
         }
-        if progress {
-            let total = file.metadata().map(|m| m.len()).unwrap_or(0);
-            let name = path.file_name().map_or_else(
+        // A regular file's length is known; a FIFO's or a device's is not.
+        let total = meta.filter(|m| m.is_file()).map(|m| m.len());
+        (Box::new(file), total)
+    };
+    let raw: Box<dyn Read + Send> = if progress {
+        let name = if is_stdin(path) {
+            label(path)
+        } else {
+            path.file_name().map_or_else(
                 || path.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
-            );
-            match ProgressReader::wrap(file, name, total) {
-                Ok(p) => Box::new(p),
-                Err(f) => Box::new(f),
-            }
-        } else {
-            Box::new(file)
+            )
+        };
+        match ProgressReader::wrap(raw, name, total) {
+            Ok(p) => Box::new(p),
+            Err(r) => r,
         }
+    } else {
+        raw
     };
     let mut raw = BufReader::with_capacity(1 << 20, raw);
     let head = raw.fill_buf().map_err(|e| Error::io(path, e))?;
-    if head.starts_with(&ZSTD_MAGIC) {
+    if compressed::is_zstd(head) {
+        compressed::check_window(head).map_err(|e| match e {
+            Error::Resource(m) => Error::Resource(format!("{}: {m}", label(path))),
+            other => other,
+        })?;
         let slot = DamageSlot::default();
         let decoder = ZstdReader::new(raw, slot.clone()).map_err(|e| Error::io(path, e))?;
         Ok(Input {
@@ -122,11 +131,60 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>> {
     Ok(v)
 }
 
-/// Reads a whole text file (configs, workloads) without a leading byte order mark.
+/// Reads a whole text file (configs, workloads, results) without a leading byte order
+/// mark. What is read is checked as it comes: a file (or a device such as /dev/zero, or
+/// a FIFO) that would not fit in memory beside what is parsed from it is refused with
+/// its size, and binary data (a NUL byte) is refused at once, not read to the end.
 pub fn read_text(path: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    // The text and what is parsed from it are in memory together: a third of what is
+    // available is the most a text input may take.
+    let limit = crate::resources::available_memory().map_or(u64::MAX, |a| a / 3);
+    let declared = file.metadata().map_or(0, |m| m.len());
+    if declared > limit {
+        return Err(too_big(path, declared as f64, limit));
+    }
+    let mut bytes = Vec::with_capacity(declared as usize);
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        if let Some(at) = memchr::memchr(0, chunk) {
+            return Err(Error::Format {
+                path: path.to_path_buf(),
+                offset: (bytes.len() + at) as u64,
+                message: "a NUL byte: binary data, not a text file".into(),
+            });
+        }
+        if (bytes.len() + chunk.len()) as u64 > limit {
+            return Err(too_big(path, (bytes.len() + chunk.len()) as f64, limit));
+        }
+        bytes.extend_from_slice(chunk);
+        let n = chunk.len();
+        reader.consume(n);
+    }
+    let text = String::from_utf8(bytes).map_err(|e| Error::Format {
+        path: path.to_path_buf(),
+        offset: e.utf8_error().valid_up_to() as u64,
+        message: "not UTF-8 text".into(),
+    })?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(t) => t.to_string(),
         None => text,
     })
+}
+
+fn too_big(path: &Path, at_least: f64, limit: u64) -> Error {
+    Error::Resource(format!(
+        "{}: a text input of at least {} is more than this machine can read and parse ({} available for it)",
+        path.display(),
+        crate::resources::bytes_text(at_least),
+        crate::resources::bytes_text(limit as f64)
+    ))
 }

@@ -196,6 +196,92 @@ impl IngestSummary {
         )))
     }
 
+    /// What a command tells the user on stderr: each warning (damage, malformed
+    /// records: per file, since they say where), then one line with everything else
+    /// added up by reason ([`IngestSummary::digest`]); the per-file detail stays in the
+    /// summary itself (`--json`, report.md).
+    pub fn console(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .warnings()
+            .into_iter()
+            .filter(|w| w.starts_with("warning:"))
+            .collect();
+        out.extend(
+            self.digest()
+                .map(|d| format!("note: read {}: {d}", self.source)),
+        );
+        out
+    }
+
+    /// One line for the whole input (a series' files added up): how many records were
+    /// read and, by reason, what was skipped, malformed or worth a note, with damage
+    /// named; None when there is nothing to say. The per-file lines are
+    /// [`IngestSummary::warnings`].
+    pub fn digest(&self) -> Option<String> {
+        let mut skipped: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut malformed: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut notes: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut damaged = Vec::new();
+        let parts: Vec<&IngestSummary> = if self.files.is_empty() {
+            vec![self]
+        } else {
+            self.files.iter().collect()
+        };
+        for f in &parts {
+            for (m, from) in [
+                (&mut skipped, &f.skipped),
+                (&mut malformed, &f.malformed_reasons),
+                (&mut notes, &f.notes),
+            ] {
+                for (reason, n) in from {
+                    *m.entry(reason.as_str()).or_default() += n;
+                }
+            }
+            if f.damage.is_some() {
+                damaged.push(f.source.as_str());
+            }
+        }
+        if skipped.is_empty() && malformed.is_empty() && notes.is_empty() && damaged.is_empty() {
+            return None;
+        }
+        let list = |m: &BTreeMap<&str, u64>| {
+            let mut v: Vec<(&&str, &u64)> = m.iter().collect();
+            v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            v.iter()
+                .map(|(r, n)| format!("{n} {r}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let total = |m: &BTreeMap<&str, u64>| m.values().sum::<u64>();
+        let files = if self.files.is_empty() {
+            String::new()
+        } else {
+            format!("{} files, ", self.files.len())
+        };
+        let mut line = format!("{files}{} records", self.records);
+        if !skipped.is_empty() {
+            line.push_str(&format!(
+                "; {} skipped ({})",
+                total(&skipped),
+                list(&skipped)
+            ));
+        }
+        if !malformed.is_empty() {
+            line.push_str(&format!(
+                "; {} malformed ({})",
+                total(&malformed),
+                list(&malformed)
+            ));
+        }
+        if !notes.is_empty() {
+            line.push_str(&format!("; notes: {}", list(&notes)));
+        }
+        if !damaged.is_empty() {
+            line.push_str(&format!("; damaged: {}", damaged.join(", ")));
+        }
+        Some(line)
+    }
+
     /// Human-readable warnings: damage, malformed records, skips. A series gives its
     /// files' warnings, each naming its file.
     pub fn warnings(&self) -> Vec<String> {
@@ -353,6 +439,8 @@ pub(crate) fn open_file(path: &Path, options: &IngestOptions) -> Result<Box<dyn 
             f => f,
         };
         if format.is_text() {
+            let head = input::peek(&mut inp, 4096).map_err(|e| Error::io(path, e))?;
+            refuse_binary(path, &head, format)?;
             input::skip_bom(&mut inp).map_err(|e| Error::io(path, e))?;
         }
         open_format(path, inp.reader, format, options)
@@ -442,6 +530,51 @@ fn flow_log<P: text::LineParser + 'static>(
         text::TextSource::new(path, reader, parser, options.hasher, options.keep_keys)
             .with_key(Some(options.key.describe())),
     )
+}
+
+/// Magic numbers of compressed formats this reader does not decompress, to name them.
+const OTHER_COMPRESSION: [(&[u8], &str, &str); 5] = [
+    (&[0x1F, 0x8B], "gzip", "gzip -dc"),
+    (&[0xFD, b'7', b'z', b'X', b'Z', 0x00], "xz", "xz -dc"),
+    (b"BZh", "bzip2", "bzip2 -dc"),
+    (&[0x04, 0x22, 0x4D, 0x18], "lz4", "lz4 -dc"),
+    (&[0x28, 0xB5, 0x2F, 0xFD], "zstd", "zstd -dc"),
+];
+
+/// Refuses to read binary data as a text format (`--format jedi` on a compressed file
+/// would otherwise turn its bytes into thousands of malformed "lines"): a head whose
+/// bytes are more than a quarter control characters or invalid UTF-8 is binary, where
+/// a text trace with a few damaged bytes is still read (and its bad lines counted).
+fn refuse_binary(path: &Path, head: &[u8], format: Format) -> Result<()> {
+    if head.len() < 16 {
+        return Ok(());
+    }
+    let mut odd = 0usize;
+    for chunk in head.utf8_chunks() {
+        odd += chunk.invalid().len();
+        odd += chunk
+            .valid()
+            .bytes()
+            .filter(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7F)
+            .count();
+    }
+    if odd * 4 <= head.len() {
+        return Ok(());
+    }
+    let hint = match OTHER_COMPRESSION.iter().find(|(m, _, _)| head.starts_with(m)) {
+        Some((_, name, tool)) => format!(
+            "it is {name}-compressed, which this reader does not decompress: decompress it first (`{tool} FILE | rbf ... -`)"
+        ),
+        None => "compressed or binary data; rbf decompresses zstd by itself, other compressed files must be decompressed first".to_string(),
+    };
+    Err(Error::Format {
+        path: path.to_path_buf(),
+        offset: 0,
+        message: format!(
+            "binary data, not a {} text trace: {hint}; or pass the --format of a binary trace (pcap, binary, rbfs)",
+            format.name()
+        ),
+    })
 }
 
 /// pcap magic numbers (micro/nanosecond, both byte orders) and the pcapng section header.

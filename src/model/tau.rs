@@ -67,7 +67,7 @@ impl Transitions {
     }
 
     /// Probability that an unrecorded message finds all its bits set among i (FP paper
-    /// eq. 17 as corrected in MODEL-NOTES.md): (i/M)^k for colliding hashes,
+    /// eq. 17 as corrected in docs/MODEL.md): (i/M)^k for colliding hashes,
     /// C(i,k)/C(M,k) for distinct hashes. Equals row(i)[0].
     pub fn all_set(&self, i: u64) -> f64 {
         let m = self.m as f64;

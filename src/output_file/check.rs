@@ -14,15 +14,16 @@ pub(super) fn refuse(output: &Path, message: String) -> Error {
 /// Creates and removes a file in `dir`, the only sure test that it can be written.
 pub fn check_dir_writable(dir: &Path) -> Result<()> {
     let probe = temp_name(&dir.join("probe"), "probe");
-    match std::fs::OpenOptions::new()
+    let ticket = super::pending::register(&probe, None, false);
+    let created = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            Ok(())
-        }
+        .open(&probe);
+    super::pending::settle(ticket, || {
+        let _ = std::fs::remove_file(&probe);
+    });
+    match created {
+        Ok(_) => Ok(()),
         Err(e) => Err(Error::Io {
             path: dir.to_path_buf(),
             source: std::io::Error::new(

@@ -4,14 +4,32 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use super::paths::{parent_dir, remove_stale, resolved, sync_dir, temp_name};
+use super::pending;
 use crate::error::{Error, Result};
 
 /// A fresh, empty temporary directory next to `target` (for [`replace_dir`]).
+/// It is removed if the process is stopped by a signal before [`replace_dir`] or
+/// [`discard_dir`].
 pub fn temp_dir_for(target: &Path, tag: &str) -> Result<PathBuf> {
     remove_stale(&resolved(target));
     let dir = temp_name(&resolved(target), tag);
-    std::fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+    let ticket = pending::register(&dir, Some(target), true);
+    if let Err(e) = std::fs::create_dir(&dir) {
+        pending::settle(ticket, || ());
+        return Err(Error::io(&dir, e));
+    }
     Ok(dir)
+}
+
+/// Removes a temporary directory of [`temp_dir_for`] that will not be put in place.
+pub fn discard_dir(dir: &Path) {
+    let remove = || {
+        let _ = std::fs::remove_dir_all(dir);
+    };
+    match pending::ticket_of(dir) {
+        Some(t) => pending::settle(t, remove),
+        None => remove(),
+    }
 }
 
 /// Puts the complete directory `new` in the place of `target` (created or replaced)
@@ -19,8 +37,16 @@ pub fn temp_dir_for(target: &Path, tag: &str) -> Result<PathBuf> {
 /// atomically (Linux `renameat2`), a reader sees the old directory or the new one,
 /// never a mix; elsewhere the old one is moved aside first.
 pub fn replace_dir(new: &Path, target: &Path) -> Result<()> {
-    let target = resolved(target);
     sync_tree(new);
+    match pending::ticket_of(new) {
+        // Under the registry's lock: a signal cannot remove `new` half-way through.
+        Some(t) => pending::settle(t, || put_in_place(new, target)),
+        None => put_in_place(new, target),
+    }
+}
+
+fn put_in_place(new: &Path, target: &Path) -> Result<()> {
+    let target = resolved(target);
     if !target.exists() {
         std::fs::rename(new, &target).map_err(|e| Error::io(&target, e))?;
         sync_dir(&parent_dir(&target));

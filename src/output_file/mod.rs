@@ -15,10 +15,13 @@
 
 mod check;
 mod dir;
+pub mod frame;
 mod paths;
+pub mod pending;
 
 pub use check::{check_dir_writable, check_output_dir, check_outputs};
-pub use dir::{replace_dir, temp_dir_for};
+pub use dir::{discard_dir, replace_dir, temp_dir_for};
+pub use paths::resolved_path;
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -43,6 +46,7 @@ enum Sink {
         file: BufWriter<File>,
         temp: PathBuf,
         target: PathBuf,
+        ticket: pending::Ticket,
     },
     /// A device or FIFO, written in place.
     InPlace(BufWriter<File>),
@@ -76,11 +80,19 @@ impl OutputFile {
                 existing => {
                     remove_stale(&target);
                     let temp = temp_name(&target, "tmp");
-                    let file = std::fs::OpenOptions::new()
+                    // Registered before it exists: a signal from here on removes it.
+                    let ticket = pending::register(&temp, Some(path), false);
+                    let file = match std::fs::OpenOptions::new()
                         .write(true)
                         .create_new(true)
                         .open(&temp)
-                        .map_err(|e| Error::io(path, e))?;
+                    {
+                        Ok(f) => f,
+                        Err(e) => {
+                            pending::settle(ticket, || ());
+                            return Err(Error::io(path, e));
+                        }
+                    };
                     // A replaced file keeps its permissions, as with an in-place edit.
                     if let Ok(m) = existing {
                         let _ = file.set_permissions(m.permissions());
@@ -89,6 +101,7 @@ impl OutputFile {
                         file: BufWriter::with_capacity(1 << 16, file),
                         temp,
                         target,
+                        ticket,
                     }
                 }
             }
@@ -132,16 +145,26 @@ impl OutputFile {
         match self.sink.take() {
             Some(Sink::Stdout(mut out)) => out.flush().map_err(io),
             Some(Sink::InPlace(mut out)) => out.flush().map_err(io),
-            Some(Sink::Temp { file, temp, target }) => {
-                let done = file
+            Some(Sink::Temp {
+                file,
+                temp,
+                target,
+                ticket,
+            }) => {
+                let synced = file
                     .into_inner()
                     .map_err(|e| e.into_error())
-                    .and_then(|f| f.sync_all())
-                    .and_then(|()| std::fs::rename(&temp, &target));
-                if let Err(e) = done {
-                    let _ = std::fs::remove_file(&temp);
-                    return Err(io(e));
-                }
+                    .and_then(|f| f.sync_all());
+                // Renamed (or removed) under the registry's lock: a signal cannot
+                // remove the file half-way through being put in place.
+                let done = pending::settle(ticket, || {
+                    let done = synced.and_then(|()| std::fs::rename(&temp, &target));
+                    if done.is_err() {
+                        let _ = std::fs::remove_file(&temp);
+                    }
+                    done
+                });
+                done.map_err(io)?;
                 sync_dir(&parent_dir(&target));
                 Ok(())
             }
@@ -182,8 +205,10 @@ impl Write for OutputFile {
 impl Drop for OutputFile {
     fn drop(&mut self) {
         // Not committed: the work failed or was interrupted; the old file stays.
-        if let Some(Sink::Temp { temp, .. }) = self.sink.take() {
-            let _ = std::fs::remove_file(&temp);
+        if let Some(Sink::Temp { temp, ticket, .. }) = self.sink.take() {
+            pending::settle(ticket, || {
+                let _ = std::fs::remove_file(&temp);
+            });
         }
     }
 }

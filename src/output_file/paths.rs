@@ -31,9 +31,32 @@ pub(super) fn id_of(path: &Path) -> Option<FileId> {
     std::fs::metadata(path).ok().as_ref().and_then(file_id)
 }
 
-/// `path` with symlinks resolved as far as they exist: the file a rename must replace.
+/// `path` with symlinks resolved: the file a rename must replace ([`resolved_path`]).
 pub(super) fn resolved(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    resolved_path(path)
+}
+
+/// `path` as the file system resolves it, also where it does not exist yet: the
+/// canonical path when it exists (symlinks followed), else its canonical parent
+/// joined with its name. Two spellings of one place (`out/x`, `out/../out/x`, a
+/// symlink to it) give the same result.
+pub fn resolved_path(path: &Path) -> PathBuf {
+    let mut path = path.to_path_buf();
+    // A symlink to a directory not created yet: follow it by hand (as the kernel
+    // would), at most as many links as Linux follows.
+    for _ in 0..40 {
+        if let Ok(p) = std::fs::canonicalize(&path) {
+            return p;
+        }
+        match std::fs::read_link(&path) {
+            Ok(target) => path = parent_dir(&path).join(target),
+            Err(_) => break,
+        }
+    }
+    match (path.file_name(), std::fs::canonicalize(parent_dir(&path))) {
+        (Some(name), Ok(parent)) => parent.join(name),
+        _ => path,
+    }
 }
 
 /// The directory a file at `path` lives in ("." for a bare name).

@@ -96,53 +96,8 @@ pub struct ReplayReport {
     pub hash_seeds: u64,
     /// Intervals over the complete cycles of every hash seed's filter, by batch means
     /// (absent with fewer than two batches). Their estimates are the steady-state rates
-    /// to judge ([`ReplayReport::observed_fn`]).
+    /// to judge (`compare::Observed`).
     pub confidence: Option<Confidence>,
-}
-
-/// A steady-state rate as judged: the estimate over complete cycles and, when there
-/// are enough of them, its interval; both measure the same thing.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
-pub struct Observed {
-    pub estimate: f64,
-    pub interval: Option<crate::stats::Interval>,
-}
-
-impl ReplayReport {
-    fn observed(&self, all: f64, pick: impl Fn(&Confidence) -> crate::stats::Interval) -> Observed {
-        match &self.confidence {
-            Some(c) => {
-                let i = pick(c);
-                Observed {
-                    estimate: i.estimate,
-                    interval: Some(i),
-                }
-            }
-            // No interval: the rate over every measured arrival of the first filter.
-            None => Observed {
-                estimate: all,
-                interval: None,
-            },
-        }
-    }
-
-    /// FN per arrival as judged against the models: over the complete cycles of every
-    /// hash seed, with its interval. (`fn_rate` counts every measured arrival of the
-    /// first filter, the partial cycles at both ends included, so it can lie outside
-    /// that interval when there are few cycles.)
-    pub fn observed_fn(&self) -> Observed {
-        self.observed(self.fn_rate, |c| c.fn_rate)
-    }
-
-    /// The FP paper's count-instance rate as judged (see [`ReplayReport::observed_fn`]).
-    pub fn observed_fp_count_instance(&self) -> Observed {
-        self.observed(self.fp_rate_count_instance, |c| c.fp_rate_count_instance)
-    }
-
-    /// FP per arrival as judged (see [`ReplayReport::observed_fn`]).
-    pub fn observed_fp(&self) -> Observed {
-        self.observed(self.fp_rate, |c| c.fp_rate)
-    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {

@@ -105,16 +105,20 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
             opt(e.mean_entropy, 3),
             e.messages,
             e.transitions,
-            if e.truncated {
-                format!(" (prefix: pair cap {} reached)", e.pair_cap)
-            } else {
-                String::new()
-            }
+            if e.truncated { " (a prefix)" } else { "" }
         ),
     ]);
     let mut out = t.render();
+    let mut note =
+        |text: String| out.push_str(&super::wrap(&format!("note: {text}"), super::WIDTH, "    "));
+    if e.truncated {
+        note(format!(
+            "the successor entropy is over a prefix of the trace: its pair cap ({}, --pair-cap) was reached",
+            e.pair_cap
+        ));
+    }
     if let Some(n) = &s.placement_note {
-        out.push_str(&format!("note: {n}\n"));
+        note(n.clone());
     }
     out.push('\n');
     let mut h = Table::new(["rank", "q", "zeta", "mean draws/window"]);

@@ -2,9 +2,8 @@
 //! human-readable output. Machine-readable output is the serde JSON of the results.
 
 pub mod fit;
-pub mod frame;
+pub mod judged;
 pub mod replay;
-pub mod verdict;
 
 /// Terminal output fits this many columns (wider forms are behind a flag or in files).
 pub const WIDTH: usize = 100;

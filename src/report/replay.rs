@@ -1,6 +1,7 @@
 //! The human-readable replay table.
 
 use super::{count, rate, Table};
+use crate::compare::{Observed, Rate};
 use crate::replay::ReplayReport;
 use crate::stats::Interval;
 
@@ -17,11 +18,8 @@ pub fn replay_table(r: &ReplayReport) -> String {
         format!("{:.0}% CI (batch means)", c.level * 100.0)
     });
     // Rates with an interval are the steady-state estimates the interval is about.
-    let (fp, fnr, fpci) = (
-        r.observed_fp(),
-        r.observed_fn(),
-        r.observed_fp_count_instance(),
-    );
+    let [fp, fnr, fpci] =
+        [Rate::Fp, Rate::Fn, Rate::FpCountInstance].map(|rate| Observed::of_one(r, rate));
     let mut t = Table::new(["measure", "value", level.as_str()]);
     t.row(["arrivals".to_string(), count(c.arrivals), String::new()]);
     t.row(["new".to_string(), count(c.new), String::new()]);
@@ -45,17 +43,17 @@ pub fn replay_table(r: &ReplayReport) -> String {
     t.row(["cycles".to_string(), count(r.cycles), String::new()]);
     t.row([
         "FP rate (FP / arrivals)".to_string(),
-        rate(fp.estimate),
+        rate(fp.rate),
         ci(fp.interval.as_ref()),
     ]);
     t.row([
         "FN rate (FN / arrivals)".to_string(),
-        rate(fnr.estimate),
+        rate(fnr.rate),
         ci(fnr.interval.as_ref()),
     ]);
     t.row([
         "FP count-instance (FP paper)".to_string(),
-        rate(fpci.estimate),
+        rate(fpci.rate),
         ci(fpci.interval.as_ref()),
     ]);
     t.row([

@@ -4,12 +4,13 @@
 
 use serde::Serialize;
 
+use crate::compare::verdict::{Check, Regime, Side, TargetVerdict};
+use crate::compare::{Observed, Rate};
 use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::message::KeyHasher;
 use crate::progress::{check_interrupt, Progress};
 use crate::replay::{ReplayOptions, ReplayReport, Replays, DEFAULT_HASH_SEEDS};
-use crate::report::verdict::{Check, Regime, Side, TargetVerdict};
 use crate::stats::Interval;
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::Workload;
@@ -123,9 +124,9 @@ pub fn confirm(
     let mut c = Confirmation {
         arrivals,
         warmup,
-        observed_fp: r.observed_fp().estimate,
-        observed_fp_count_instance: r.observed_fp_count_instance().estimate,
-        observed_fn: r.observed_fn().estimate,
+        observed_fp: Observed::of_one(&r, Rate::Fp).rate,
+        observed_fp_count_instance: Observed::of_one(&r, Rate::FpCountInstance).rate,
+        observed_fn: Observed::of_one(&r, Rate::Fn).rate,
         intervals,
         fp_verdict: TargetVerdict::Undecided,
         fn_verdict: None,

@@ -7,21 +7,25 @@
 //!    which some (k, phases) has both.
 //!
 //! For a candidate (M, k, phases), sigma is the largest one whose count-instance FP
-//! rate f_sigma meets the FP target ([`crate::compare::sigma_for_target`]): a larger
+//! rate f_sigma meets the FP target ([`crate::model::fp::sigma_for_target`]): a larger
 //! sigma means longer cycles, so fewer recycles and fewer false negatives, and the FP
 //! rate grows with sigma, so the largest admissible sigma is the best one for FN. The
 //! decision uses the renewal upper bound (FN paper §5) rather than an approximation so
 //! that "meets the FN target" is a guarantee where the bound is proven (one phase;
 //! two phases with independent halves, which is why two-phase candidates use them).
+//! The chosen filter's bound, its standing and its verdict against the confirming
+//! replay come from the judge ([`judged`], [`crate::compare::judge()`]), like every
+//! other command's.
 
 pub mod confirm;
 
 use serde::Serialize;
 
-use crate::compare::sigma_for_target;
+use crate::compare::{judge, JudgeOptions, Judgement, Observed, Subject};
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Hashing};
-use crate::model::fneg::{FnModel, RenewalMode, RenewalOptions};
+use crate::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions};
+use crate::model::fp::{sigma_for_target_tracked, sigma_states};
 use crate::progress::Progress;
 use crate::workload::Workload;
 
@@ -70,20 +74,25 @@ pub struct Candidate {
     /// The engine behind it and its proven distance from the exact engine's value.
     pub fn_renewal_mode: RenewalMode,
     pub fn_renewal_tolerance: f64,
-    /// Whether the renewal bound is proven for this filter and workload.
-    pub fn_bound_guaranteed: bool,
-    pub fn_bound_note: String,
 }
 
 impl Candidate {
     /// The filter this candidate describes.
     pub fn filter(&self, hashing: Hashing) -> FilterConfig {
-        filter(self.memory, self.hashes, self.phases, hashing, self.sigma)
+        filter(
+            self.memory,
+            self.hashes,
+            self.phases,
+            hashing,
+            Some(self.sigma),
+        )
     }
 }
 
-fn filter(memory: u64, k: u32, phases: u8, hashing: Hashing, sigma: u64) -> FilterConfig {
-    let mut f = FilterConfig::sigma_bounded(memory, k, sigma);
+/// The filter of a candidate; without sigma, the shape whose sigma the FP target sets.
+fn filter(memory: u64, k: u32, phases: u8, hashing: Hashing, sigma: Option<u64>) -> FilterConfig {
+    let mut f = FilterConfig::sigma_bounded(memory, k, 0);
+    f.sigma = sigma;
     f.phases = phases;
     f.hashing = hashing;
     // Eqs. 27-28 are proven for rotating hash positions (appendix G.1); the filter
@@ -147,16 +156,42 @@ pub fn evaluate(
     options: &SizeOptions,
     workload: &Workload,
 ) -> Result<Option<Candidate>> {
+    evaluate_tracked(
+        memory,
+        hashes,
+        phases,
+        options,
+        workload,
+        &Progress::hidden(),
+    )
+}
+
+/// [`evaluate`], with the FP model's search for sigma reporting to `progress`.
+fn evaluate_tracked(
+    memory: u64,
+    hashes: u32,
+    phases: u8,
+    options: &SizeOptions,
+    workload: &Workload,
+    progress: &Progress,
+) -> Result<Option<Candidate>> {
     // sigma >= k needs k < M/phases bits, and sigma_for_target rejects a target that
     // even sigma = k misses: both mean "no such filter", not a user error.
     if u64::from(hashes) >= memory / u64::from(phases) {
         return Ok(None);
     }
-    let probe = filter(memory, hashes, phases, options.hashing, u64::from(hashes));
-    let Ok((sigma, fp_model)) = sigma_for_target(&probe, options.target_fp) else {
-        return Ok(None);
+    let shape = filter(memory, hashes, phases, options.hashing, None);
+    let chosen = match sigma_for_target_tracked(&shape, options.target_fp, progress) {
+        Ok(c) => c,
+        // Ctrl-C stops the search; no sigma meeting the target means no such filter.
+        Err(Error::Interrupted) => return Err(Error::Interrupted),
+        Err(_) => return Ok(None),
     };
-    let f = filter(memory, hashes, phases, options.hashing, sigma);
+    let sigma = chosen.sigma;
+    let f = filter(memory, hashes, phases, options.hashing, Some(sigma));
+    let fp_model = crate::model::fp::predict(&f)?
+        .sigma
+        .map_or(chosen.fp, |s| s.fp_sigma);
     if workload.never_recycles(&f) {
         return Ok(Some(Candidate {
             memory,
@@ -167,12 +202,6 @@ pub fn evaluate(
             fn_renewal_upper: 0.0,
             fn_renewal_mode: RenewalMode::Exact,
             fn_renewal_tolerance: 0.0,
-            fn_bound_guaranteed: true,
-            fn_bound_note: format!(
-                "exact: without new arrivals the D = {} messages set at most {} bits, the filter never recycles, and FN is 0",
-                workload.distinct(),
-                workload.distinct() as u64 * u64::from(hashes)
-            ),
         }));
     }
     let model = FnModel::new(&f, workload, options.eps)?;
@@ -189,7 +218,6 @@ pub fn evaluate(
         Err(Error::Interrupted) => return Err(Error::Interrupted),
         Err(_) => return Ok(None),
     };
-    let g = model.renewal_guarantee(&r);
     Ok(Some(Candidate {
         memory,
         hashes,
@@ -199,9 +227,29 @@ pub fn evaluate(
         fn_renewal_upper: r.fn_upper,
         fn_renewal_mode: r.mode,
         fn_renewal_tolerance: r.certified_tolerance,
-        fn_bound_guaranteed: g.guaranteed,
-        fn_bound_note: g.note,
     }))
+}
+
+/// The chosen filter's renewal bound as the judge reports it: its standing (proven,
+/// or for the fitted model when `workload` was fitted from a trace) and, with a
+/// confirming replay, its verdict against the observed FN.
+pub fn judged(
+    best: &Candidate,
+    options: &SizeOptions,
+    workload: &Workload,
+    observed: Option<&Observed>,
+) -> Result<Judgement> {
+    let f = best.filter(options.hashing);
+    judge(
+        &Subject::given(&f, workload),
+        &JudgeOptions::new(
+            vec![Method::Renewal],
+            options.eps,
+            options.renewal_tolerance,
+            false,
+        ),
+        observed,
+    )
 }
 
 /// The lowest renewal bound at `memory` over k = 1..=max_hashes and the phase counts,
@@ -213,9 +261,28 @@ pub fn best_at(
 ) -> Result<(Option<Candidate>, u64)> {
     let mut best: Option<Candidate> = None;
     let mut evaluated = 0;
+    // One display for the FP model's passes over every (k, phases) at this memory:
+    // with a large M they dominate, and the first says up front how long they take.
+    let progress = if options.progress && memory / 2 >= crate::model::fp::renewal::PROGRESS_FROM {
+        let states: f64 = options
+            .phases
+            .iter()
+            .flat_map(|&p| {
+                (1..=options.max_hashes)
+                    .map(move |k| sigma_states(memory / u64::from(p), k, options.target_fp))
+            })
+            .sum();
+        Progress::new(
+            format!("rbf size: FP model at M = {memory}"),
+            states,
+            "states",
+        )
+    } else {
+        Progress::hidden()
+    };
     for &phases in &options.phases {
         for k in 1..=options.max_hashes {
-            let Some(c) = evaluate(memory, k, phases, options, workload)? else {
+            let Some(c) = evaluate_tracked(memory, k, phases, options, workload, &progress)? else {
                 continue;
             };
             evaluated += 1;

@@ -2,6 +2,8 @@
 //! per draw from a discrete distribution.
 
 use super::rng::Rng;
+use crate::error::{Error, Result};
+use crate::workload::Probabilities;
 
 #[derive(Clone, Debug)]
 pub struct AliasTable {
@@ -10,14 +12,18 @@ pub struct AliasTable {
 }
 
 impl AliasTable {
-    /// `weights` need not be normalised; they must be finite, >= 0, not all 0, and
-    /// fewer than 2^32.
-    pub fn new(weights: &[f64]) -> Self {
-        let n = weights.len();
-        assert!(n > 0 && n <= u32::MAX as usize);
-        let total: f64 = weights.iter().sum();
-        assert!(total > 0.0 && total.is_finite());
-        let mut scaled: Vec<f64> = weights.iter().map(|w| w * n as f64 / total).collect();
+    /// A table drawing index i with probability `p[i]`. [`Probabilities`] are
+    /// validated (finite, in [0, 1], summing to 1), so every scaled entry below lies
+    /// in [0, n]; the only refusal left is a table of 2^32 entries or more.
+    pub fn new(p: &Probabilities) -> Result<Self> {
+        let n = p.len();
+        if n > u32::MAX as usize {
+            return Err(Error::config(
+                "distinct",
+                format!("the generator draws from at most 2^32 - 1 ranks, found {n}"),
+            ));
+        }
+        let mut scaled: Vec<f64> = p.iter().map(|w| w * n as f64).collect();
         let mut prob = vec![0.0; n];
         let mut alias = vec![0u32; n];
         let (mut small, mut large): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
@@ -42,7 +48,7 @@ impl AliasTable {
         for i in large.into_iter().chain(small) {
             prob[i as usize] = 1.0;
         }
-        AliasTable { prob, alias }
+        Ok(AliasTable { prob, alias })
     }
 
     #[inline]
@@ -71,7 +77,7 @@ mod tests {
     #[test]
     fn matches_weights() {
         let w = [5.0, 3.0, 1.5, 0.5, 0.0];
-        let t = AliasTable::new(&w);
+        let t = AliasTable::new(&Probabilities::from_weights("w", &w).unwrap()).unwrap();
         let mut r = Rng::seed(3);
         let n = 200_000;
         let mut c = [0u32; 5];
@@ -83,6 +89,18 @@ mod tests {
             let p = w[i] / 10.0;
             let sd = (n as f64 * p * (1.0 - p)).sqrt();
             assert!((c[i] as f64 - n as f64 * p).abs() < 5.0 * sd, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn huge_and_tiny_weights_draw_like_their_ratios() {
+        // Weights whose plain sum overflows used to reach an assertion here (exit 101).
+        for w in [[1e308, 1e308], [f64::MAX, f64::MAX], [5e-324, 5e-324]] {
+            let t = AliasTable::new(&Probabilities::from_weights("w", &w).unwrap()).unwrap();
+            let mut r = Rng::seed(5);
+            let ones = (0..10_000).filter(|_| t.sample(&mut r) == 1).count();
+            // Binomial(10^4, 1/2): sd 50.
+            assert!((ones as i64 - 5000).abs() < 300, "{w:?}: {ones}");
         }
     }
 }

@@ -77,17 +77,17 @@ impl Synthesizer {
         w.validate()?;
         let q = w.repeat_distribution()?;
         let d = q.len();
+        if d > u32::MAX as usize {
+            return Err(Error::config("distinct", "at most 2^32 - 1 messages"));
+        }
         let placement = match &w.placement {
             Placement::Uniform => PlacementSampler::Uniform,
             Placement::Top => PlacementSampler::Top,
             Placement::Bottom => PlacementSampler::Bottom,
             Placement::Explicit(_) | Placement::Segments(_) => {
-                PlacementSampler::Table(AliasTable::new(&w.placement_distribution()?))
+                PlacementSampler::Table(AliasTable::new(&w.placement_distribution()?)?)
             }
         };
-        if d > u32::MAX as usize {
-            return Err(Error::config("distinct", "at most 2^32 - 1 messages"));
-        }
         let mut rng = Rng::seed(config.seed);
         let prologue = if config.prologue {
             // Fisher-Yates; reversed because it is consumed with pop().
@@ -102,7 +102,7 @@ impl Synthesizer {
         };
         Ok(Synthesizer {
             ranking: Ranking::new(0..d as u64),
-            q: AliasTable::new(&q),
+            q: AliasTable::new(&q)?,
             placement,
             p_repeat: w.p_repeat,
             rng,
@@ -201,6 +201,69 @@ pub fn write_request_log<W: Write>(
     }
     out.flush()?;
     Ok(n)
+}
+
+/// Sizes of the request log [`write_request_log`] writes for `arrivals` draws of
+/// `workload` (plus the prologue of its D messages when `prologue`), in bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogSize {
+    /// The log is at least this long (barring a 6-sigma shortfall of new messages):
+    /// every line's index exactly, the ids of the prologue and of the new messages,
+    /// and at least one digit for a repeat's id and for the size.
+    pub at_least: f64,
+    /// About this long: repeats' ids as long as the largest id, the sizes' digits at
+    /// their average.
+    pub about: f64,
+}
+
+/// The size of a request log before writing it (for the up-front disk check).
+pub fn request_log_size(workload: &Workload, arrivals: u64, prologue: bool) -> LogSize {
+    let d = workload.distinct() as f64;
+    let first = if prologue { d } else { 0.0 };
+    let lines = first + arrivals as f64;
+    let new_rate = 1.0 - workload.p_repeat;
+    let a = arrivals as f64;
+    let new_low = (new_rate * a - 6.0 * (a * new_rate * workload.p_repeat).sqrt()).max(0.0);
+    let repeats = (a - new_low).max(0.0);
+    let index = digits_below(lines);
+    let prologue_ids = digits_below(first);
+    let new_ids = digits_below(d + new_low) - digits_below(d);
+    // 2 commas, a line break; at least a digit for each repeat's id and each size.
+    let at_least = index + prologue_ids + new_ids + repeats + lines * 4.0;
+    let largest_id = d + new_rate * a;
+    // Sizes 1..=2048, uniformly: 3.46 digits on average.
+    const SIZE_DIGITS: f64 = (9.0 + 2.0 * 90.0 + 3.0 * 900.0 + 4.0 * 1049.0) / 2048.0;
+    let about = index
+        + prologue_ids
+        + new_ids
+        + repeats * digits_of(largest_id)
+        + lines * (3.0 + SIZE_DIGITS);
+    LogSize { at_least, about }
+}
+
+/// Decimal digits of the whole number `x` (>= 1 digit).
+fn digits_of(x: f64) -> f64 {
+    let mut digits = 1.0;
+    let mut limit = 10.0;
+    while x >= limit && digits < 400.0 {
+        digits += 1.0;
+        limit *= 10.0;
+    }
+    digits
+}
+
+/// Total decimal digits of the whole numbers 0..n (n need not be whole: its floor).
+fn digits_below(n: f64) -> f64 {
+    let n = n.floor().max(0.0);
+    let mut total = 0.0;
+    let (mut lo, mut digits) = (0.0_f64, 1.0);
+    while lo < n && digits < 400.0 {
+        let hi = if digits == 1.0 { 10.0 } else { lo * 10.0 };
+        total += (hi.min(n) - lo) * digits;
+        lo = hi;
+        digits += 1.0;
+    }
+    total
 }
 
 fn itoa_buf() -> [u8; 20] {

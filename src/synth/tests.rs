@@ -141,3 +141,31 @@ fn request_log_format() {
     assert_eq!(format_u64(0, &mut buf), b"0");
     assert_eq!(format_u64(u64::MAX, &mut buf), b"18446744073709551615");
 }
+
+#[test]
+fn the_log_size_estimate_brackets_the_written_size() {
+    for (d, alpha, p, arrivals) in [
+        (300, 1.0, 0.9, 200_000u64),
+        (10, 3.0, 0.99, 50_000),
+        (5000, 0.0, 0.2, 100_000),
+    ] {
+        let w = Workload::zipf(d, alpha, p, Placement::Uniform);
+        let s = Synthesizer::new(&SynthConfig {
+            workload: w.clone(),
+            arrivals,
+            seed: 3,
+            prologue: true,
+        })
+        .unwrap();
+        let mut bytes = Vec::new();
+        write_request_log(s, &mut bytes).unwrap();
+        let size = super::request_log_size(&w, arrivals, true);
+        let real = bytes.len() as f64;
+        assert!(size.at_least <= real, "{size:?} vs {real}");
+        assert!(size.at_least > 0.6 * real, "{size:?} vs {real}");
+        assert!(
+            (size.about - real).abs() < 0.35 * real,
+            "{size:?} vs {real}"
+        );
+    }
+}

@@ -4,6 +4,7 @@
 //! enters Q. `rbf synth` draws traces from it, `rbf fit` estimates it from a trace and
 //! the FN models take it as input, so it has one serialised form: a JSON workload file.
 
+pub mod probabilities;
 pub mod reuse;
 
 use std::path::Path;
@@ -11,6 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use probabilities::Probabilities;
 pub use reuse::{Between, ReuseProfile};
 
 /// Popularity of the D previously seen messages, most popular first.
@@ -41,7 +43,23 @@ pub enum Placement {
     Segments(Vec<f64>),
 }
 
+/// The numbers of `list`, comma-separated (`written` is the whole placement, for the
+/// message).
+fn weights(written: &str, list: &str, what: &str) -> Result<Vec<f64>> {
+    list.split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<std::result::Result<Vec<f64>, _>>()
+        .map_err(|e| {
+            Error::config(
+                "placement",
+                format!("`{written}`: {what} ({e}); allowed: uniform, top, bottom, segments:W1,W2,... (e.g. segments:8,4,2,1), or w0,w1,... (one weight per rank)"),
+            )
+        })
+}
+
 impl Placement {
+    /// `uniform`, `top`, `bottom`, `segments:W1,W2,...` or `w0,w1,...`, the weights
+    /// checked as [`Probabilities::from_weights`] checks them.
     pub fn parse(name: &str) -> Result<Placement> {
         match name {
             "uniform" => Ok(Placement::Uniform),
@@ -49,23 +67,19 @@ impl Placement {
             "bottom" => Ok(Placement::Bottom),
             other => match other.strip_prefix("segments:") {
                 Some(list) => {
-                    let w = list
-                        .split(',')
-                        .map(|x| x.trim().parse::<f64>())
-                        .collect::<std::result::Result<Vec<f64>, _>>()
-                        .map_err(|e| {
-                            Error::config(
-                                "placement",
-                                format!("`{other}`: segment weights must be numbers ({e}), e.g. segments:8,4,2,1"),
-                            )
-                        })?;
-                    let p = Placement::Segments(w);
-                    p.probabilities(p.min_distinct())?;
+                    let p = Placement::Segments(weights(other, list, "segment weights must be numbers")?);
+                    p.validate(p.min_distinct())?;
                     Ok(p)
+                }
+                // w0,w1,...: one weight per rank (a single number is one rank).
+                None if other.contains(',') || other.trim().parse::<f64>().is_ok() => {
+                    let w = weights(other, other, "not a comma-separated list of weights")?;
+                    Probabilities::from_weights("placement", &w)?;
+                    Ok(Placement::Explicit(w))
                 }
                 None => Err(Error::config(
                     "placement",
-                    format!("unknown placement `{other}`; allowed: uniform, top, bottom, segments:W1,W2,... (relative weights of equal rank segments, most popular first), or an explicit vector in a workload file"),
+                    format!("unknown placement `{other}`; allowed: uniform, top, bottom, segments:W1,W2,... (relative weights of equal rank segments, most popular first), w0,w1,... (one weight per rank), or an explicit vector in a workload file"),
                 )),
             },
         }
@@ -89,23 +103,24 @@ impl Placement {
             Placement::Segments(w) => format!(
                 "segments:{}",
                 w.iter()
-                    .map(|x| x.to_string())
+                    .map(|x| short_number(*x))
                     .collect::<Vec<_>>()
                     .join(",")
             ),
         }
     }
 
-    /// The placement probabilities zeta_0..zeta_{D-1}.
-    pub fn probabilities(&self, distinct: usize) -> Result<Vec<f64>> {
-        let mut z = vec![0.0; distinct];
+    /// Checks the placement against D without building its D probabilities: the
+    /// weights go through [`Probabilities::from_weights`], as when they are built.
+    pub fn validate(&self, distinct: usize) -> Result<()> {
         if distinct == 0 {
-            return Ok(z);
+            return Err(Error::config(
+                "placement",
+                "needs at least one rank (D >= 1)",
+            ));
         }
         match self {
-            Placement::Uniform => z.iter_mut().for_each(|x| *x = 1.0 / distinct as f64),
-            Placement::Top => z[0] = 1.0,
-            Placement::Bottom => z[distinct - 1] = 1.0,
+            Placement::Uniform | Placement::Top | Placement::Bottom => Ok(()),
             Placement::Explicit(v) => {
                 if v.len() != distinct {
                     return Err(Error::config(
@@ -116,10 +131,10 @@ impl Placement {
                         ),
                     ));
                 }
-                z = normalised("placement", v)?;
+                Probabilities::from_weights("placement", v).map(drop)
             }
             Placement::Segments(w) => {
-                let w = normalised("placement", w)?;
+                Probabilities::from_weights("placement", w)?;
                 if w.len() > distinct {
                     return Err(Error::config(
                         "placement",
@@ -129,16 +144,43 @@ impl Placement {
                         ),
                     ));
                 }
+                Ok(())
+            }
+        }
+    }
+
+    /// The placement probabilities zeta_0..zeta_{D-1} (D >= 1), through the one
+    /// validating constructor ([`Probabilities`]).
+    pub fn probabilities(&self, distinct: usize) -> Result<Probabilities> {
+        self.validate(distinct)?;
+        Workload::check_size(distinct)?;
+        match self {
+            Placement::Uniform => Probabilities::uniform("placement", distinct),
+            Placement::Top => Probabilities::point("placement", distinct, 0),
+            Placement::Bottom => Probabilities::point("placement", distinct, distinct - 1),
+            Placement::Explicit(v) => Probabilities::from_weights("placement", v),
+            Placement::Segments(w) => {
+                let w = Probabilities::from_weights("placement", w)?;
                 let k = w.len();
+                let mut z = vec![0.0; distinct];
                 for (j, wj) in w.iter().enumerate() {
                     let (lo, hi) = (j * distinct / k, (j + 1) * distinct / k);
                     z[lo..hi]
                         .iter_mut()
                         .for_each(|x| *x = wj / (hi - lo) as f64);
                 }
+                Probabilities::from_weights("placement", &z)
             }
         }
-        Ok(z)
+    }
+}
+
+/// A number as a person would write it: `0.5`, `8`, but `1e308` rather than 309 digits.
+pub fn short_number(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
     }
 }
 
@@ -266,16 +308,12 @@ impl Workload {
             ));
         }
         Workload::check_size(self.distinct())?;
-        if let Popularity::Zipf { alpha, .. } = self.popularity {
-            if !alpha.is_finite() || alpha < 0.0 {
-                return Err(Error::config(
-                    "popularity.zipf.alpha",
-                    format!("must be a finite number >= 0, found {alpha}"),
-                ));
-            }
+        match &self.popularity {
+            // Checked without building D probabilities.
+            Popularity::Zipf { alpha, .. } => Probabilities::check_zipf_alpha(*alpha)?,
+            Popularity::Explicit(_) => drop(self.repeat_distribution()?),
         }
-        self.repeat_distribution()?;
-        self.placement.probabilities(self.distinct())?;
+        self.placement.validate(self.distinct())?;
         if let Some(r) = &self.reuse {
             r.validate()?;
         }
@@ -283,11 +321,12 @@ impl Workload {
     }
 
     /// Q as normalised probabilities, most popular first.
-    pub fn repeat_distribution(&self) -> Result<Vec<f64>> {
+    pub fn repeat_distribution(&self) -> Result<Probabilities> {
+        Workload::check_size(self.distinct())?;
         match &self.popularity {
-            Popularity::Zipf { distinct, alpha } => Ok(zipf(*distinct, *alpha)),
+            Popularity::Zipf { distinct, alpha } => Probabilities::zipf(*distinct, *alpha),
             Popularity::Explicit(v) => {
-                let q = normalised("popularity", v)?;
+                let q = Probabilities::from_weights("popularity", v)?;
                 if let Some(i) = q.windows(2).position(|w| w[1] > w[0] * (1.0 + 1e-12)) {
                     return Err(Error::config(
                         "popularity",
@@ -306,7 +345,7 @@ impl Workload {
     }
 
     /// zeta as normalised probabilities over ranks 0..D.
-    pub fn placement_distribution(&self) -> Result<Vec<f64>> {
+    pub fn placement_distribution(&self) -> Result<Probabilities> {
         self.placement.probabilities(self.distinct())
     }
 
@@ -334,33 +373,12 @@ impl Workload {
     }
 }
 
-/// Zipf(D, alpha) probabilities q_i = (i+1)^-alpha / H_{D,alpha}.
+/// Zipf(D, alpha) probabilities q_i = (i+1)^-alpha / H_{D,alpha}, for a finite
+/// alpha >= 0 (checked callers go through [`Probabilities::zipf`]).
 pub fn zipf(distinct: usize, alpha: f64) -> Vec<f64> {
-    let mut q: Vec<f64> = (0..distinct)
-        .map(|i| ((i + 1) as f64).powf(-alpha))
-        .collect();
-    // Sum smallest first so the normaliser is accurate for long heavy tails.
-    let total: f64 = q.iter().rev().sum();
-    q.iter_mut().for_each(|x| *x /= total);
-    q
-}
-
-fn normalised(key: &str, v: &[f64]) -> Result<Vec<f64>> {
-    if let Some((i, x)) = v
-        .iter()
-        .enumerate()
-        .find(|(_, x)| !x.is_finite() || **x < 0.0)
-    {
-        return Err(Error::config(
-            key,
-            format!("entry {i} is {x}; probabilities must be finite and >= 0"),
-        ));
-    }
-    let total: f64 = v.iter().rev().sum();
-    if total <= 0.0 {
-        return Err(Error::config(key, "probabilities sum to zero"));
-    }
-    Ok(v.iter().map(|x| x / total).collect())
+    let q = probabilities::zipf_weights(distinct, alpha);
+    let total = probabilities::compensated_sum(&q);
+    q.into_iter().map(|x| x / total).collect()
 }
 
 #[cfg(test)]
@@ -387,8 +405,8 @@ mod tests {
         let back: Workload = serde_json::from_str(&s).unwrap();
         assert_eq!(w, back);
         assert_eq!(
-            back.placement_distribution().unwrap(),
-            vec![0.25, 0.25, 0.5]
+            back.placement_distribution().unwrap().as_slice(),
+            [0.25, 0.25, 0.5]
         );
         let z = Workload::zipf(5, 1.0, 1.0, Placement::Top);
         let s = serde_json::to_string(&z).unwrap();

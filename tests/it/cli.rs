@@ -1,6 +1,27 @@
 //! Running the `rbf` binary from tests.
 
-use std::process::Output;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// Runs `rbf args` in `dir`, with nothing on stdin.
+pub fn rbf(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("rbf runs")
+}
+
+/// What a run said on stderr.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Fails the test with the run's stderr unless it succeeded.
+pub fn ok(out: &Output) {
+    assert!(out.status.success(), "{}", stderr(out));
+}
 
 /// The JSON a successful run printed (the test fails with its stderr otherwise).
 pub fn json_of(out: &Output) -> serde_json::Value {

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
+use rbf::compare::{Bound, BoundVerdict, Regime, Standing};
 use rbf::experiment::{self, ExperimentConfig, RunOptions};
-use rbf::report::verdict::BoundVerdict;
 
 const CONFIG: &str = r#"
 name = "bounds"
@@ -47,17 +47,18 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
         let observed = r.observed_fn.expect("observed");
         let low = r.observed_fn_low.expect("interval");
         let high = r.observed_fn_high.expect("interval");
-        let renewal = r.fn_renewal_upper.expect("renewal");
+        let ren = r.model(Bound::Renewal).expect("renewal");
+        let renewal = ren.value;
         if observed > 0.0 {
             nonzero += 1;
         }
         // With p_r = 1 a filter whose D messages may not fill sigma bits has cycles that
         // the model lets run forever: the number is then not called a bound for a real
         // filter (fixed hash positions), and the row says why.
-        if r.source == "p_r=1" && r.renewal_guaranteed == Some(false) {
-            assert!(r.notes_text().contains("fixed"), "point {}", r.point);
+        if r.source == "p_r=1" && ren.standing == Standing::NotProven {
+            assert!(ren.note.contains("fixed"), "point {}", r.point);
         } else {
-            assert_eq!(r.renewal_guaranteed, Some(true), "point {}", r.point);
+            assert_eq!(ren.standing, Standing::Proven, "point {}", r.point);
         }
         // The bound is on the steady-state average; a replay with a handful of
         // recycles measures the transient after the prologue, and says so.
@@ -65,8 +66,12 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
         if r.cycles.unwrap_or(0.0) < 10.0 {
             assert!(notes.contains("transient"), "point {}: {notes}", r.point);
             // Its verdict is reported, but apart from the steady-state ones.
-            assert!(r.renewal_verdict.transient.is_some(), "point {}", r.point);
-            assert_eq!(r.renewal_verdict.steady, None, "point {}", r.point);
+            assert!(
+                ren.verdict_in(Regime::Transient).is_some(),
+                "point {}",
+                r.point
+            );
+            assert_eq!(ren.verdict_in(Regime::Steady), None, "point {}", r.point);
             continue;
         }
         checked += 1;
@@ -80,7 +85,9 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
                 r.sigma
             );
             // Never violated; `holds` only when the whole interval is below the bound.
-            let v = r.renewal_verdict.steady.expect("steady-state verdict");
+            let v = ren
+                .verdict_in(Regime::Steady)
+                .expect("steady-state verdict");
             assert_ne!(v, BoundVerdict::Violated, "point {}", r.point);
             assert_eq!(
                 v == BoundVerdict::Holds,
@@ -89,27 +96,29 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
                 r.point
             );
         }
+        let lower = r.model(Bound::MarkovLower).expect("markov lower bound");
         if r.source == "p_r=1" {
-            let v = r.markov_lower_verdict.steady;
+            let v = lower.verdict_in(Regime::Steady);
             assert_ne!(
                 v,
                 Some(BoundVerdict::Violated),
                 "point {}: {notes}",
                 r.point
             );
-            assert_eq!(
-                r.markov_guaranteed,
-                Some(true),
-                "point {}: {notes}",
-                r.point
-            );
+            assert_eq!(lower.standing, Standing::Proven, "point {}", r.point);
         } else {
+            assert_eq!(lower.standing, Standing::NotProven, "point {}", r.point);
             assert!(
-                notes.contains("markov-lower: not a proven bound"),
-                "point {}: {notes}",
+                lower.note.contains("p_r < 1"),
+                "point {}: {}",
+                r.point,
+                lower.note
+            );
+            assert!(
+                rbf::experiment::tables::notes_text(r).contains("markov-lower (not proven)"),
+                "point {}: the CSV's notes say why",
                 r.point
             );
-            assert_eq!(r.markov_guaranteed, Some(false));
         }
     }
     assert!(

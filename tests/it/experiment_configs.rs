@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use crate::scratch::Scratch;
 
 use rbf::experiment::{self, output, ExperimentConfig, RunOptions};
-use rbf::model::fneg::Method;
 
 fn shipped() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
@@ -83,10 +82,7 @@ fn every_shipped_config_parses_and_a_reduced_version_runs() {
                     experiment::Measure::Observed => r.observed_fn,
                     experiment::Measure::FpModel => r.fp_model,
                     experiment::Measure::Capacity => r.capacity_sigma,
-                    experiment::Measure::Fn(Method::Renewal) => r.fn_renewal_upper,
-                    experiment::Measure::Fn(Method::DropPins) => r.fn_drop_pins,
-                    experiment::Measure::Fn(Method::MarkovLower) => r.fn_markov_lower,
-                    _ => continue,
+                    experiment::Measure::Fn(m) => r.value(rbf::compare::Bound::of(*m)),
                 };
                 assert!(
                     v.is_some_and(f64::is_finite),

@@ -17,7 +17,8 @@
 //! * the conservative bound is at or above the lower end of the observed FN's 99 %
 //!   interval, and at or above the point estimate.
 
-use rbf::compare::{conservative_renewal, observe};
+use rbf::compare::judge::conservative_renewal;
+use rbf::compare::observe;
 use rbf::filter::FilterConfig;
 use rbf::fit::FitOptions;
 use rbf::message::KeyHasher;
@@ -77,7 +78,7 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
         );
         let r = &obs.replay;
         assert!(r.cycles >= 10, "{label}: only {} cycles", r.cycles);
-        let observed = r.observed_fn();
+        let observed = rbf::compare::Observed::of_one(r, rbf::compare::Rate::Fn);
         let low = observed.interval.expect("an interval with 10 cycles").low;
         let true_bound = renewal(filter, &truth);
         let fitted = renewal(filter, &obs.fit.workload().expect("fitted workload"));
@@ -88,11 +89,12 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
         )
         .expect("conservative renewal")
         .expect("a reuse profile")
+        .0
         .fn_upper;
         let err = fitted / true_bound - 1.0;
         eprintln!(
             "{label}: observed {:.4} (low {low:.4}), true {true_bound:.4}, fitted {fitted:.4} ({:+.2} %), conservative {conservative:.4}",
-            observed.estimate,
+            observed.rate,
             100.0 * err
         );
         assert!(err.abs() <= 0.03, "{label}: fitted / true - 1 = {err:+.4}");

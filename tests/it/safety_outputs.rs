@@ -7,28 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::cli::{ok, rbf, stderr};
 use crate::scratch::Scratch;
-
-fn rbf(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("rbf runs")
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 fn synth(dir: &Path, name: &str, arrivals: &str) -> PathBuf {
     let out = rbf(
@@ -486,4 +466,91 @@ fn run_output_directories_are_checked_first() {
     );
     ok(&out);
     assert!(stderr(&out).contains("using"), "{}", stderr(&out));
+}
+
+/// A run into a symlink to a directory another run is writing is refused (issue 29:
+/// both ran, each with its own journal, and the last one won). The first run is
+/// stopped (SIGSTOP) while it holds its lock, so the test does not race it.
+#[test]
+fn a_second_run_through_a_symlink_is_refused() {
+    let dir = Scratch::new("safe-symlink-lock");
+    std::fs::write(dir.join("grid.toml"), GRID).unwrap();
+    std::fs::create_dir(dir.join("out")).unwrap();
+    std::os::unix::fs::symlink("x", dir.join("out/xlink")).unwrap();
+    let first = Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(["run", "grid.toml", "-o", "out/x", "-q"])
+        .current_dir(&*dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = dir.join("out/.x.rbf-run/lock");
+    let start = Instant::now();
+    while !lock.exists() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(first.id() as i32, libc::SIGSTOP) };
+    // The lock file appears just before it is locked: give the flock a moment.
+    std::thread::sleep(Duration::from_millis(50));
+    for other in ["out/xlink", "out/../out/x", "./out/x"] {
+        let second = rbf(&dir, &["run", "grid.toml", "-o", other, "-q"]);
+        assert_eq!(
+            second.status.code(),
+            Some(2),
+            "{other}: {}",
+            stderr(&second)
+        );
+        assert!(
+            stderr(&second).contains("another rbf run"),
+            "{other}: {}",
+            stderr(&second)
+        );
+    }
+    unsafe { libc::kill(first.id() as i32, libc::SIGCONT) };
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success());
+    assert!(dir.join("out/x/results.csv").exists());
+    assert!(
+        std::fs::symlink_metadata(dir.join("out/xlink"))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the symlink was replaced"
+    );
+}
+
+/// A FIFO as a config's trace is refused at once: `rbf run` reads each trace several
+/// times, and the second read of a FIFO used to block forever, silently.
+#[test]
+fn a_fifo_trace_in_a_config_is_refused_at_once() {
+    let dir = Scratch::new("safe-fifo");
+    let fifo = dir.join("trace.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::fs::write(
+        dir.join("fifo.toml"),
+        "name = \"f\"\n[[trace]]\npath = \"trace.fifo\"\n[grid]\nmemory = [2000]\nhashes = [3]\nsigma_fraction = [0.5]\n",
+    )
+    .unwrap();
+    let start = Instant::now();
+    let out = rbf(&dir, &["run", "fifo.toml", "-o", "out"]);
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("FIFO") && err.contains("rbf ingest"), "{err}");
+    // A character device is no better (it could be /dev/stdin).
+    std::fs::write(
+        dir.join("dev.toml"),
+        "name = \"d\"\n[[trace]]\npath = \"/dev/zero\"\n[grid]\nmemory = [2000]\nhashes = [3]\nsigma_fraction = [0.5]\n",
+    )
+    .unwrap();
+    let out = rbf(&dir, &["run", "dev.toml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("character device"),
+        "{}",
+        stderr(&out)
+    );
 }

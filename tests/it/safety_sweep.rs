@@ -1,11 +1,14 @@
-//! Hostile numbers on every numeric flag of every subcommand (issue 24): each flag in
-//! turn gets 0, 1, -1, 2^32, 2^63, u64::MAX, 1e308, NaN, inf and a 300-digit number,
-//! the other flags keeping small working values. Every run must end without a panic or
-//! an abort, with exit status 0 or 2 and within [`DEADLINE`], or, if it is long work
-//! the user asked for, have said so on stderr (an estimate or a progress line) by then.
+//! Hostile numbers everywhere a user can put a number (issues 24 and 29): each numeric
+//! flag of every subcommand, each weight of a placement on the command line, each value
+//! of an experiment config and each number of a workload file gets in turn 0, 1, -1,
+//! 2^32, 2^63, u64::MAX, 1e308, NaN, inf and a 300-digit number, everything else
+//! keeping small working values. Every run must end without a panic or an abort, with
+//! exit status 0 or 2 (or 1 for a workload file that is not JSON) and within
+//! [`DEADLINE`], or, if it is long work the user asked for, have said so on stderr (an
+//! estimate or a progress line) by then.
 //!
-//! The CI test runs the whole sweep on two workers (a few seconds); the ignored test
-//! adds more values and writes the counts docs/RELIABILITY.md reports.
+//! The CI test runs the whole sweep on two workers (about 20 s); the ignored test adds
+//! more values and writes the counts docs/RELIABILITY.md reports.
 
 use std::io::Read;
 use std::path::Path;
@@ -230,8 +233,9 @@ pub enum Verdict {
     Bad(String),
 }
 
-/// Runs `rbf args`, judging it by the sweep's rule.
-pub fn judge(args: &[String], dir: &Path) -> Verdict {
+/// Runs `rbf args`, judging it by the sweep's rule, with the exit statuses that count
+/// as an answer.
+fn judge_statuses(args: &[String], dir: &Path, statuses: &[i32]) -> Verdict {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
         .args(args)
         .current_dir(dir)
@@ -286,7 +290,7 @@ pub fn judge(args: &[String], dir: &Path) -> Verdict {
     match status {
         None => Verdict::LongWorkAnnounced,
         Some(st) => match st.code() {
-            Some(0) | Some(2) => Verdict::Fine,
+            Some(c) if statuses.contains(&c) => Verdict::Fine,
             code => Verdict::Bad(format!(
                 "exit status {code:?} (signal: {}): {}",
                 !st.success() && code.is_none(),
@@ -320,6 +324,266 @@ fn prepare(dir: &Path) {
     .expect("config");
 }
 
+/// What a hostile value is put into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Flags,
+    Weights,
+    Configs,
+    Workloads,
+}
+
+/// One run of the sweep: the command line, a file it reads (name, text; written just
+/// before the run when `write`, else before the sweep), and the exit statuses that
+/// count as an answer.
+struct Job {
+    group: Group,
+    args: Vec<String>,
+    file: Option<(String, String)>,
+    write: bool,
+    statuses: &'static [i32],
+}
+
+fn words(line: &str) -> Vec<String> {
+    line.split_whitespace().map(str::to_string).collect()
+}
+
+/// Placement weights on the command line: `segments:V,1`, `segments:V,V` and an
+/// explicit `V,1,1`, for the models, the generator and the sizer.
+fn weight_jobs(values: &[String]) -> Vec<Job> {
+    let model = "model fn -m 4000 -k 3 --sigma 1200 --zipf 1 --p-repeat 0.9";
+    let mut jobs = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        for (j, placement) in [
+            format!("segments:{v},1"),
+            format!("segments:{v},{v}"),
+            format!("{v},1,1"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let distinct = if j == 2 { "3" } else { "100" };
+            let mut lines = vec![
+                format!("{model} --distinct {distinct}"),
+                format!(
+                    "synth --distinct {distinct} --p-repeat 0.9 --arrivals 1000 -o w{i}-{j}.csv"
+                ),
+            ];
+            if j < 2 {
+                lines.push(
+                    "size --zipf 1 --distinct 100 --p-repeat 0.9 --target-fp 0.01 --memory 4000 --confirm-arrivals 2000"
+                        .to_string(),
+                );
+            }
+            for line in lines {
+                let mut args = words(&line);
+                // The weights are one argument even when empty or spaced.
+                args.extend(["--placement".to_string(), placement.clone()]);
+                jobs.push(Job {
+                    group: Group::Weights,
+                    args,
+                    file: None,
+                    write: false,
+                    statuses: &[0, 2],
+                });
+            }
+        }
+    }
+    jobs
+}
+
+/// A hostile value as TOML writes it: numbers as numbers (NaN and infinities as TOML
+/// spells them), anything else as a string.
+fn toml_value(v: &str) -> String {
+    match v {
+        "NaN" => "nan".into(),
+        "inf" | "-inf" => v.into(),
+        _ if v.parse::<f64>().is_ok() || v.starts_with("0x") => v.into(),
+        _ => format!("{v:?}"),
+    }
+}
+
+/// (table, key, working value) of every value of an experiment config the sweep sets.
+const CONFIG_KEYS: &[(&str, &str, &str)] = &[
+    ("", "seeds", "[1]"),
+    ("", "eps", "1e-10"),
+    ("", "confidence", "0.99"),
+    ("", "renewal_tolerance", "1e-3"),
+    ("synthetic", "distinct", "100"),
+    ("synthetic", "zipf", "1.0"),
+    ("synthetic", "p_repeat", "0.9"),
+    ("synthetic", "arrivals", "2000"),
+    ("synthetic", "warmup", "200"),
+    ("synthetic", "fit_window", "500"),
+    ("synthetic", "placement", "\"segments:V,1\""),
+    ("grid", "memory", "[2000]"),
+    ("grid", "hashes", "[3]"),
+    ("grid", "sigma_fraction", "[0.5]"),
+    ("grid", "sigma", "[800]"),
+    ("grid", "target_fp", "[0.05]"),
+    ("grid", "max_inserts", "[300]"),
+    ("grid", "phases", "[1]"),
+    ("grid", "bits_per_distinct", "[20]"),
+];
+
+/// An experiment config whose `key` (in `table`) is `value` (TOML), all else working.
+fn config_text(table: &str, key: &str, value: &str) -> String {
+    let mut sections: Vec<(&str, Vec<String>)> = vec![
+        (
+            "",
+            vec![
+                "name = \"sweep\"".into(),
+                "measures = [\"observed\", \"fp-model\", \"renewal\", \"drop-pins\"]".into(),
+            ],
+        ),
+        ("[[synthetic]]", Vec::new()),
+        ("[grid]", Vec::new()),
+    ];
+    // One sigma rule and one memory rule: the key under test replaces its rivals.
+    let sigma_rules = ["sigma_fraction", "sigma", "target_fp", "max_inserts"];
+    let memory_rules = ["memory", "bits_per_distinct"];
+    for &(t, k, working) in CONFIG_KEYS {
+        let chosen = if sigma_rules.contains(&k) {
+            k == if sigma_rules.contains(&key) {
+                key
+            } else {
+                "sigma_fraction"
+            }
+        } else if memory_rules.contains(&k) {
+            k == if memory_rules.contains(&key) {
+                key
+            } else {
+                "memory"
+            }
+        } else {
+            !(k == "renewal_tolerance" && key != k)
+        };
+        if !chosen {
+            continue;
+        }
+        let text = if (t, k) == (table, key) {
+            value.to_string()
+        } else {
+            working.replace('V', "1")
+        };
+        let at = match t {
+            "" => 0,
+            "synthetic" => 1,
+            _ => 2,
+        };
+        sections[at].1.push(format!("{k} = {text}"));
+    }
+    let mut out = String::new();
+    for (head, lines) in sections {
+        if !head.is_empty() {
+            out.push_str(head);
+            out.push('\n');
+        }
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Every config value with every hostile value, read by `rbf run`.
+fn config_jobs(values: &[String]) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        for (j, &(table, key, working)) in CONFIG_KEYS.iter().enumerate() {
+            let t = toml_value(v);
+            let value = if key == "placement" {
+                format!("\"segments:{v},1\"")
+            } else if working.starts_with('[') {
+                format!("[{t}]")
+            } else {
+                t
+            };
+            let name = format!("cfg{i}-{j}.toml");
+            jobs.push(Job {
+                group: Group::Configs,
+                args: words(&format!("run {name} -o cout{i}-{j}")),
+                file: Some((name, config_text(table, key, &value))),
+                write: true,
+                statuses: &[0, 2],
+            });
+        }
+    }
+    jobs
+}
+
+/// A hostile value as JSON writes it: numbers as numbers, NaN and infinities bare
+/// (not JSON: the reader must say so), anything else as a string.
+fn json_value(v: &str) -> String {
+    let number = !v.is_empty()
+        && v.bytes()
+            .all(|b| b.is_ascii_digit() || b"-+.eE".contains(&b))
+        && v.parse::<f64>().is_ok();
+    match v {
+        "NaN" | "inf" | "-inf" => v.into(),
+        _ if number => v.into(),
+        _ => format!("{v:?}"),
+    }
+}
+
+/// The numbers of a workload file the sweep sets, with their working values: the
+/// first entries of an explicit popularity and placement, p_r, a knot and a survival
+/// value of a reuse profile, and a Zipf popularity's D and alpha.
+const WORKLOAD_NUMBERS: [&str; 7] = ["0.5", "0.9", "1", "10", "0.5", "100", "1"];
+
+/// A workload file whose number `field` (of [`WORKLOAD_NUMBERS`]) is `x` (JSON).
+fn workload_text(field: usize, x: &str) -> String {
+    let mut n = WORKLOAD_NUMBERS;
+    n[field] = x;
+    if field < 5 {
+        format!(
+            r#"{{"format": "rbf-workload/1", "popularity": {{"explicit": [{}, 0.3, 0.2]}}, "p_repeat": {},
+  "placement": {{"explicit": [{}, 1, 1]}},
+  "reuse": {{"n": [0, {}, 20], "survival": [1, {}, 0.1], "between": "step"}}}}"#,
+            n[0], n[1], n[2], n[3], n[4]
+        )
+    } else {
+        format!(
+            r#"{{"format": "rbf-workload/1", "popularity": {{"zipf": {{"distinct": {}, "alpha": {}}}}}, "p_repeat": 0.9, "placement": "uniform"}}"#,
+            n[5], n[6]
+        )
+    }
+}
+
+/// The models, the generator and the sizer reading workload file `name`.
+fn workload_readers(name: &str, out: &str) -> [String; 3] {
+    [
+        format!("model fn --workload {name} -m 4000 -k 3 --sigma 1200"),
+        format!("synth --workload {name} --arrivals 1000 -o {out}"),
+        format!("size --workload {name} --target-fp 0.01 --memory 4000 --confirm-arrivals 2000"),
+    ]
+}
+
+/// Every number of a workload file with every hostile value, read by the models, the
+/// generator and the sizer.
+fn workload_jobs(values: &[String]) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        let x = json_value(v);
+        for j in 0..WORKLOAD_NUMBERS.len() {
+            let name = format!("w{i}-{j}.json");
+            let text = workload_text(j, &x);
+            for line in workload_readers(&name, &format!("ws{i}-{j}.csv")) {
+                jobs.push(Job {
+                    group: Group::Workloads,
+                    args: words(&line),
+                    // Three jobs read each file: it is written before the sweep.
+                    file: Some((name.clone(), text.clone())),
+                    write: false,
+                    statuses: &[0, 1, 2],
+                });
+            }
+        }
+    }
+    jobs
+}
+
 /// Counts of one sweep.
 #[derive(Debug, Default)]
 pub struct Tally {
@@ -327,34 +591,61 @@ pub struct Tally {
     pub fine: usize,
     pub announced: usize,
     pub bad: Vec<String>,
+    /// Runs per group, in the order of [`Group`].
+    pub per_group: [usize; 4],
 }
 
 fn sweep(values: &[String], workers: usize) -> Tally {
     let dir = Scratch::new("sweep");
     prepare(&dir);
     let cases = cases(&dir);
-    let jobs: Vec<Vec<String>> = cases
+    let mut jobs: Vec<Job> = cases
         .iter()
         .flat_map(|c| {
-            c.flags
-                .iter()
-                .flat_map(move |f| values.iter().map(move |v| with_value(c, f, v)))
+            c.flags.iter().flat_map(move |f| {
+                values.iter().map(move |v| Job {
+                    group: Group::Flags,
+                    args: with_value(c, f, v),
+                    file: None,
+                    write: false,
+                    statuses: &[0, 2],
+                })
+            })
         })
         .collect();
+    jobs.extend(weight_jobs(values));
+    jobs.extend(config_jobs(values));
+    for job in workload_jobs(values) {
+        if let Some((name, text)) = &job.file {
+            std::fs::write(dir.join(name), text).expect("workload file");
+        }
+        jobs.push(job);
+    }
     let next = AtomicUsize::new(0);
     let tally = Mutex::new(Tally::default());
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(args) = jobs.get(i) else { break };
-                let v = judge(args, &dir);
+                let Some(job) = jobs.get(i) else { break };
+                if let (Some((name, text)), true) = (&job.file, job.write) {
+                    std::fs::write(dir.join(name), text).expect("input file");
+                }
+                let v = judge_statuses(&job.args, &dir, job.statuses);
                 let mut t = tally.lock().unwrap();
                 t.runs += 1;
+                t.per_group[job.group as usize] += 1;
                 match v {
                     Verdict::Fine => t.fine += 1,
                     Verdict::LongWorkAnnounced => t.announced += 1,
-                    Verdict::Bad(why) => t.bad.push(format!("rbf {}: {why}", args.join(" "))),
+                    Verdict::Bad(why) => {
+                        let file = job
+                            .file
+                            .as_ref()
+                            .map_or(String::new(), |(n, text)| format!("\n  {n}:\n{text}"));
+                        t.bad
+                            .push(format!("rbf {}: {why}{file}", job.args.join(" ")))
+                    }
                 }
             });
         }
@@ -362,10 +653,80 @@ fn sweep(values: &[String], workers: usize) -> Tally {
     tally.into_inner().unwrap()
 }
 
+/// The sweep's templates work as they are: a hostile value is the only thing wrong in
+/// each run.
+#[test]
+fn the_sweep_templates_run() {
+    let dir = Scratch::new("sweep-templates");
+    prepare(&dir);
+    let ok = |args: &[String]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_rbf"))
+            .args(args)
+            .current_dir(&*dir)
+            .stdin(Stdio::null())
+            .output()
+            .expect("rbf");
+        assert!(
+            out.status.success(),
+            "rbf {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let working = vec!["1".to_string()];
+    for (table, key, _) in CONFIG_KEYS {
+        let value = match *key {
+            "placement" => "\"uniform\"".to_string(),
+            "renewal_tolerance" => "1e-3".to_string(),
+            "seeds" | "memory" | "hashes" | "phases" => "[2]".to_string(),
+            "sigma_fraction" => "[0.5]".to_string(),
+            "target_fp" => "[0.05]".to_string(),
+            "sigma" | "max_inserts" => "[300]".to_string(),
+            "bits_per_distinct" => "[20]".to_string(),
+            "eps" => "1e-10".to_string(),
+            "confidence" => "0.9".to_string(),
+            "zipf" => "1.0".to_string(),
+            "p_repeat" => "0.5".to_string(),
+            _ => "1000".to_string(),
+        };
+        let value = if *key == "memory" {
+            "[2000]".into()
+        } else {
+            value
+        };
+        let value = if *key == "hashes" {
+            "[3]".into()
+        } else {
+            value
+        };
+        let value = if *key == "phases" {
+            "[1]".into()
+        } else {
+            value
+        };
+        std::fs::write(dir.join("t.toml"), config_text(table, key, &value)).unwrap();
+        ok(&words("run t.toml -o out -q"));
+    }
+    for job in weight_jobs(&working) {
+        ok(&job.args);
+    }
+    for (j, x) in WORKLOAD_NUMBERS.iter().enumerate() {
+        std::fs::write(dir.join("w.json"), workload_text(j, x)).unwrap();
+        for line in workload_readers("w.json", "w.csv") {
+            ok(&words(&line));
+        }
+    }
+}
+
 #[test]
 fn hostile_numbers_on_every_flag_end_cleanly() {
     let t = sweep(&hostile_values(), 2);
-    assert!(t.runs > 500, "the sweep ran only {} cases", t.runs);
+    println!(
+        "hostile-number sweep (CI): {} runs ({} flags, {} weights, {} configs, {} workload files), {} long runs announced",
+        t.runs, t.per_group[0], t.per_group[1], t.per_group[2], t.per_group[3], t.announced
+    );
+    assert!(t.runs > 1400, "the sweep ran only {} cases", t.runs);
+    assert!(t.per_group.iter().all(|&n| n >= 80), "{:?}", t.per_group);
     assert!(
         t.bad.is_empty(),
         "{} of {} runs misbehaved:\n{}",
@@ -384,8 +745,12 @@ fn long_hostile_number_sweep() {
     values.extend(extra_values());
     let t = sweep(&values, 2);
     println!(
-        "hostile-number sweep: {} runs, {} answered or refused in time, {} long runs announced, {} bad",
+        "hostile-number sweep: {} runs ({} flags, {} weights, {} configs, {} workload files), {} answered or refused in time, {} long runs announced, {} bad",
         t.runs,
+        t.per_group[0],
+        t.per_group[1],
+        t.per_group[2],
+        t.per_group[3],
         t.fine,
         t.announced,
         t.bad.len()

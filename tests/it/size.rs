@@ -5,8 +5,8 @@
 //! the renewal bound is proven there (Theorem 7), and for this workload it levels off
 //! near 2.3e-2 as M grows, so the FN target is 3e-2.
 
+use rbf::compare::{Bound, Standing, TargetVerdict};
 use rbf::filter::Hashing;
-use rbf::report::verdict::TargetVerdict;
 use rbf::size::confirm::confirm;
 use rbf::size::{best_at, best_fn, evaluate, smallest_memory, SizeOptions, RELATIVE_PRECISION};
 use rbf::workload::{Placement, Workload};
@@ -45,9 +45,16 @@ fn smallest_memory_meets_targets_and_is_minimal() {
     assert_eq!(s.question, "smallest-memory");
     assert!(b.fn_renewal_upper <= TARGET_FN, "{b:?}");
     assert!(b.fp_model <= TARGET_FP, "{b:?}");
-    assert!(
-        b.fn_bound_guaranteed,
-        "one phase: the renewal bound is proven"
+    let judged = rbf::size::judged(b, &o, &workload(), None).unwrap();
+    let r = judged.get(Bound::Renewal).expect("the renewal record");
+    assert_eq!(
+        r.standing,
+        Standing::Proven,
+        "one phase, a workload given as the truth: the renewal bound is proven"
+    );
+    assert_eq!(
+        r.value, b.fn_renewal_upper,
+        "the judge computes the same bound"
     );
     // The answer is verified directly, not only taken from the search.
     let again = evaluate(b.memory, b.hashes, b.phases, &o, &workload())
@@ -169,7 +176,7 @@ fn cli_json_keys() {
         "phases",
         "fp_model",
         "fn_renewal_upper",
-        "fn_bound_guaranteed",
+        "models",
         "target_fp",
         "target_fn",
         "question",
@@ -192,6 +199,13 @@ fn cli_json_keys() {
         assert!(c.get(key).is_some(), "missing confirmation.{key}: {c}");
     }
     assert!(v["fn_renewal_upper"].as_f64().unwrap() <= TARGET_FN);
+    // The chosen filter's bound as the judge reports it: proven (one phase, a workload
+    // given as the truth) and judged against the confirming replay's FN.
+    let m = &v["models"][0];
+    assert_eq!(m["bound"], "renewal");
+    assert_eq!(m["value"], v["fn_renewal_upper"]);
+    assert_eq!(m["standing"], "proven");
+    assert!(m["verdict"].is_string(), "{m}");
 }
 
 #[test]

@@ -199,5 +199,5 @@ fn quickstart_plots_read_well() {
     // The synthetic workload's renewal bound is proven for one phase: a solid line.
     let synthetic = read("04-fn-vs-memory");
     assert!(synthetic.contains("renewal upper bound, 1-phase"));
-    assert!(synthetic.contains("renewal upper bound (approx.), 2-phase"));
+    assert!(synthetic.contains("renewal upper bound (not proven), 2-phase"));
 }

@@ -24,6 +24,7 @@ pub struct ExperimentBench {
 
 pub fn run(a: ExperimentBench) -> Result<()> {
     let config = ExperimentConfig::load(&a.config)?;
+    rbf::experiment::check(&config)?;
     let points = experiment::grid::expand(&config).len();
     crate::cli::with_threads(a.threads, || {
         let mut rows = 0;

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
+use rbf::compare::{judge, values_by_key, JudgeOptions, Record, Subject};
 use rbf::filter::FilterConfig;
-use rbf::model::fneg::{
-    FnModel, FnReport, Method, MethodResult, RenewalMode, RenewalOptions, RenewalResult,
-};
-use rbf::report::{rate, Table};
+use rbf::model::fneg::{Method, MethodResult, RenewalMode, RenewalResult};
+use rbf::report::judged::claim_cell;
+use rbf::report::{rate, wrap, Table, WIDTH};
 use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
 
@@ -33,8 +33,8 @@ pub struct FnArgs {
     /// p_r: probability that an arrival is a draw from Q.
     #[arg(long)]
     pub p_repeat: Option<f64>,
-    /// Where new messages enter Q: uniform, top, bottom, or comma-separated weights
-    /// zeta_0,...,zeta_{D-1}.
+    /// Where new messages enter Q: uniform, top, bottom, segments:W1,W2,... (relative
+    /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
     #[arg(long)]
     pub placement: Option<String>,
     /// Methods, comma-separated: all, renewal, markov-lower, markov-swr,
@@ -68,39 +68,25 @@ struct Output<'a> {
     distinct: usize,
     p_repeat: f64,
     placement: &'a Placement,
-    fn_renewal_upper: Option<f64>,
+    /// FN per arrival of every bound of the one list (`fn_renewal_upper`,
+    /// `fn_markov_lower`, ...; null: not computed).
+    #[serde(flatten)]
+    values: std::collections::BTreeMap<&'static str, Option<f64>>,
     /// Which engine produced the renewal bound (exact or certified) and its proven
     /// tolerance: exact <= fn_renewal_upper <= exact (1 + tolerance).
     fn_renewal_mode: Option<RenewalMode>,
     fn_renewal_tolerance: Option<f64>,
-    fn_markov_lower: Option<f64>,
-    fn_markov_swr: Option<f64>,
-    fn_markov_uniform: Option<f64>,
-    fn_markov_biuniform: Option<f64>,
-    fn_drop_pins: Option<f64>,
-    fn_markov_disabling: Option<f64>,
     /// The FN paper's FP per arrival (false positives / arrivals).
     fp_rate: Option<f64>,
     fp_rate_from: Option<&'static str>,
     /// Per method: value, claim (upper-bound / lower-bound / approximation), whether
     /// the claim is proven for this workload, and why.
     methods: std::collections::BTreeMap<&'static str, MethodEntry<'a>>,
+    /// Every method judged as every command reports it: claim and standing (proven,
+    /// or for the fitted model with a workload fitted from a trace) and note.
+    models: &'a [Record],
     renewal: Option<&'a RenewalResult>,
     markov_states: Option<usize>,
-}
-
-fn parse_placement(s: &str) -> Result<Placement> {
-    if !s.starts_with("segments:") && (s.contains(',') || s.parse::<f64>().is_ok()) {
-        let v: std::result::Result<Vec<f64>, _> =
-            s.split(',').map(|x| x.trim().parse::<f64>()).collect();
-        return v.map(Placement::Explicit).map_err(|e| {
-            Error::config(
-                "placement",
-                format!("not a comma-separated list of weights ({e}); allowed: uniform, top, bottom, segments:W1,W2,..., or w0,w1,... (one weight per rank)"),
-            )
-        });
-    }
-    Placement::parse(s)
 }
 
 fn workload(a: &FnArgs) -> Result<Workload> {
@@ -126,59 +112,50 @@ fn workload(a: &FnArgs) -> Result<Workload> {
         w.p_repeat = p;
     }
     if let Some(p) = &a.placement {
-        w.placement = parse_placement(p)?;
+        w.placement = Placement::parse(p)?;
     }
     w.validate()?;
     Ok(w)
-}
-
-fn value(r: &FnReport, m: Method) -> Option<f64> {
-    r.get(m).map(|x| x.fn_rate)
 }
 
 pub fn run(a: FnArgs) -> Result<()> {
     let filter = a.filter.config()?;
     let w = workload(&a)?;
     let methods = Method::parse_list(&a.method)?;
-    let model = FnModel::new(&filter, &w, a.eps)?;
     if methods.contains(&Method::Renewal) {
         // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
         rbf::progress::install_interrupt_handler();
     }
-    let report = model.evaluate(
-        &methods,
-        RenewalOptions {
-            eps: a.eps,
-            tolerance: a.tolerance,
-            progress: true,
-            ..RenewalOptions::default()
-        },
+    let j = judge(
+        &Subject::given(&filter, &w),
+        &JudgeOptions::new(methods, a.eps, a.tolerance, true),
+        None,
     )?;
+    let report = j.report.as_ref();
+    let renewal = report.and_then(|r| r.renewal);
+    let fp = report.and_then(|r| r.fp_rate());
     if a.json {
-        let fp = report.fp_rate();
         let out = Output {
             filter: &filter,
             distinct: w.distinct(),
             p_repeat: w.p_repeat,
             placement: &w.placement,
-            fn_renewal_upper: value(&report, Method::Renewal),
-            fn_renewal_mode: report.renewal.map(|r| r.mode),
-            fn_renewal_tolerance: report.renewal.map(|r| r.certified_tolerance),
-            fn_markov_lower: value(&report, Method::MarkovLower),
-            fn_markov_swr: value(&report, Method::MarkovSwr),
-            fn_markov_uniform: value(&report, Method::MarkovUniform),
-            fn_markov_biuniform: value(&report, Method::MarkovBiuniform),
-            fn_drop_pins: value(&report, Method::DropPins),
-            fn_markov_disabling: value(&report, Method::MarkovDisabling),
+            values: values_by_key(&j.records),
+            fn_renewal_mode: renewal.map(|r| r.mode),
+            fn_renewal_tolerance: renewal.map(|r| r.certified_tolerance),
             fp_rate: fp.map(|x| x.0),
             fp_rate_from: fp.map(|x| x.1.name()),
             methods: report
-                .results
-                .iter()
-                .map(|r| (r.method.name(), MethodEntry { result: r }))
-                .collect(),
-            renewal: report.renewal.as_ref(),
-            markov_states: report.markov_states,
+                .map(|r| {
+                    r.results
+                        .iter()
+                        .map(|r| (r.method.name(), MethodEntry { result: r }))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            models: &j.records,
+            renewal: renewal.as_ref(),
+            markov_states: report.and_then(|r| r.markov_states),
         };
         return crate::cli::print_json(&out);
     }
@@ -189,11 +166,11 @@ pub fn run(a: FnArgs) -> Result<()> {
         w.p_repeat,
         w.placement.describe()
     );
-    print!("{}", table(&report));
-    if let Some(r) = &report.renewal {
-        println!("{}", renewal_mode_line(r));
+    print!("{}", table(&j.records));
+    if let Some(r) = &renewal {
+        print!("{}", wrap(&renewal_mode_line(r), WIDTH, "    "));
     }
-    if let Some((fp, from)) = report.fp_rate() {
+    if let Some((fp, from)) = fp {
         println!(
             "FP per arrival (FN paper's definition, {} model): {}",
             from.name(),
@@ -203,26 +180,15 @@ pub fn run(a: FnArgs) -> Result<()> {
     Ok(())
 }
 
-fn table(r: &FnReport) -> String {
-    let mut t = Table::new(["method", "FN per arrival", "claim", "proven?"]).left_aligned(&[2, 3]);
-    for x in &r.results {
-        let g = &x.guarantee;
-        let claim = match g.claim {
-            rbf::model::fneg::Claim::UpperBound => "upper bound",
-            rbf::model::fneg::Claim::LowerBound => "lower bound",
-            rbf::model::fneg::Claim::Approximation => "approximation",
-        };
-        let proven = match (g.claim, g.guaranteed) {
-            (rbf::model::fneg::Claim::Approximation, _) => "n/a",
-            (_, true) => "yes",
-            (_, false) => "NO (not proven)",
-        };
-        let n = t.note(&g.note);
+fn table(records: &[Record]) -> String {
+    let mut t = Table::new(["method", "FN per arrival", "claim", "standing"]).left_aligned(&[2, 3]);
+    for r in records {
+        let n = t.note(&r.note);
         t.row([
-            format!("{} [{n}]", x.method.name()),
-            rate(x.fn_rate),
-            claim.to_string(),
-            proven.to_string(),
+            format!("{} [{n}]", r.bound.name()),
+            rate(r.value),
+            claim_cell(r.claim).to_string(),
+            r.standing.to_string(),
         ]);
     }
     t.render()

@@ -51,8 +51,14 @@ pub fn parse_duration_ns(s: &str) -> std::result::Result<u64, String> {
         }
     };
     let ns = v * scale;
-    if !ns.is_finite() || ns <= 0.0 || ns >= u64::MAX as f64 {
+    if ns.is_nan() || ns <= 0.0 {
         return Err(format!("duration {s:?} must be positive"));
+    }
+    // u64::MAX as f64 rounds up to 2^64: anything at or above it does not fit.
+    if ns >= u64::MAX as f64 {
+        return Err(format!(
+            "duration {s:?} is too long: at most 2^64 - 1 ns (about 584 years)"
+        ));
     }
     Ok(ns as u64)
 }
@@ -332,7 +338,18 @@ mod tests {
         assert_eq!(parse_duration_ns("500ms"), Ok(500_000_000));
         assert_eq!(parse_duration_ns("30m"), Ok(1_800_000_000_000));
         assert!(parse_duration_ns("5 parsecs").is_err());
-        assert!(parse_duration_ns("0").is_err());
+        assert!(parse_duration_ns("0").unwrap_err().contains("positive"));
+        for long in [
+            "18446744073709551615s",
+            "18446744073709551615",
+            "9999999999999999h",
+        ] {
+            let e = parse_duration_ns(long).unwrap_err();
+            assert!(e.contains("too long") && e.contains("584 years"), "{e}");
+        }
+        assert!(parse_duration_ns("584y")
+            .unwrap_err()
+            .contains("unknown time unit"));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! (a new message at rank i is disabled, one above rank i brings the message from rank
 //! i - 1 down, one below leaves rank i alone). The quantity the models need is the
 //! enabled repeat mass U = sum_i q_i g_i, the probability that a draw from Q is a
-//! non-repeat: the corrected eqs. (25)-(26) of MODEL-NOTES.md use it as
+//! non-repeat: the corrected eqs. (25)-(26) of docs/MODEL.md use it as
 //! P(eta_j = 1) = (1 - p_r) + p_r U and P(non-repeat draw) = p_r U.
 //!
 //! Window: the maximum of g over a prefix of ranks never grows, whatever the placement

@@ -2,20 +2,22 @@
 //! and approximations (§4) and the renewal upper bound (§5), for a workload given as
 //! (Q, p_r, placement zeta).
 //!
-//! * [`bitdist`]: the bit-count distribution shared by both models (eqs. 1, 19);
-//! * [`profile`]: psi, phi, rho, gamma per number of distinct messages (eqs. 1-4);
-//! * [`nbounded`]: the same for an N-bounded filter (§4.1.2);
-//! * [`nonrepeat`]: per-state non-repeat estimates (eqs. 5-11);
-//! * [`powersums`]: sum_j (q_j) (1 - q_j)^l at any l in time independent of D (eqs. 6, 10);
-//! * [`disabling`]: messages drawn or new in the current cycle (eq. 24, appendix G.2);
-//! * [`eq24`]: its inner kernel, one arrival for a chunk of ranks;
-//! * [`markov`]: steady state and rates of the chain, one and two phases (eqs. 12-15);
-//! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28);
-//! * [`certified`]: its certified tolerance mode (a bracket of U without eq. 24);
-//! * [`cycle`]: a cycle's bit process and running sums, arrival by arrival;
-//! * [`inscount`]: its bit process through the insertion count (eq. 19, decomposed);
-//! * [`correlate`]: the two-phase numerator's lagged sums (eqs. 27-28), by FFT when long;
-//! * [`simd`]: the kernels' run-time choice of vector width (same results at each).
+//! Two models share one vocabulary ([`method`]: the methods, their claims and results)
+//! and a few kernels, and this module puts them behind one facade ([`FnModel`]):
+//!
+//! * [`renewal`]: the renewal upper bound, one and two phases (eqs. 16-28): its engine,
+//!   inputs ([`renewal::input`]), a cycle's bit process ([`renewal::process`],
+//!   [`renewal::inscount`]), the running sums ([`renewal::cycle`]), the two-phase lagged
+//!   sums ([`renewal::correlate`]) and the certified tolerance mode
+//!   ([`renewal::certified`]);
+//! * [`markov`]: steady state and rates of the Markov chain, one and two phases
+//!   (eqs. 12-15), on the bit-measuring profile ([`markov::profile`], eqs. 1-4) with
+//!   per-state non-repeat estimates ([`markov::nonrepeat`], eqs. 5-11);
+//! * shared kernels: [`bitdist`] (the bit-count distribution, eqs. 1, 19), [`nbounded`]
+//!   (the same for an N-bounded filter, §4.1.2), [`powersums`] (sum_j q_j (1 - q_j)^l
+//!   in time independent of D, eqs. 6, 10), [`disabling`] and its kernel [`eq24`]
+//!   (messages drawn or new in the current cycle, eq. 24, appendix G.2), [`simd`] (the
+//!   kernels' run-time choice of vector width, same results at each).
 //!
 //! Modelled variants: sigma- or N-bounded ([`nbounded`], §4.1.2), colliding or distinct
 //! hashing, retaining or not, one phase, or two phases with copy-over (the FN paper's analysis assumes copy-over
@@ -25,143 +27,29 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod bitdist;
-pub mod certified;
-pub mod correlate;
-pub mod cycle;
 pub mod disabling;
 pub mod eq24;
-pub mod inscount;
 pub mod markov;
+pub mod method;
 pub mod nbounded;
-pub mod nonrepeat;
 pub mod powersums;
-pub mod profile;
 pub mod renewal;
 pub mod simd;
-pub mod worst;
-
-use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Trigger};
 use crate::model::tau::Transitions;
 use crate::workload::{ReuseProfile, Workload};
 
+pub use markov::profile::Profile;
 pub use markov::ChainRates;
-pub use profile::Profile;
+pub use method::{Claim, FnReport, Guarantee, Method, MethodResult};
 pub use renewal::{RenewalMode, RenewalOptions, RenewalResult};
 
 /// Probability of a still-running cycle at the renewal engine's stop above which, with
 /// p_r = 1, the model's cycle lengths no longer describe a filter with fixed hash
 /// positions ([`FnModel::renewal_guarantee`]).
 pub const UNENDING_CYCLES: f64 = 1e-6;
-
-/// One way of computing the FN rate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// Renewal upper bound (§5).
-    Renewal,
-    /// Markov chain with the "most popular recorded" lower bound (eq. 5).
-    MarkovLower,
-    /// Markov chain with sampling with replacement (eq. 6).
-    MarkovSwr,
-    /// Markov chain with the uniform distribution (eq. 7).
-    MarkovUniform,
-    /// Markov chain with the tightest bi-uniform distribution (eqs. 8-9).
-    MarkovBiuniform,
-    /// Markov chain with the drop-pins average (eqs. 10-11).
-    DropPins,
-    /// Markov chain with the disabling recursion of appendix G.2.
-    MarkovDisabling,
-}
-
-impl Method {
-    pub const ALL: [Method; 7] = [
-        Method::Renewal,
-        Method::MarkovLower,
-        Method::MarkovSwr,
-        Method::MarkovUniform,
-        Method::MarkovBiuniform,
-        Method::DropPins,
-        Method::MarkovDisabling,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Renewal => "renewal",
-            Method::MarkovLower => "markov-lower",
-            Method::MarkovSwr => "markov-swr",
-            Method::MarkovUniform => "markov-uniform",
-            Method::MarkovBiuniform => "markov-biuniform",
-            Method::DropPins => "drop-pins",
-            Method::MarkovDisabling => "markov-disabling",
-        }
-    }
-
-    /// Parses a comma-separated list of method names; `all` stands for every method.
-    /// Duplicates are dropped, the first occurrence keeps its place.
-    pub fn parse_list(s: &str) -> Result<Vec<Method>> {
-        let mut out = Vec::new();
-        for name in s.split(',').map(str::trim) {
-            if name == "all" {
-                out.extend(Method::ALL);
-            } else {
-                out.push(Method::parse(name)?);
-            }
-        }
-        let mut seen = std::collections::HashSet::new();
-        out.retain(|m| seen.insert(*m));
-        Ok(out)
-    }
-
-    /// Parses a method name; `all` is handled by the caller.
-    pub fn parse(name: &str) -> Result<Method> {
-        Method::ALL
-            .into_iter()
-            .find(|m| m.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
-                Error::config(
-                    "method",
-                    format!(
-                        "unknown method `{name}`; allowed: all, {}",
-                        names.join(", ")
-                    ),
-                )
-            })
-    }
-}
-
-/// What a method's number claims to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Claim {
-    UpperBound,
-    LowerBound,
-    Approximation,
-}
-
-/// A method's claim for this filter and workload, and whether it is proven to hold.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Guarantee {
-    pub claim: Claim,
-    /// The claim is proven for this variant and workload (under the FN paper's arrival
-    /// model). False means "not proven", not "false".
-    pub guaranteed: bool,
-    pub note: String,
-}
-
-/// One method's result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct MethodResult {
-    pub method: Method,
-    pub fn_rate: f64,
-    /// The chain's (or renewal model's) FP per arrival.
-    pub fp_rate: f64,
-    pub guarantee: Guarantee,
-    pub seconds: f64,
-}
 
 /// A filter and workload ready for the FN models.
 #[derive(Clone, Debug)]
@@ -178,7 +66,7 @@ pub struct FnModel {
     pub zeta: Vec<f64>,
     pub p_r: f64,
     /// An interval of p_r (the conservative end of a fit): the renewal bound then holds
-    /// for every p_r in it ([`cycle::Draws`]); the other methods use `p_r`.
+    /// for every p_r in it ([`renewal::cycle::Draws`]); the other methods use `p_r`.
     pub p_r_interval: Option<(f64, f64)>,
     /// A measured reuse profile (fitted workloads): the renewal bound reads U_j from it.
     pub reuse: Option<ReuseProfile>,
@@ -247,8 +135,8 @@ impl FnModel {
             retaining: filter.retaining,
             phases: filter.phases,
             independent_halves: filter.independent_halves,
-            q: workload.repeat_distribution()?,
-            zeta: workload.placement_distribution()?,
+            q: workload.repeat_distribution()?.into(),
+            zeta: workload.placement_distribution()?.into(),
             p_r: workload.p_repeat,
             p_r_interval: workload.p_repeat_interval.map(|[l, h]| (l, h)),
             reuse: workload.reuse.clone(),
@@ -288,11 +176,11 @@ impl FnModel {
     pub fn estimates(&self, method: Method, profile: &Profile) -> Option<Vec<f64>> {
         let states = profile.start..=profile.last();
         Some(match method {
-            Method::MarkovLower => nonrepeat::lower(&self.q, states),
-            Method::MarkovSwr => nonrepeat::with_replacement(&self.q, states),
-            Method::MarkovUniform => nonrepeat::uniform(self.q.len(), states),
-            Method::MarkovBiuniform => nonrepeat::biuniform(&self.q, states).0,
-            Method::DropPins => nonrepeat::drop_pins(&self.q, states),
+            Method::MarkovLower => markov::nonrepeat::lower(&self.q, states),
+            Method::MarkovSwr => markov::nonrepeat::with_replacement(&self.q, states),
+            Method::MarkovUniform => markov::nonrepeat::uniform(self.q.len(), states),
+            Method::MarkovBiuniform => markov::nonrepeat::biuniform(&self.q, states).0,
+            Method::DropPins => markov::nonrepeat::drop_pins(&self.q, states),
             Method::MarkovDisabling => {
                 markov::disabling_estimates(&self.q, &self.zeta, self.p_r, profile)
             }
@@ -310,15 +198,12 @@ impl FnModel {
         })
     }
 
-    /// What each method's number is for this filter and workload.
+    /// What each method's number is for this filter and workload, under the FN
+    /// paper's arrival model with this workload (whether the workload describes a
+    /// trace is the caller's to say: [`crate::compare`] calls a bound on a fitted
+    /// workload a bound for the fitted model).
     pub fn guarantee(&self, method: Method) -> Guarantee {
-        let mut g = self.variant_guarantee(method);
-        if method == Method::Renewal && self.reuse.is_some() {
-            g.note.push_str(
-                "; U_j read from the measured reuse profile (docs/FIT.md): a bound for the model with this profile, not a proof for the trace",
-            );
-        }
-        g
+        self.variant_guarantee(method)
     }
 
     /// The renewal bound's guarantee once it is computed: without new arrivals, a cycle
@@ -329,12 +214,20 @@ impl FnModel {
     /// them this number, are not a bound for it (measured: 1.0e-2 against an observed
     /// 3.0e-2 at D = 1000, M = 10 560, k = 8, sigma = 5640, p_r = 1).
     pub fn renewal_guarantee(&self, r: &RenewalResult) -> Guarantee {
+        self.renewal_guarantee_truncated(r.truncated_mass)
+    }
+
+    /// [`FnModel::renewal_guarantee`] from the largest probability of a still-running
+    /// cycle at the engine's stop over the computations behind a bound (several for a
+    /// bound over an interval of p_r, which reaches p_r = 1 when its high end does).
+    pub fn renewal_guarantee_truncated(&self, truncated_mass: f64) -> Guarantee {
         let mut g = self.guarantee(Method::Renewal);
-        if self.p_r >= 1.0 && r.truncated_mass > UNENDING_CYCLES {
+        let high = self.p_r_interval.map_or(self.p_r, |(_, h)| h.max(self.p_r));
+        if high >= 1.0 && truncated_mass > UNENDING_CYCLES {
             g.guaranteed = false;
             g.note = format!(
                 "a bound for the model, not for a real filter: with p_r = 1 the model's cycles were still running with probability {:.2} when the D messages ran out (their bits stayed at or below sigma); the model draws fresh hash positions per cycle, a real filter's are fixed, so its cycles end far more often than the model's and its FN can exceed this number ({})",
-                r.truncated_mass, g.note
+                truncated_mass, g.note
             );
         }
         g
@@ -367,7 +260,7 @@ impl FnModel {
             Method::Renewal => g(
                 Claim::UpperBound,
                 false,
-                "not proven: eqs. 27-28 assume independent hash positions in the two halves (appendix G.1); this filter reuses them",
+                "eqs. 27-28 assume independent hash positions in the two halves (appendix G.1); this filter reuses them",
             ),
             Method::MarkovLower if one && repeats_only => g(
                 Claim::LowerBound,
@@ -378,9 +271,9 @@ impl FnModel {
                 Claim::LowerBound,
                 false,
                 if one {
-                    "not a proven bound: eq. 5 is argued for repeat draws only and p_r < 1"
+                    "eq. 5 is argued for repeat draws only and p_r < 1"
                 } else {
-                    "not a proven bound: the two-phase product form (eq. 15) ignores the correlation of the halves"
+                    "the two-phase product form (eq. 15) ignores the correlation of the halves"
                 },
             ),
             Method::MarkovSwr | Method::MarkovUniform | Method::MarkovBiuniform
@@ -396,9 +289,9 @@ impl FnModel {
                 Claim::UpperBound,
                 false,
                 if one {
-                    "not a proven bound: the Markov bounds are proven for repeat draws only and p_r < 1"
+                    "the Markov bounds are proven for repeat draws only and p_r < 1"
                 } else {
-                    "not a proven bound: the two-phase product form (eq. 15) multiplies per-half averages, which under-estimates the joint miss probability"
+                    "the two-phase product form (eq. 15) multiplies per-half averages, which under-estimates the joint miss probability"
                 },
             ),
             Method::DropPins => g(Claim::Approximation, false, "average-case approximation (eqs. 10-11)"),
@@ -447,29 +340,5 @@ impl FnModel {
             renewal,
             markov_states: profile.as_ref().map(|p| p.len()),
         })
-    }
-}
-
-/// Results of [`FnModel::evaluate`].
-#[derive(Clone, Debug, Serialize)]
-pub struct FnReport {
-    pub results: Vec<MethodResult>,
-    /// Details of the renewal computation, when it ran.
-    pub renewal: Option<RenewalResult>,
-    /// States kept by the Markov truncation, when a Markov method ran.
-    pub markov_states: Option<usize>,
-}
-
-impl FnReport {
-    pub fn get(&self, method: Method) -> Option<&MethodResult> {
-        self.results.iter().find(|r| r.method == method)
-    }
-
-    /// The FN paper's FP per arrival: from the renewal model when it ran, else from the
-    /// first Markov chain.
-    pub fn fp_rate(&self) -> Option<(f64, Method)> {
-        self.get(Method::Renewal)
-            .or_else(|| self.results.first())
-            .map(|r| (r.fp_rate, r.method))
     }
 }

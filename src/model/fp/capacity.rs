@@ -26,7 +26,7 @@ use super::nbounded::{worst_case, NBoundedSums, PROGRESS_TERMS};
 use super::renewal::{Renewal, Visit, PROGRESS_FROM};
 use super::sigma::{predict_sigma, two_phase_fp, CycleSums, FrozenSums};
 use crate::error::{Error, Result};
-use crate::filter::Hashing;
+use crate::filter::{FilterConfig, Hashing};
 use crate::model::tau::Transitions;
 use crate::progress::Progress;
 
@@ -132,14 +132,23 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
         Progress::hidden()
     };
     for k in 1..=q.k_max {
+        let shape = |m: u64, phases: u8| SigmaShape {
+            m,
+            k,
+            phases,
+            hashing: q.hashing,
+            retaining: q.retaining,
+            copy_over: q.copy_over,
+            target: q.target,
+        };
         let one = if q.hashing == Hashing::Colliding || u64::from(k) < q.memory {
-            best_sigma(q, q.memory, k, 1, &progress)?
+            largest_sigma(&shape(q.memory, 1), &progress)?
         } else {
             None
         };
         let half = q.memory / 2;
         let two = if q.hashing == Hashing::Colliding || u64::from(k) < half {
-            best_sigma(q, half, k, 2, &progress)?
+            largest_sigma(&shape(half, 2), &progress)?
         } else {
             None
         };
@@ -194,23 +203,101 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
     })
 }
 
-/// The largest sigma < m (bits per array) whose f_sigma (one or two phases) meets the
-/// target, by one pass with no cutoff.
-fn best_sigma(
-    q: &CapacityQuery,
+/// The largest sigma whose FP-paper average FP rate (count-instance f_sigma, one phase,
+/// or f_sigma^2 for two) meets `target`, for `filter`'s M, k, phases, hashing, retaining
+/// and copy-over; its trigger (sigma or N) is ignored, so a filter whose sigma is yet to
+/// be chosen is asked as it is. sigma runs from k (the FN models' least) to the bits per
+/// array less one; f_sigma grows with sigma, so one pass up the bit-count chain finds it
+/// (§V-B). Errors name `target-fp` when the target is not a rate or even sigma = k
+/// misses it.
+pub fn sigma_for_target(filter: &FilterConfig, target: f64) -> Result<SigmaCapacity> {
+    let progress = if filter.half_memory() >= PROGRESS_FROM {
+        Progress::new(
+            format!(
+                "FP model: the largest sigma for FP {target}, M = {}",
+                filter.memory
+            ),
+            sigma_states(filter.half_memory(), filter.hashes, target),
+            "states",
+        )
+    } else {
+        Progress::hidden()
+    };
+    sigma_for_target_tracked(filter, target, &progress)
+}
+
+/// About how many states [`sigma_for_target`] visits for `m` bits per array: 1.5 m
+/// target^(1/k) (eq. 1 inverted), for a caller that shows one progress display over
+/// several searches.
+pub fn sigma_states(m: u64, k: u32, target: f64) -> f64 {
+    1.5 * m as f64 * target.powf(1.0 / f64::from(k))
+}
+
+/// [`sigma_for_target`], reporting its states to `progress`.
+pub fn sigma_for_target_tracked(
+    filter: &FilterConfig,
+    target: f64,
+    progress: &Progress,
+) -> Result<SigmaCapacity> {
+    if !(target > 0.0 && target < 1.0) {
+        return Err(Error::config(
+            "target-fp",
+            format!("must lie strictly between 0 and 1, found {target}"),
+        ));
+    }
+    filter.validate_shape()?;
+    let m = filter.half_memory();
+    let k = filter.hashes;
+    let shape = SigmaShape {
+        m,
+        k,
+        phases: filter.phases,
+        hashing: filter.hashing,
+        retaining: filter.retaining,
+        copy_over: filter.copy_over,
+        target,
+    };
+    match largest_sigma(&shape, progress)? {
+        Some(s) if s.sigma >= u64::from(k) => Ok(s),
+        _ => {
+            let least = u64::from(k).min(m.saturating_sub(1));
+            let renewal = Renewal::new(Transitions::new(m, k, filter.hashing), filter.retaining);
+            let fp = predict_sigma(&renewal, least, filter.phases, filter.copy_over)?.fp_sigma;
+            Err(Error::config(
+                "target-fp",
+                format!(
+                    "{target} is below the FP rate {fp:.3e} of the smallest sigma (= k = {least}) for M = {}: use more memory or a larger target",
+                    filter.memory
+                ),
+            ))
+        }
+    }
+}
+
+/// One array's settings and the target, for [`largest_sigma`].
+struct SigmaShape {
+    /// Bits per array.
     m: u64,
     k: u32,
     phases: u8,
-    progress: &Progress,
-) -> Result<Option<SigmaCapacity>> {
-    let t = Transitions::new(m, k, q.hashing);
+    hashing: Hashing,
+    retaining: bool,
+    copy_over: bool,
+    target: f64,
+}
+
+/// The largest sigma < m (bits per array) whose f_sigma (one or two phases) meets the
+/// target, by one pass with no cutoff.
+fn largest_sigma(q: &SigmaShape, progress: &Progress) -> Result<Option<SigmaCapacity>> {
+    let m = q.m;
+    let t = Transitions::new(m, q.k, q.hashing);
     let renewal = Renewal::new(t, q.retaining);
     // Retaining with sigma below the retained insertion's reach: the cycle's start
     // depends on sigma, so those few thresholds are solved one by one.
     let sweep_from = if q.retaining { renewal.init_top() } else { 0 };
     let mut best = None;
     for sigma in 0..sweep_from.min(m) {
-        let p = predict_sigma(&renewal, sigma, phases, q.copy_over)?;
+        let p = predict_sigma(&renewal, sigma, q.phases, q.copy_over)?;
         if p.fp_sigma <= q.target {
             best = Some(SigmaCapacity {
                 sigma,
@@ -219,7 +306,7 @@ fn best_sigma(
             });
         }
     }
-    let mut sweep = Sweep::new(t, phases, q.copy_over);
+    let mut sweep = Sweep::new(t, q.phases, q.copy_over);
     let mut found = None;
     renewal.pass(None, progress, |v| {
         let sigma = v.state;

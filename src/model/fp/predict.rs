@@ -25,6 +25,9 @@ pub struct FpPrediction {
     pub notes: Vec<String>,
 }
 
+/// What every prediction's rate is (the last of its notes).
+pub const COUNT_INSTANCE: &str = "rates are per first-in-cycle arrival (count-instance); arrivals already recorded never set bits and are not counted";
+
 /// Predicts the FP rates of `config` (validated first).
 pub fn predict(config: &FilterConfig) -> Result<FpPrediction> {
     config.validate()?;
@@ -66,9 +69,7 @@ pub fn predict(config: &FilterConfig) -> Result<FpPrediction> {
             (None, Some(p))
         }
     };
-    notes.push(
-        "rates are per first-in-cycle arrival (count-instance); arrivals already recorded never set bits and are not counted".into(),
-    );
+    notes.push(COUNT_INSTANCE.into());
     Ok(FpPrediction {
         filter: config.clone(),
         description: config.describe(),

@@ -51,7 +51,7 @@ pub struct Visit<'a> {
 }
 
 impl Visit<'_> {
-    /// rho(i) (eq. 17 as corrected in MODEL-NOTES.md): (i/M)^k or C(i,k)/C(M,k).
+    /// rho(i) (eq. 17 as corrected in docs/MODEL.md): (i/M)^k or C(i,k)/C(M,k).
     pub fn rho(&self) -> f64 {
         self.row[0]
     }

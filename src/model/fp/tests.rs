@@ -214,3 +214,54 @@ fn worst_case_capacity_is_about_30_percent_below_sigma() {
         assert!((c.ratio_fa - 1.0).abs() < 0.05, "{}", c.ratio_fa);
     }
 }
+
+#[test]
+fn sigma_for_target_is_the_largest_sigma_meeting_the_target() {
+    // A filter whose sigma is yet to be chosen (no trigger): the pass must pick the
+    // sigma a direct solve at that sigma and the next confirms, for every variant.
+    for (phases, copy_over) in [(1u8, true), (2, true), (2, false)] {
+        for retaining in [false, true] {
+            for hashing in [Hashing::Colliding, Hashing::Distinct] {
+                for (k, target) in [(1u32, 0.02), (4, 1e-3), (7, 1e-4)] {
+                    let mut f = crate::filter::FilterConfig::sigma_bounded(4000, k, 0);
+                    f.sigma = None;
+                    (f.phases, f.copy_over, f.retaining, f.hashing) =
+                        (phases, copy_over, retaining, hashing);
+                    let what = format!("{f:?} target {target}");
+                    let got = match sigma_for_target(&f, target) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            // Only when even sigma = k misses the target.
+                            let mut at_k = f.clone();
+                            at_k.sigma = Some(u64::from(k));
+                            let p = predict(&at_k).unwrap().sigma.unwrap();
+                            assert!(p.fp_sigma > target, "{what}: {e}");
+                            assert!(e.to_string().contains("target-fp"), "{e}");
+                            continue;
+                        }
+                    };
+                    let at = |sigma: u64| {
+                        let mut c = f.clone();
+                        c.sigma = Some(sigma);
+                        predict(&c).unwrap().sigma.unwrap().fp_sigma
+                    };
+                    assert!(got.sigma >= u64::from(k), "{what}");
+                    assert!(at(got.sigma) <= target, "{what}: {got:?}");
+                    if got.sigma + 1 < f.half_memory() {
+                        assert!(at(got.sigma + 1) > target, "{what}: {got:?}");
+                    }
+                    assert!(
+                        (at(got.sigma) - got.fp).abs() <= 1e-12 * got.fp.max(1e-300),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+    let f = crate::filter::FilterConfig::sigma_bounded(4000, 4, 100);
+    assert!(sigma_for_target(&f, 1.5).is_err());
+    assert!(sigma_for_target(&f, 1e-30)
+        .unwrap_err()
+        .to_string()
+        .contains("smallest sigma"));
+}

@@ -4,14 +4,14 @@
 //! The exact value needs P(message j is among i draws without replacement), which has
 //! no tractable form (§4.1.4); each estimator replaces it by something computable:
 //! * [`lower`]: the i most popular messages are recorded (eq. 5, as corrected in
-//!   MODEL-NOTES.md: the tail sum of q_j for j >= i);
+//!   docs/MODEL.md: the tail sum of q_j for j >= i);
 //! * [`with_replacement`]: i draws with replacement (eq. 6);
 //! * [`uniform`]: Q replaced by the uniform distribution on D messages (eq. 7);
 //! * [`biuniform`]: the tightest bi-uniform distribution of Corollary 5 (eqs. 8-9);
 //! * [`drop_pins`]: with-replacement draws at the average count l*(i) that yields i
 //!   distinct messages (eqs. 10-11).
 
-use super::powersums::PowerSums;
+use crate::model::fneg::powersums::PowerSums;
 
 /// Tail sums: `lower(q, i)` = sum_{j >= i} q_j (eq. 5).
 pub fn lower(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
@@ -121,7 +121,7 @@ pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64
 
 /// Drop-pins approximation (eqs. 10-11): l*(i) is the number of draws with replacement
 /// whose expected distinct count E[X](l) = sum_j [1 - (1 - q_j)^l] (eq. 10 as corrected
-/// in MODEL-NOTES.md) is closest to i, and f^a[i] = sum_j q_j (1 - q_j)^{l*(i)}.
+/// in docs/MODEL.md) is closest to i, and f^a[i] = sum_j q_j (1 - q_j)^{l*(i)}.
 ///
 /// With f(l) = E[X](l + 1) - E[X](l) = sum_j q_j (1 - q_j)^l, E[X](l + 1) is at least as
 /// close to i as E[X](l) exactly when phi(l) = E[X](l) + f(l) / 2 <= i, and phi grows

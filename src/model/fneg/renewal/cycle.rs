@@ -3,9 +3,10 @@
 //! polling of the loop that drives it ([`Tracker`]). The exact engine drives one side
 //! with the eq. (24) U; the certified mode drives two, one per end of its bracket of U.
 
-use super::bitdist::Summary;
-use super::renewal::{RenewalOptions, Stepper};
+use super::input::RenewalOptions;
+use super::process::Stepper;
 use crate::error::Result;
+use crate::model::fneg::bitdist::Summary;
 
 /// What an arrival of the renewal model draws, given U (the chance that a draw from Q
 /// is a non-repeat): it may set bits with probability eta = (1 - p_r) + p_r U (eq. 25)

@@ -7,8 +7,8 @@
 //! N-bounded filters (§4.1.2) are profiled from the joint law of bit-setting insertions
 //! and bits instead ([`Profile::n_bounded`]).
 
-use super::bitdist::{BitDist, Summary};
-use super::nbounded::JointDist;
+use crate::model::fneg::bitdist::{BitDist, Summary};
+use crate::model::fneg::nbounded::JointDist;
 use crate::model::tau::Transitions;
 
 /// Per-state quantities for states `start..=last()`.
@@ -40,7 +40,7 @@ impl Profile {
     }
 
     /// Profiles an N-bounded filter (§4.1.2), from the joint law of bit-setting
-    /// insertions and bits ([`super::nbounded`]).
+    /// insertions and bits ([`crate::model::fneg::nbounded`]).
     pub fn n_bounded(t: Transitions, n: u64, retaining: bool, eps: f64) -> Profile {
         let mut d = JointDist::new(t, n, retaining);
         Profile::build(retaining, eps, || {

@@ -13,8 +13,9 @@
 //! 1 needs narrow pieces there. Intervals as narrow as a long trace gives take one
 //! computation plus the check at the middle.
 
-use super::{FnModel, RenewalOptions};
+use super::RenewalOptions;
 use crate::error::Result;
+use crate::model::fneg::FnModel;
 
 /// Relative gap at which the partition stops.
 pub const TOLERANCE: f64 = 1e-2;
@@ -35,6 +36,9 @@ pub struct WorstCase {
     pub p_repeat: f64,
     pub pieces: usize,
     pub computations: usize,
+    /// The largest probability of a still-running cycle at the engine's stop over the
+    /// computations ([`crate::model::fneg::FnModel::renewal_guarantee_truncated`]).
+    pub truncated_mass: f64,
 }
 
 /// The renewal bound of `model` at its p_r, or over its whole `p_r_interval`.
@@ -42,25 +46,32 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
     let Some((low, high)) = model.p_r_interval.filter(|(l, h)| h > l) else {
         let mut m = model.clone();
         m.p_r_interval = None;
-        let v = m.renewal(options)?.fn_upper;
+        let r = m.renewal(options)?;
         return Ok(WorstCase {
-            fn_upper: v,
-            attained: v,
+            fn_upper: r.fn_upper,
+            attained: r.fn_upper,
             p_repeat: m.p_r,
             pieces: 1,
             computations: 1,
+            truncated_mass: r.truncated_mass,
         });
+    };
+    let truncated = std::cell::Cell::new(0.0f64);
+    let run = |m: &FnModel| -> Result<f64> {
+        let r = m.renewal(options)?;
+        truncated.set(truncated.get().max(r.truncated_mass));
+        Ok(r.fn_upper)
     };
     let over = |a: f64, b: f64| -> Result<f64> {
         let mut m = model.clone();
         m.p_r_interval = Some((a, b));
-        Ok(m.renewal(options)?.fn_upper)
+        run(&m)
     };
     let at = |p: f64| -> Result<f64> {
         let mut m = model.clone();
         m.p_r_interval = None;
         m.p_r = p;
-        Ok(m.renewal(options)?.fn_upper)
+        run(&m)
     };
     let mut pieces = vec![(low, high, over(low, high)?)];
     let mid = (low + high) / 2.0;
@@ -97,6 +108,7 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         p_repeat,
         pieces: pieces.len(),
         computations: computations + extra,
+        truncated_mass: truncated.get(),
     })
 }
 

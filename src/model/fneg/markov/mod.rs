@@ -15,8 +15,11 @@
 //! Pi_j instead, which over-weights long-lived states and is not normalised), and
 //! FN = p_r (sum_i Pi_i f^[i] (1 - gamma(i))) (sum_j F_j f^[j] (1 - gamma(j))).
 
+pub mod nonrepeat;
+pub mod profile;
+
 use super::disabling::Disabling;
-use super::profile::Profile;
+use profile::Profile;
 
 /// FN and FP per arrival of the chain.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -28,11 +28,10 @@
 //! the result says why ([`RenewalResult::mode_note`]).
 
 use super::cycle::{Draws, Side, Tracker};
-use super::powersums::PowerSums;
-use super::renewal::{
-    bit_process, RenewalInput, RenewalMode, RenewalOptions, RenewalResult, Stepper,
-};
+use super::input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
+use super::process::{bit_process, Stepper};
 use crate::error::Result;
+use crate::model::fneg::powersums::PowerSums;
 
 /// Why the exact engine ran although a tolerance was given.
 pub const TOO_WIDE: &str =

@@ -2,7 +2,7 @@
 //! FN = sum_j E[C_j] / sum_j E[A_j] (eqs. 16-17), where A_j says arrival j falls in the
 //! cycle and C_j that it is a false negative.
 //!
-//! Per arrival j of a cycle (eqs. 18-26, with the corrections of MODEL-NOTES.md):
+//! Per arrival j of a cycle (eqs. 18-26, with the corrections of docs/MODEL.md):
 //! * U_j = sum_i q_i (1 - h_i(j-1)) is the chance that a draw from Q is a non-repeat,
 //!   with the disabling recursion h of eq. (24) (see [`super::disabling`]); for p_r = 1
 //!   it is eq. (18), sum_i q_i (1 - q_i)^{j-1};
@@ -44,120 +44,20 @@
 //! which only raises the bound. Values of j' with zeta_{j'} below `tiny` are skipped and
 //! their mass Z_s is accounted the same way: at most Z_s sum_j c_j is missing.
 
-use super::bitdist::{BitDist, Summary};
-use super::certified;
-use super::correlate;
-use super::cycle::{Draws, Side, Tracker};
+pub mod certified;
+pub mod correlate;
+pub mod cycle;
+pub mod input;
+pub mod inscount;
+pub mod process;
+pub mod worst;
+
+pub use input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
+
 use super::disabling::EnabledMassSeq;
-use super::inscount::Decomposed;
-use super::nbounded::JointDist;
 use crate::error::{Error, Result};
-use crate::model::tau::Transitions;
-use crate::workload::ReuseProfile;
-
-/// Most insertions [`per_insertion`] follows (2^26 summaries of 32 bytes: 2 GiB). A
-/// sigma-bounded filter with sigma + k below M bits leaves the sigma + k process after
-/// about (M / k) ln(M / (M - sigma - k)) insertions, far fewer for any filter the models
-/// can otherwise handle.
-const MAX_INSERTIONS: usize = 1 << 26;
-
-/// Settings of the renewal computation.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RenewalOptions {
-    /// Stop when the probability of a still-running cycle is below this.
-    pub eps: f64,
-    /// Window threshold of the bit distribution (0: the exact recursion).
-    pub tiny: f64,
-    /// Hard limit on arrivals per cycle followed.
-    pub max_arrivals: u64,
-    /// Follow eq. (19) literally, one bit distribution per arrival, instead of the
-    /// insertion-count decomposition (same arithmetic up to rounding and windows,
-    /// several times slower; kept as the reference).
-    pub direct: bool,
-    /// Certified tolerance mode: a relative tolerance T in (0, 1). The result is then
-    /// a value V with exact <= V <= exact (1 + T), where exact is what this function
-    /// returns without it, from a faster method where one is proven for the workload
-    /// ([`super::certified`]), else from the exact engine. None: the exact engine.
-    pub tolerance: Option<f64>,
-    /// Show progress with an ETA on stderr when the computation runs for more than a
-    /// couple of seconds, and the expected time up front when it is over a minute (off
-    /// for library callers and parallel workers).
-    pub progress: bool,
-}
-
-impl Default for RenewalOptions {
-    fn default() -> Self {
-        RenewalOptions {
-            eps: 1e-10,
-            tiny: 1e-30,
-            max_arrivals: 1 << 32,
-            direct: false,
-            tolerance: None,
-            progress: false,
-        }
-    }
-}
-
-/// What the renewal computation produced.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct RenewalResult {
-    /// The upper bound: truncated ratio plus the window term.
-    pub fn_upper: f64,
-    /// The truncated ratio without the window term.
-    pub fn_ratio: f64,
-    /// Window term added to the ratio.
-    pub window_term: f64,
-    /// The FN paper's FP per arrival in the same model (sigma-cut bits, not a bound).
-    pub fp_rate: f64,
-    /// sum_j E[A_j]: mean arrivals per cycle (truncated).
-    pub arrivals_per_cycle: f64,
-    /// Arrivals followed (m).
-    pub arrivals_followed: u64,
-    /// Probability that a cycle outlives the arrivals followed.
-    pub truncated_mass: f64,
-    /// Which engine produced `fn_upper`.
-    pub mode: RenewalMode,
-    /// The tolerance T asked for (`RenewalOptions::tolerance`), if any.
-    pub tolerance: Option<f64>,
-    /// Proven: exact <= fn_upper <= exact (1 + certified_tolerance), with exact the
-    /// exact engine's value; 0 for the exact engine itself. At most `tolerance`.
-    pub certified_tolerance: f64,
-    /// Proven: fn_lower <= exact (equal to `fn_upper` for the exact engine).
-    pub fn_lower: f64,
-    /// Why the exact engine ran although a tolerance was given (empty otherwise).
-    pub mode_note: &'static str,
-}
-
-/// The engine behind a renewal result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RenewalMode {
-    /// The eq. (24) recursion for every arrival (the reference).
-    Exact,
-    /// A certified bracket of U_j without the eq. (24) recursion
-    /// ([`super::certified`]).
-    Certified,
-}
-
-/// Inputs of the renewal model.
-pub struct RenewalInput<'a> {
-    pub t: Transitions,
-    pub sigma: u64,
-    /// N-bounded filter: recycle after more than N bit-setting insertions (`sigma` is
-    /// then ignored). Always followed through the decomposition.
-    pub max_inserts: Option<u64>,
-    pub retaining: bool,
-    pub phases: u8,
-    pub q: &'a [f64],
-    pub zeta: &'a [f64],
-    pub p_r: f64,
-    /// An interval of p_r: the result then bounds the ratio for every p_r in it (one
-    /// phase, see [`Draws`]); `p_r` is ignored by the renewal recursion.
-    pub p_r_interval: Option<(f64, f64)>,
-    /// A measured reuse profile: U_j is read from it (U_j = S(j - 1)) instead of
-    /// following eq. (24) with `q` and `zeta`.
-    pub reuse: Option<&'a ReuseProfile>,
-}
+use cycle::{Draws, Side, Tracker};
+use process::{bit_process, Stepper};
 
 impl RenewalInput<'_> {
     /// What the arrivals draw: p_r, or its interval.
@@ -179,7 +79,7 @@ const REUSE_EXACT: &str =
 ///
 /// Errors when the sigma + k process of Theorem 7 can never end (sigma + k >= M bits per
 /// array: mass at M bits stays "alive" forever) or would need more than
-/// [`MAX_INSERTIONS`] insertions to end, when the tolerance is not in (0, 1), and with
+/// `process::MAX_INSERTIONS` insertions to end, when the tolerance is not in (0, 1), and with
 /// [`Error::Interrupted`] when the user pressed Ctrl-C.
 pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResult> {
     let k = u64::from(input.t.k);
@@ -227,62 +127,6 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
     r.mode_note = note;
     Ok(r)
 }
-
-/// The bit process of the renewal model: the insertion-count decomposition (or, with
-/// `direct`, eq. 19 literally).
-pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<Stepper> {
-    let k = u64::from(input.t.k);
-    // Insertions until the sigma + k (or N + 1) process is over, about: the expected
-    // count to reach sigma + k bits (FP paper eq. 1's mean), for the progress display.
-    let m = input.t.m as f64;
-    let expected = match input.max_inserts {
-        Some(n) => n as f64,
-        None => m / k as f64 * (m / (m - (input.sigma + k) as f64).max(1.0)).ln(),
-    };
-    let stage = if opt.progress {
-        crate::progress::Progress::new("renewal bound (bit distribution)", expected, "insertions")
-    } else {
-        crate::progress::Progress::hidden()
-    };
-    let bits = BitDist::new(
-        input.t,
-        input.sigma,
-        input.sigma + k,
-        input.retaining,
-        opt.tiny,
-    );
-    Ok(if let Some(n) = input.max_inserts {
-        let mut joint = JointDist::new(input.t, n, input.retaining);
-        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
-            let s = joint.summary();
-            joint.step();
-            s
-        })?;
-        Stepper::Decomposed(Decomposed::from_per_n(
-            per_n,
-            0.0,
-            joint.frozen_lucky(),
-            opt.tiny,
-        ))
-    } else if opt.direct {
-        Stepper::Direct(bits)
-    } else {
-        let mut bits = bits;
-        let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
-            let s = bits.summary();
-            bits.step(1.0);
-            s
-        })?;
-        let frozen = frozen_lucky(&input.t, input.sigma, bits.crossed());
-        Stepper::Decomposed(Decomposed::from_per_n(
-            per_n,
-            bits.dropped(),
-            frozen,
-            opt.tiny,
-        ))
-    })
-}
-
 /// [`renewal`] once the setting is checked, with U_0, U_1, ... from `enabled`.
 fn run(
     input: &RenewalInput,
@@ -442,111 +286,11 @@ fn exact_seconds(d: usize, arrivals: f64) -> f64 {
     d as f64 * arrivals * 0.14e-9 / rayon::current_num_threads().max(1) as f64
 }
 
-/// The per-arrival bit-count process of a cycle, followed either literally (eq. 19) or
-/// through the insertion count.
-///
-/// Decomposition: in eq. (19) whether arrival j sets bits (probability eta_j) does not
-/// depend on the bit count, so after j arrivals the number N_j of insertions is a
-/// Poisson-binomial variable independent of which bits those insertions set, and
-/// B_{l,j} = sum_n P(N_j = n) psi(l, n), with psi the bit distribution after n
-/// insertions (eq. 1 without the cut, followed to sigma + k). Every per-arrival sum the
-/// model needs is then sum_n P(N_j = n) x(n) for a per-insertion sum x(n) computed once.
-/// The two windows (over n for N_j, over bits for psi) drop cells below `tiny`; each
-/// per-arrival sum then misses at most the dropped masses W_N + W_psi (plus the psi
-/// tail beyond the last n followed, below `tiny`), which the window term covers.
-pub(super) enum Stepper {
-    Direct(BitDist),
-    Decomposed(Decomposed),
-}
-
-impl Stepper {
-    /// Insertions after which the sigma + k process holds less than `eps` (the
-    /// per-insertion sums' length when they do not reach it).
-    pub fn insertions_to(&self, eps: f64) -> usize {
-        match self {
-            Stepper::Direct(_) => 0,
-            Stepper::Decomposed(d) => d.insertions_to(eps),
-        }
-    }
-
-    pub fn summary(&mut self) -> Summary {
-        match self {
-            Stepper::Direct(b) => b.summary(),
-            Stepper::Decomposed(d) => d.summary(),
-        }
-    }
-
-    pub fn step(&mut self, eta: f64) {
-        match self {
-            Stepper::Direct(b) => b.step(eta),
-            Stepper::Decomposed(d) => d.step(eta),
-        }
-    }
-
-    pub fn dropped(&self) -> f64 {
-        match self {
-            Stepper::Direct(b) => b.dropped(),
-            Stepper::Decomposed(d) => d.dropped_n + d.dropped_psi,
-        }
-    }
-
-    /// E[tau(l, l)] over the frozen half's final bit count.
-    fn frozen_lucky(&self, input: &RenewalInput) -> f64 {
-        match self {
-            Stepper::Direct(b) => frozen_lucky(&input.t, input.sigma, b.crossed()),
-            Stepper::Decomposed(d) => d.frozen_lucky,
-        }
-    }
-}
-
-/// E[tau(l, l)] for the bit counts sigma + 1 + d at which cycles crossed sigma.
-fn frozen_lucky(t: &Transitions, sigma: u64, crossed: &[f64]) -> f64 {
-    let total: f64 = crossed.iter().sum();
-    if total <= 0.0 {
-        return 0.0;
-    }
-    crossed
-        .iter()
-        .enumerate()
-        .map(|(d, w)| w * t.all_set(sigma + 1 + d as u64))
-        .sum::<f64>()
-        / total
-}
-
-/// Per-insertion sums until the mass still within the sigma + k (or N + 1) process
-/// falls below `tiny`. `next` yields the current sums and advances one insertion.
-/// Errors instead of allocating without bound when that takes more than `limit`
-/// insertions, and on Ctrl-C.
-fn per_insertion(
-    tiny: f64,
-    limit: usize,
-    progress: &crate::progress::Progress,
-    mut next: impl FnMut() -> Summary,
-) -> Result<Vec<Summary>> {
-    let mut per_n = Vec::new();
-    loop {
-        let s = next();
-        per_n.push(s);
-        if per_n.len().is_multiple_of(1024) {
-            crate::progress::check_interrupt()?;
-            progress.set(per_n.len() as f64);
-        }
-        if s.alive_cap < tiny.max(1e-300) {
-            return Ok(per_n);
-        }
-        if per_n.len() >= limit {
-            return Err(Error::invalid(format!(
-                "the renewal bound's bit process is still running after {limit} insertions (mass {:.3e} left); sigma is too close to the bits per array",
-                s.alive_cap
-            )));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::filter::Hashing;
+    use crate::model::tau::Transitions;
 
     fn input<'a>(t: Transitions, sigma: u64, q: &'a [f64], zeta: &'a [f64]) -> RenewalInput<'a> {
         RenewalInput {
@@ -580,19 +324,5 @@ mod tests {
         let t = Transitions::new(1000, 3, Hashing::Colliding);
         let r = renewal(&input(t, 996, &q, &zeta), RenewalOptions::default());
         assert!(r.is_ok_and(|r| r.fn_upper.is_finite()));
-    }
-
-    #[test]
-    fn per_insertion_stops_at_its_limit() {
-        let stuck = Summary {
-            alive: 1.0,
-            alive_cap: 1.0,
-            sets_cap: 0.0,
-            lucky: 1.0,
-        };
-        assert!(matches!(
-            per_insertion(1e-30, 1000, &crate::progress::Progress::hidden(), || stuck),
-            Err(Error::Invalid(_))
-        ));
     }
 }

@@ -1,0 +1,620 @@
+//! The judge: the FN models on a filter and workload, one [`Record`] per [`Bound`], each
+//! with its claim, its standing (proven, fitted model, checked, not proven, not judged,
+//! with the reason) and its verdict against the observed FN. `rbf compare`, `rbf run`,
+//! `rbf size` and `rbf model fn` all take their FN numbers and labels from [`judge()`].
+
+use serde::Serialize;
+
+use super::bound::Bound;
+use super::observed::Observed;
+use super::record::{Range, Record, Standing};
+use super::verdict::{Check, Side};
+use crate::error::{Error, Result};
+use crate::filter::FilterConfig;
+use crate::fit::adequacy::QFitCheck;
+use crate::fit::Fit;
+use crate::model::fneg::renewal::worst::renewal_worst_case;
+use crate::model::fneg::{Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions};
+use crate::workload::Workload;
+
+/// A workload fitted from a trace, as the judge uses it.
+#[derive(Clone, Debug)]
+pub struct Fitted {
+    /// The point estimate (with the measured reuse profile).
+    pub point: Workload,
+    /// The workloads at the conservative end of the fit's uncertainty
+    /// ([`Fit::conservative_workloads`]); empty without a reuse profile.
+    pub conservative: Vec<Workload>,
+    /// Whether the fitted Q reproduces the trace, and the alternatives it cannot tell
+    /// apart from it (None: not checked).
+    pub q_check: Option<QFitCheck>,
+}
+
+impl Fitted {
+    /// The parts of `fit` the judge needs; `label` (the trace) names it in errors.
+    pub fn from_fit(fit: &Fit, label: &str) -> Result<Fitted> {
+        let unusable = |e: Error| {
+            Error::invalid(format!(
+                "{label}: the fitted workload is not usable by the FN models: {e}"
+            ))
+        };
+        Ok(Fitted {
+            point: fit.workload().map_err(unusable)?,
+            conservative: fit.conservative_workloads().map_err(unusable)?,
+            q_check: fit.q_check.clone(),
+        })
+    }
+
+    /// A workload file that `rbf fit` wrote: its point estimate only.
+    pub fn from_workload(w: Workload) -> Fitted {
+        Fitted {
+            point: w,
+            conservative: Vec::new(),
+            q_check: None,
+        }
+    }
+}
+
+/// Whether a workload (e.g. a workload file) was fitted from a trace rather than given
+/// as the truth: `rbf fit` writes its measured reuse profile and its provenance.
+pub fn is_fitted(w: &Workload) -> bool {
+    w.reuse.is_some() || w.provenance.is_some()
+}
+
+/// What the models are judged on.
+#[derive(Clone, Copy, Debug)]
+pub struct Subject<'a> {
+    pub filter: &'a FilterConfig,
+    /// The workload the FN models run on.
+    pub model: &'a Workload,
+    /// `model` was fitted from a trace: its bounds hold for the fitted model, and the
+    /// Q-based methods are judged only where the fit reproduces the trace.
+    pub fitted_model: bool,
+    /// The fit behind the renewal bound's fitted and conservative rows: the trace's own
+    /// fit (then `model` is its point estimate), or a synthetic source's fit of its own
+    /// trace (then `model` is the true workload).
+    pub fit: Option<&'a Fitted>,
+}
+
+impl<'a> Subject<'a> {
+    /// A workload given as it is (synthetic, or a workload file, fitted or not as
+    /// [`is_fitted`] tells).
+    pub fn given(filter: &'a FilterConfig, model: &'a Workload) -> Subject<'a> {
+        Subject {
+            filter,
+            model,
+            fitted_model: is_fitted(model),
+            fit: None,
+        }
+    }
+
+    /// A workload fitted from a trace, the models on its point estimate.
+    pub fn fitted(filter: &'a FilterConfig, fit: &'a Fitted) -> Subject<'a> {
+        Subject {
+            filter,
+            model: &fit.point,
+            fitted_model: true,
+            fit: Some(fit),
+        }
+    }
+}
+
+/// Which methods, and how the renewal bound is computed.
+#[derive(Clone, Debug)]
+pub struct JudgeOptions {
+    pub methods: Vec<Method>,
+    pub renewal: RenewalOptions,
+}
+
+impl JudgeOptions {
+    /// `methods`, with the renewal bound's truncation, certified tolerance and progress
+    /// display (the other renewal settings at their defaults).
+    pub fn new(methods: Vec<Method>, eps: f64, tolerance: Option<f64>, progress: bool) -> Self {
+        JudgeOptions {
+            methods,
+            renewal: RenewalOptions {
+                eps,
+                tolerance,
+                progress,
+                ..RenewalOptions::default()
+            },
+        }
+    }
+}
+
+impl Default for JudgeOptions {
+    fn default() -> Self {
+        JudgeOptions {
+            methods: Method::ALL.to_vec(),
+            renewal: RenewalOptions::default(),
+        }
+    }
+}
+
+/// The renewal bound at the conservative end of a fit's uncertainty.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConservativeRenewal {
+    /// The largest bound over the workloads given (one, from a fit).
+    pub fn_upper: f64,
+    /// Where in the interval the largest bound at a single p_r was found.
+    pub p_repeat: f64,
+    /// The interval of p_r the bound covers (every p_r in it at once, one phase;
+    /// docs/FIT.md), when the fit gave one.
+    pub p_repeat_interval: Option<[f64; 2]>,
+    /// The construction is proven to bound the true workload's bound whenever the band
+    /// and the interval hold: one phase only (two phases: measured, docs/coverage).
+    pub proven: bool,
+    pub seconds: f64,
+}
+
+/// What [`judge()`] returns.
+#[derive(Clone, Debug, Serialize)]
+pub struct Judgement {
+    /// One record per bound computed, in [`Bound::ALL`] order.
+    pub records: Vec<Record>,
+    /// The FN models on the model workload (per-method seconds, renewal details).
+    pub report: Option<FnReport>,
+    /// Details of the conservative renewal bound, when it was computed.
+    pub conservative: Option<ConservativeRenewal>,
+    /// Methods not asked for, so not computed: never silently absent.
+    pub not_run: Vec<Method>,
+    /// Why there is nothing to judge, when that is so (e.g. a filter that never
+    /// recycles).
+    pub notes: Vec<String>,
+}
+
+impl Judgement {
+    pub fn get(&self, bound: Bound) -> Option<&Record> {
+        self.records.iter().find(|r| r.bound == bound)
+    }
+
+    pub fn value(&self, bound: Bound) -> Option<f64> {
+        self.get(bound).map(|r| r.value)
+    }
+}
+
+/// What a bound proven for a workload is when that workload was fitted from a trace.
+pub const FITTED_MODEL: &str =
+    "the workload was fitted from the trace: a bound for the fitted model, not a proof for the trace";
+
+/// Why the two-phase conservative renewal bound is checked rather than proven.
+pub const CHECKED_TWO_PHASE: &str = "two phases: the one-phase monotonicity of the renewal bound in U_j and p_r, which makes the conservative end an upper bound, does not carry over as is; measured by the coverage study instead (docs/coverage/README.md)";
+
+/// The label and note of a Q-based method on a fit that does not reproduce the trace
+/// (the words every output shows).
+pub fn misfit_note(c: &QFitCheck) -> String {
+    format!(
+        "model does not fit this trace: reuse-profile gap {:.3e} (noise {:.3e})",
+        c.gap, c.noise
+    )
+}
+
+/// Runs the FN models for `subject` and judges each bound against `observed` (FN per
+/// arrival, when something was observed).
+pub fn judge(
+    subject: &Subject,
+    options: &JudgeOptions,
+    observed: Option<&Observed>,
+) -> Result<Judgement> {
+    let methods = &options.methods;
+    let not_run: Vec<Method> = Method::ALL
+        .into_iter()
+        .filter(|m| !methods.contains(m))
+        .collect();
+    let filter = subject.filter;
+    let eps = options.renewal.eps;
+    // Checks that the models cover the variant and workload, with errors that name
+    // the setting, before anything else.
+    let model = FnModel::new(filter, subject.model, eps)?;
+    if subject.model.never_recycles(filter) {
+        // Every method's number is exactly 0: the FN models' recursions, which run
+        // until the filter recycles, are not needed (and would not end).
+        let d = subject.model.distinct();
+        let note = format!(
+            "exact: without new arrivals the D = {d} messages set at most {} bits, the filter never recycles, and FN is 0",
+            d as u64 * u64::from(filter.hashes)
+        );
+        let standing = if subject.fitted_model {
+            Standing::FittedModel
+        } else {
+            Standing::Proven
+        };
+        let mut records: Vec<Record> = methods
+            .iter()
+            .map(|m| record(Bound::of(*m), 0.0, None, standing, note.clone()))
+            .collect();
+        records.sort_by_key(|r| r.bound);
+        if let Some(obs) = observed {
+            for r in &mut records {
+                judge_record(r, obs);
+            }
+        }
+        return Ok(Judgement {
+            records,
+            report: None,
+            conservative: None,
+            not_run,
+            notes: Vec::new(),
+        });
+    }
+    let report = model.evaluate(methods, options.renewal)?;
+    let mut records = Vec::new();
+    let q_check = subject
+        .fit
+        .and_then(|f| f.q_check.as_ref())
+        .filter(|_| subject.fitted_model);
+    let ranges = match q_check {
+        Some(c) if !c.alternatives.is_empty() => {
+            alternative_ranges(filter, &c.alternatives, methods, options, &report)?
+        }
+        _ => Vec::new(),
+    };
+    for r in &report.results {
+        let bound = Bound::of(r.method);
+        let mut standing = standing_of(&r.guarantee, subject.fitted_model);
+        let mut note = r.guarantee.note.clone();
+        if standing == Standing::FittedModel {
+            note = format!("{note}; {FITTED_MODEL}");
+        }
+        let range = ranges
+            .iter()
+            .find(|(m, _)| *m == r.method)
+            .map(|(_, range)| *range);
+        if let (Some(c), true) = (q_check, bound.reads_q()) {
+            if !c.fits {
+                standing = Standing::NotJudged;
+                note = format!("{}; {note}", misfit_note(c));
+            }
+        }
+        records.push(record(bound, r.fn_rate, range, standing, note));
+    }
+    let renewal_asked = methods.contains(&Method::Renewal);
+    let mut conservative = None;
+    if let (Some(fit), true) = (subject.fit, renewal_asked) {
+        if !subject.fitted_model {
+            let m = FnModel::new(filter, &fit.point, eps)?;
+            let r = m.renewal(RenewalOptions {
+                progress: false,
+                ..options.renewal
+            })?;
+            let g = m.renewal_guarantee(&r);
+            let standing = standing_of(&g, true);
+            let note = match standing {
+                Standing::FittedModel => format!("{}; {FITTED_MODEL}", g.note),
+                _ => g.note.clone(),
+            };
+            records.push(record(
+                Bound::RenewalFitted,
+                r.fn_upper,
+                None,
+                standing,
+                note,
+            ));
+        }
+        if let Some((c, g)) = conservative_renewal(filter, &fit.conservative, eps)? {
+            // The reason comes first, so that records with the same reason read alike.
+            let (standing, note) = if !g.guaranteed {
+                (Standing::NotProven, g.note.clone())
+            } else if filter.phases == 2 {
+                (Standing::Checked, CHECKED_TWO_PHASE.to_string())
+            } else {
+                let p = match c.p_repeat_interval {
+                    Some([l, h]) => format!("every p_r in [{l:.4}, {h:.4}]"),
+                    None => format!("p_r = {:.4}", c.p_repeat),
+                };
+                (
+                    Standing::FittedModel,
+                    format!(
+                        "a bound for the model with any workload inside the fit's uncertainty (reuse profile at the upper end of its band, simultaneous over every distance, and {p}, both at the level (1 + level) / 2); the fit's sampling error is covered, not the model's assumptions"
+                    ),
+                )
+            };
+            records.push(record(
+                Bound::RenewalConservative,
+                c.fn_upper,
+                None,
+                standing,
+                note,
+            ));
+            conservative = Some(c);
+        }
+    }
+    records.sort_by_key(|r| r.bound);
+    if let Some(obs) = observed {
+        for r in &mut records {
+            judge_record(r, obs);
+        }
+    }
+    Ok(Judgement {
+        records,
+        report: Some(report),
+        conservative,
+        not_run,
+        notes: Vec::new(),
+    })
+}
+
+/// A method's guarantee as a standing: proven, or (on a fitted workload) proven for the
+/// fitted model; otherwise not proven.
+fn standing_of(g: &Guarantee, fitted_model: bool) -> Standing {
+    match (g.guaranteed, fitted_model) {
+        (true, false) => Standing::Proven,
+        (true, true) => Standing::FittedModel,
+        (false, _) => Standing::NotProven,
+    }
+}
+
+fn record(
+    bound: Bound,
+    value: f64,
+    range: Option<Range>,
+    standing: Standing,
+    note: String,
+) -> Record {
+    Record {
+        bound,
+        value,
+        range,
+        claim: bound.claim(),
+        standing,
+        verdict: None,
+        regime: None,
+        excess: None,
+        note,
+    }
+}
+
+/// Sets the verdict of a bound against the observed FN: the interval against the bound
+/// (or its whole range), in the observation's regime. Approximations and records not
+/// judged get none.
+pub fn judge_record(r: &mut Record, observed: &Observed) {
+    let side = match r.claim {
+        Claim::UpperBound => Side::AtMost,
+        Claim::LowerBound => Side::AtLeast,
+        Claim::Approximation => return,
+    };
+    if r.standing == Standing::NotJudged {
+        return;
+    }
+    let check = Check {
+        limit: r.value,
+        range: r.range.map(|x| (x.low, x.high)),
+        side,
+        estimate: observed.rate,
+        interval: observed.bounds(),
+    };
+    r.verdict = Some(check.bound());
+    r.regime = Some(observed.regime());
+    r.excess = check.excess();
+}
+
+/// The Q-based methods' (least, greatest) value over the fit and each alternative
+/// workload the trace cannot tell apart from it.
+fn alternative_ranges(
+    filter: &FilterConfig,
+    alternatives: &[Workload],
+    methods: &[Method],
+    options: &JudgeOptions,
+    fitted: &FnReport,
+) -> Result<Vec<(Method, Range)>> {
+    let q_methods: Vec<Method> = methods
+        .iter()
+        .copied()
+        .filter(|m| Bound::of(*m).reads_q())
+        .collect();
+    let mut ranges: Vec<(Method, Range)> = fitted
+        .results
+        .iter()
+        .filter(|r| q_methods.contains(&r.method))
+        .map(|r| {
+            let x = r.fn_rate;
+            (r.method, Range { low: x, high: x })
+        })
+        .collect();
+    for w in alternatives {
+        let report = FnModel::new(filter, w, options.renewal.eps)?.evaluate(
+            &q_methods,
+            RenewalOptions {
+                progress: false,
+                ..options.renewal
+            },
+        )?;
+        for r in &report.results {
+            if let Some((_, range)) = ranges.iter_mut().find(|(m, _)| *m == r.method) {
+                range.low = range.low.min(r.fn_rate);
+                range.high = range.high.max(r.fn_rate);
+            }
+        }
+    }
+    Ok(ranges)
+}
+
+/// The renewal bound for `filter` at the conservative end of a fit: the largest bound
+/// over `workloads` (from [`Fit::conservative_workloads`]), each over its whole interval
+/// of p_r ([`renewal_worst_case`]), with the guarantee of the workload that gave it;
+/// None when there are none (a fit without a reuse profile).
+pub fn conservative_renewal(
+    filter: &FilterConfig,
+    workloads: &[Workload],
+    eps: f64,
+) -> Result<Option<(ConservativeRenewal, Guarantee)>> {
+    let t = std::time::Instant::now();
+    let mut worst: Option<(ConservativeRenewal, Guarantee)> = None;
+    for w in workloads {
+        let model = FnModel::new(filter, w, eps)?;
+        let r = renewal_worst_case(
+            &model,
+            RenewalOptions {
+                eps,
+                ..RenewalOptions::default()
+            },
+        )?;
+        // Ties: the last, like `Iterator::max_by`.
+        if worst.as_ref().is_none_or(|(c, _)| r.fn_upper >= c.fn_upper) {
+            let c = ConservativeRenewal {
+                fn_upper: r.fn_upper,
+                p_repeat: r.p_repeat,
+                p_repeat_interval: w.p_repeat_interval,
+                proven: filter.phases == 1,
+                seconds: 0.0,
+            };
+            worst = Some((c, model.renewal_guarantee_truncated(r.truncated_mass)));
+        }
+    }
+    Ok(worst.map(|(c, g)| {
+        (
+            ConservativeRenewal {
+                seconds: t.elapsed().as_secs_f64(),
+                ..c
+            },
+            g,
+        )
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::verdict::{BoundVerdict, Regime};
+    use crate::stats::Interval;
+    use crate::workload::Placement;
+
+    fn filter() -> FilterConfig {
+        FilterConfig::sigma_bounded(2000, 3, 400)
+    }
+
+    fn fitted(q_check: Option<QFitCheck>) -> Fitted {
+        Fitted {
+            point: Workload::zipf(300, 1.0, 0.9, Placement::Uniform),
+            conservative: Vec::new(),
+            q_check,
+        }
+    }
+
+    fn observed(low: f64, high: f64) -> Observed {
+        Observed {
+            rate: (low + high) / 2.0,
+            interval: Some(Interval {
+                estimate: (low + high) / 2.0,
+                low,
+                high,
+                level: 0.99,
+                samples: 20,
+            }),
+            cycles: 50.0,
+        }
+    }
+
+    fn options() -> JudgeOptions {
+        JudgeOptions {
+            methods: vec![Method::Renewal, Method::MarkovLower, Method::DropPins],
+            renewal: RenewalOptions::default(),
+        }
+    }
+
+    /// The contract of TEAM.md: a Q-based method on a fit that does not reproduce the
+    /// trace keeps its value, gets no verdict, and says why in the one wording; the
+    /// renewal rows (which read the reuse profile) are judged as usual.
+    #[test]
+    fn a_misfit_is_shown_but_not_judged() {
+        let check = QFitCheck {
+            gap: 0.05,
+            noise: 0.01,
+            fits: false,
+            alternatives: Vec::new(),
+        };
+        let f = filter();
+        let fit = fitted(Some(check.clone()));
+        let j = judge(
+            &Subject::fitted(&f, &fit),
+            &options(),
+            Some(&observed(0.1, 0.2)),
+        )
+        .unwrap();
+        let label = misfit_note(&check);
+        assert_eq!(
+            label,
+            "model does not fit this trace: reuse-profile gap 5.000e-2 (noise 1.000e-2)"
+        );
+        for b in [Bound::MarkovLower, Bound::DropPins] {
+            let r = j.get(b).expect("computed");
+            assert!(r.value > 0.0);
+            assert_eq!(r.standing, Standing::NotJudged);
+            assert_eq!(r.verdict, None);
+            assert!(r.note.starts_with(&label), "{}", r.note);
+        }
+        let ren = j.get(Bound::Renewal).expect("renewal");
+        assert_eq!(ren.standing, Standing::FittedModel);
+        assert!(ren.verdict.is_some());
+        // The same workload given as the truth: nothing to check, proven where the
+        // variant is.
+        let given = judge(&Subject::given(&f, &fit.point), &options(), None).unwrap();
+        assert_eq!(
+            given.get(Bound::Renewal).unwrap().standing,
+            Standing::Proven
+        );
+        assert_eq!(given.get(Bound::Renewal).unwrap().value, ren.value);
+    }
+
+    /// Alternatives the trace cannot tell apart: each Q-based method reports its range
+    /// over the fit and every alternative, and is judged against the whole range.
+    #[test]
+    fn alternatives_give_a_range_judged_as_a_whole() {
+        let alternatives = vec![
+            Workload::zipf(300, 0.6, 0.9, Placement::Uniform),
+            Workload::zipf(300, 1.4, 0.9, Placement::Uniform),
+        ];
+        let check = QFitCheck {
+            gap: 0.001,
+            noise: 0.01,
+            fits: true,
+            alternatives: alternatives.clone(),
+        };
+        let f = filter();
+        let fit = fitted(Some(check));
+        let j = judge(&Subject::fitted(&f, &fit), &options(), None).unwrap();
+        let lower = j.get(Bound::MarkovLower).expect("markov lower");
+        let range = lower.range.expect("a range");
+        // The range is the spread of the method over the fit and the alternatives,
+        // each computed on its own.
+        let each: Vec<f64> = std::iter::once(&fit.point)
+            .chain(&alternatives)
+            .map(|w| {
+                FnModel::new(&f, w, 1e-10)
+                    .unwrap()
+                    .evaluate(&[Method::MarkovLower], RenewalOptions::default())
+                    .unwrap()
+                    .results[0]
+                    .fn_rate
+            })
+            .collect();
+        let lo = each.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = each.iter().copied().fold(0.0, f64::max);
+        assert_eq!((range.low, range.high), (lo, hi));
+        assert!(lo < lower.value && lower.value < hi, "{each:?}");
+        assert_eq!(
+            lower.standing,
+            Standing::FittedModel.and(Standing::NotProven)
+        );
+        assert!(
+            j.get(Bound::Renewal).unwrap().range.is_none(),
+            "renewal reads S"
+        );
+        // Judged against the whole range: an interval just above the fitted value holds
+        // against the point but not against the range's top.
+        let judged = |low: f64, high: f64| {
+            let mut r = lower.clone();
+            judge_record(&mut r, &observed(low, high));
+            (r.verdict, r.regime)
+        };
+        let v = lower.value;
+        assert_eq!(
+            judged(v * 1.001, v * 1.002).0,
+            Some(BoundVerdict::Undecided)
+        );
+        assert_eq!(judged(hi * 1.001, hi * 1.1).0, Some(BoundVerdict::Holds));
+        assert_eq!(judged(lo * 0.5, lo * 0.9).0, Some(BoundVerdict::Violated));
+        assert_eq!(judged(lo * 0.9, v).0, Some(BoundVerdict::Undecided));
+        assert_eq!(judged(hi * 1.001, hi * 1.1).1, Some(Regime::Steady));
+    }
+}

@@ -1,0 +1,294 @@
+//! Judged bounds ([`crate::compare::Record`]) in words: the cells, marks and summary
+//! lines every command prints, so that `rbf compare`, `rbf run`, `rbf size` and the
+//! report say the same thing the same way.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::sci;
+use crate::compare::verdict::{Check, Side};
+use crate::compare::{Bound, BoundVerdict, Record, Regime, Standing};
+use crate::model::fneg::Claim;
+
+/// A fraction as a percentage with enough digits to be non-zero.
+pub fn percent(e: f64) -> String {
+    if e < 0.01 {
+        format!("{:.2} %", 100.0 * e)
+    } else {
+        format!("{:.1} %", 100.0 * e)
+    }
+}
+
+/// "observed 9.704e-2 is 0.11 % above the bound 9.693e-2" (or "21.8 times the
+/// bound"), or None when the point estimate is on the limit's side. `what` names the
+/// limit ("the bound", "the target").
+pub fn beyond(check: &Check, what: &str) -> Option<String> {
+    let e = check.excess()?;
+    let dir = match check.side {
+        Side::AtMost => "above",
+        Side::AtLeast => "below",
+    };
+    let how = if !e.is_finite() {
+        format!("{dir} {what}")
+    } else if e >= 1.0 && check.side == Side::AtMost {
+        format!("{:.1} times {what}", 1.0 + e)
+    } else {
+        format!("{} {dir} {what}", percent(e))
+    };
+    Some(format!(
+        "observed {} is {how} {}",
+        sci(check.estimate),
+        sci(check.far_end())
+    ))
+}
+
+/// The claim in a table cell: "upper bound", "lower bound", "approx.".
+pub fn claim_cell(c: Claim) -> &'static str {
+    match c {
+        Claim::Approximation => "approx.",
+        c => c.label(),
+    }
+}
+
+/// The value, with its range when the trace does not pin it down:
+/// "3.443e-1 [3.1e-1, 3.6e-1]".
+pub fn value_cell(r: &Record) -> String {
+    match r.range {
+        Some(x) => format!("{} [{}, {}]", sci(r.value), sci(x.low), sci(x.high)),
+        None => sci(r.value),
+    }
+}
+
+/// The verdict with the observed point's excess: "VIOLATED (-53.8 %)", "holds", "-".
+pub fn verdict_cell(r: &Record) -> String {
+    let Some(v) = r.verdict else {
+        return match r.standing {
+            Standing::NotJudged => "not judged".into(),
+            _ => "-".into(),
+        };
+    };
+    let mut s = v.to_string();
+    if let Some(e) = r.excess {
+        // Signed: + above an upper bound, - below a lower one.
+        let sign = if r.claim == Claim::LowerBound {
+            '-'
+        } else {
+            '+'
+        };
+        s.push_str(&format!(" ({sign}{})", percent(e)));
+    }
+    s
+}
+
+/// One character for a verdict, after a value in a narrow table.
+pub fn mark(r: &Record) -> &'static str {
+    match (r.verdict, r.standing) {
+        (_, Standing::NotJudged) => " n",
+        (Some(BoundVerdict::Holds), _) => " ✓",
+        (Some(BoundVerdict::Violated), _) => " ✗",
+        (Some(BoundVerdict::Undecided), _) => " ?",
+        (None, _) => "",
+    }
+}
+
+/// What [`mark`] means, for the line under a table.
+pub const MARKS: &str = "the observed FN interval against a bound: ✓ holds, ✗ VIOLATED, ? \
+undecided, n not judged";
+
+/// "regime" for people.
+pub fn regime_name(r: Regime) -> &'static str {
+    match r {
+        Regime::Steady => "steady state",
+        Regime::Transient => "transient",
+    }
+}
+
+/// The first clause of a note (up to its first ';'): the reason without its details.
+fn reason(note: &str) -> &str {
+    note.split(';').next().unwrap_or(note).trim()
+}
+
+/// One line per bound: its standing at the points that have it, then per regime how
+/// many points hold, are undecided and are violated, and where the observed point lies
+/// beyond the bound. `records` pairs each record with its point's number.
+pub fn summary(records: &[(usize, &Record)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for bound in Bound::ALL {
+        let of: Vec<(usize, &Record)> = records
+            .iter()
+            .filter(|(_, r)| r.bound == bound)
+            .copied()
+            .collect();
+        if of.is_empty() || !bound.judged() {
+            continue;
+        }
+        let n = of.len();
+        let mut standings: BTreeMap<Standing, usize> = BTreeMap::new();
+        for (_, r) in &of {
+            *standings.entry(r.standing).or_default() += 1;
+        }
+        let standing = standings
+            .iter()
+            .map(|(s, c)| {
+                if *c == n {
+                    s.label().to_string()
+                } else {
+                    format!("{} at {c}", s.label())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut line = format!(
+            "{} ({standing}; {n} point{})",
+            bound.label(),
+            if n == 1 { "" } else { "s" }
+        );
+        for regime in [Regime::Steady, Regime::Transient] {
+            let judged: Vec<BoundVerdict> = of
+                .iter()
+                .filter_map(|(_, r)| r.verdict_in(regime))
+                .collect();
+            if judged.is_empty() {
+                continue;
+            }
+            let count = |v| judged.iter().filter(|x| **x == v).count();
+            let counts: Vec<String> = [
+                (BoundVerdict::Holds, "hold"),
+                (BoundVerdict::Undecided, "undecided"),
+                (BoundVerdict::Violated, "VIOLATED"),
+            ]
+            .into_iter()
+            .filter(|(v, _)| count(*v) > 0)
+            .map(|(v, word)| format!("{} {word}", count(v)))
+            .collect();
+            let _ = write!(
+                line,
+                "; {}: {} of {}",
+                regime_name(regime),
+                counts.join(", "),
+                judged.len()
+            );
+        }
+        let not_judged: Vec<&str> = of
+            .iter()
+            .filter(|(_, r)| r.standing == Standing::NotJudged)
+            .map(|(_, r)| reason(&r.note))
+            .collect();
+        if !not_judged.is_empty() {
+            let mut why: Vec<&str> = not_judged.clone();
+            why.sort_unstable();
+            why.dedup();
+            let _ = write!(
+                line,
+                "; not judged at {}: {}",
+                not_judged.len(),
+                why.join(", ")
+            );
+        }
+        let dir = if bound.claim() == Claim::LowerBound {
+            "below"
+        } else {
+            "above"
+        };
+        let beyond: Vec<String> = of
+            .iter()
+            .filter_map(|(p, r)| {
+                let e = r.excess?;
+                let t = if r.regime == Some(Regime::Transient) {
+                    ", transient"
+                } else {
+                    ""
+                };
+                Some(format!("{p} ({} {dir}{t})", percent(e)))
+            })
+            .collect();
+        if !beyond.is_empty() {
+            const SHOWN: usize = 4;
+            let more = beyond.len().saturating_sub(SHOWN);
+            let _ = write!(
+                line,
+                "; observed point beyond the bound at {}{}",
+                beyond[..beyond.len().min(SHOWN)].join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        line.push('.');
+        out.push(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::Range;
+
+    fn record(
+        bound: Bound,
+        value: f64,
+        verdict: Option<BoundVerdict>,
+        standing: Standing,
+    ) -> Record {
+        Record {
+            bound,
+            value,
+            range: None,
+            claim: bound.claim(),
+            standing,
+            verdict,
+            regime: verdict.map(|_| Regime::Steady),
+            excess: None,
+            note: "why; details".into(),
+        }
+    }
+
+    #[test]
+    fn cells_and_summary() {
+        let mut v = record(
+            Bound::MarkovLower,
+            0.3443,
+            Some(BoundVerdict::Violated),
+            Standing::NotProven,
+        );
+        v.excess = Some(0.538);
+        assert_eq!(verdict_cell(&v), "VIOLATED (-53.8 %)");
+        assert_eq!(mark(&v), " ✗");
+        let nj = record(Bound::MarkovLower, 0.3, None, Standing::NotJudged);
+        assert_eq!(verdict_cell(&nj), "not judged");
+        let ranged = Record {
+            range: Some(Range {
+                low: 0.25,
+                high: 0.35,
+            }),
+            ..v.clone()
+        };
+        assert_eq!(value_cell(&ranged), "3.443e-1 [2.500e-1, 3.500e-1]");
+        let h = record(
+            Bound::Renewal,
+            0.2,
+            Some(BoundVerdict::Holds),
+            Standing::FittedModel,
+        );
+        let lines = summary(&[(0, &v), (1, &nj), (2, &h)]);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with(
+                "renewal upper bound (fitted model; 1 point); steady state: 1 hold of 1"
+            ),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains("not proven at 1, not judged at 1; 2 points"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("not judged at 1: why"), "{lines:?}");
+        assert!(
+            lines[1].contains("beyond the bound at 0 (53.8 % below)"),
+            "{lines:?}"
+        );
+    }
+}
