@@ -145,7 +145,7 @@ impl CellConfig {
 
 impl CoverageConfig {
     pub fn load(path: &Path) -> Result<CoverageConfig> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::ingest::input::read_text(path)?;
         let c: CoverageConfig = toml::from_str(&text).map_err(|e| {
             Error::invalid(format!("{}: {}", path.display(), e.to_string().trim_end()))
         })?;

@@ -165,8 +165,8 @@ fn gaussian(rng: &mut Rng) -> f64 {
 }
 
 /// The exact one-sided upper confidence limit of a Poisson mean from a count h: the
-/// lambda with P(X <= h; lambda) = tail (Garwood), by bisection on the CDF summed in
-/// log space; for large counts the Wilson-Hilferty form of the chi-square quantile.
+/// lambda with P(X <= h; lambda) = tail (Garwood), by bisection on the CDF; for large
+/// counts the Wilson-Hilferty form of the chi-square quantile.
 pub fn poisson_upper(h: f64, tail: f64) -> f64 {
     let h = h.max(0.0).round();
     if h > 2000.0 {
@@ -175,22 +175,28 @@ pub fn poisson_upper(h: f64, tail: f64) -> f64 {
         let a = 2.0 / (9.0 * nu);
         return 0.5 * nu * (1.0 - a + z * a.sqrt()).powi(3);
     }
+    let n = h as u64;
+    let ln_fact = ln_factorial(n);
+    // ln P(X <= h; lambda) for lambda >= h: the largest term is the last (i = h), and
+    // term i - 1 is term i times i / lambda, so the sum runs down from it until the
+    // terms no longer count (O(sqrt h) terms near the limit, not h).
     let log_cdf = |lambda: f64| -> f64 {
-        // log sum_{i <= h} exp(-lambda + i ln lambda - ln i!)
-        let mut terms = Vec::with_capacity(h as usize + 1);
-        let mut log_fact = 0.0;
-        for i in 0..=(h as usize) {
-            if i > 0 {
-                log_fact += (i as f64).ln();
+        let top = -lambda + h * lambda.ln() - ln_fact;
+        let (mut sum, mut term) = (1.0f64, 1.0f64);
+        let mut i = n;
+        while i > 0 {
+            term *= i as f64 / lambda;
+            sum += term;
+            if term < 1e-17 * sum {
+                break;
             }
-            terms.push(-lambda + i as f64 * lambda.ln() - log_fact);
+            i -= 1;
         }
-        let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        m + terms.iter().map(|t| (t - m).exp()).sum::<f64>().ln()
+        top + sum.ln()
     };
     let target = tail.ln();
     let (mut lo, mut hi) = (h, h + 20.0 * (h + 1.0).sqrt() + 40.0);
-    for _ in 0..100 {
+    for _ in 0..60 {
         let mid = 0.5 * (lo + hi);
         if log_cdf(mid) > target {
             lo = mid;
@@ -199,6 +205,17 @@ pub fn poisson_upper(h: f64, tail: f64) -> f64 {
         }
     }
     hi
+}
+
+/// ln n!: summed for small n, Stirling's series (error below 1e-12) beyond.
+fn ln_factorial(n: u64) -> f64 {
+    if n < 20 {
+        return (2..=n).map(|i| (i as f64).ln()).sum();
+    }
+    let x = n as f64;
+    x * x.ln() - x + 0.5 * (std::f64::consts::TAU * x).ln() + 1.0 / (12.0 * x)
+        - 1.0 / (360.0 * x.powi(3))
+        + 1.0 / (1260.0 * x.powi(5))
 }
 
 /// The upper band at `level` over `knots` (in increasing n): per knot, the larger of
@@ -299,6 +316,14 @@ mod tests {
         let b = upper_band(&[k], 0.99);
         // One knot: c is the normal 99 % quantile, the tail 1 %: ln(100) / 1000.
         assert!((b[0].1 - (100f64).ln() / 1000.0).abs() < 1e-9, "{b:?}");
+    }
+
+    #[test]
+    fn ln_factorial_matches_the_sum() {
+        for n in [0u64, 1, 5, 19, 20, 21, 100, 2000] {
+            let sum: f64 = (2..=n).map(|i| (i as f64).ln()).sum();
+            assert!((ln_factorial(n) - sum).abs() < 1e-9 * sum.max(1.0), "{n}");
+        }
     }
 
     #[test]

@@ -97,8 +97,8 @@ pub fn replay_table(r: &ReplayReport) -> String {
     );
     out.push_str(&t.render());
     if let Some(conf) = conf {
-        out.push_str(&format!(
-            "rates with an interval: over the complete cycles of {} filter(s) hashed with different seeds (the counts above are the first's); intervals over {} batches of {} arrivals{}\n",
+        let line = format!(
+            "rates with an interval: over the complete cycles of {} filter(s) hashed with different seeds (the counts above are the first's); intervals over {} batches of {} arrivals{}",
             conf.hash_seeds,
             conf.batches,
             count(conf.batch_arrivals),
@@ -107,7 +107,8 @@ pub fn replay_table(r: &ReplayReport) -> String {
             } else {
                 " (one hash seed: they leave out how the hash positions vary)"
             }
-        ));
+        );
+        out.push_str(&super::wrap(&line, super::WIDTH, "    "));
     }
     if c.repeat_classified_new > 0 {
         out.push_str(&format!(

@@ -113,3 +113,25 @@ fn printed_intervals_hold_their_level_on_a_small_study() {
     let after = std::fs::read_to_string(dir.join("records/shard-0-of-1.jsonl")).unwrap();
     assert_eq!(before, after);
 }
+
+/// The shipped studies (configs/coverage*.toml, which the experiment-config test leaves
+/// to this file) load and validate.
+#[test]
+fn shipped_studies_load() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut found = 0;
+    for e in std::fs::read_dir(&dir).expect("configs/") {
+        let p = e.expect("entry").path();
+        let name = p.file_name().expect("name").to_string_lossy().to_string();
+        if !(name.starts_with("coverage") && name.ends_with(".toml")) {
+            continue;
+        }
+        let c = CoverageConfig::load(&p).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!c.cells.is_empty(), "{name}: no cell");
+        found += 1;
+    }
+    assert!(
+        found >= 2,
+        "configs/coverage.toml and coverage-corner.toml: {found} found"
+    );
+}
