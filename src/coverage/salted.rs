@@ -177,14 +177,17 @@ mod tests {
                 },
             )
             .unwrap();
-            let synth = Synthesizer::new(&SynthConfig {
-                workload: w.clone(),
-                arrivals: 200_000,
-                seed: 3,
-                prologue: true,
-            })
-            .unwrap();
-            for_each_key_batch(synth.messages(KeyHasher::default()), |k| {
+            // The same trace for each filter.
+            let trace = || {
+                Synthesizer::new(&SynthConfig {
+                    workload: w.clone(),
+                    arrivals: 200_000,
+                    seed: 3,
+                    prologue: true,
+                })
+                .unwrap()
+            };
+            for_each_key_batch(trace().messages(KeyHasher::default()), |k| {
                 salted.run_keys(k);
                 replay.run_keys(k);
             });
@@ -201,14 +204,7 @@ mod tests {
             );
             // Resalting changes the positions, not the arrivals.
             let mut resalted = SaltedReplay::new(&f, warmup, true).unwrap();
-            let synth = Synthesizer::new(&SynthConfig {
-                workload: w.clone(),
-                arrivals: 200_000,
-                seed: 3,
-                prologue: true,
-            })
-            .unwrap();
-            for_each_key_batch(synth.messages(KeyHasher::default()), |k| {
+            for_each_key_batch(trace().messages(KeyHasher::default()), |k| {
                 resalted.run_keys(k)
             });
             let c = resalted.cycle_stats().totals();

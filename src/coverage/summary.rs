@@ -196,19 +196,41 @@ fn coverage<T>(
             widths.push(i.half_width() / t);
         }
     }
-    let (lo, hi) = wilson(covered, n, COVERAGE_LEVEL);
-    Coverage {
-        cell: cell.to_string(),
-        interval: name.to_string(),
-        seeds: n,
-        covered,
-        coverage: covered as f64 / n.max(1) as f64,
-        coverage_low: lo,
-        coverage_high: hi,
-        below,
-        above,
+    Coverage::count(
+        cell,
+        name,
+        (n, covered),
+        (below, above),
         without,
-        median_relative_half_width: median(widths),
+        median(widths),
+    )
+}
+
+impl Coverage {
+    /// `covered` of `n` seeds, with the Wilson interval of that share and the misses
+    /// on each side.
+    fn count(
+        cell: &str,
+        name: &str,
+        (n, covered): (u64, u64),
+        (below, above): (u64, u64),
+        without: u64,
+        median_relative_half_width: Option<f64>,
+    ) -> Coverage {
+        let (lo, hi) = wilson(covered, n, COVERAGE_LEVEL);
+        Coverage {
+            cell: cell.to_string(),
+            interval: name.to_string(),
+            seeds: n,
+            covered,
+            coverage: covered as f64 / n.max(1) as f64,
+            coverage_low: lo,
+            coverage_high: hi,
+            below,
+            above,
+            without,
+            median_relative_half_width,
+        }
     }
 }
 
@@ -226,20 +248,7 @@ fn share<T>(cell: &str, name: &str, seeds: &[&T], ok: impl Fn(&T) -> Option<bool
             None => without += 1,
         }
     }
-    let (lo, hi) = wilson(covered, n, COVERAGE_LEVEL);
-    Coverage {
-        cell: cell.to_string(),
-        interval: name.to_string(),
-        seeds: n,
-        covered,
-        coverage: covered as f64 / n.max(1) as f64,
-        coverage_low: lo,
-        coverage_high: hi,
-        below: n - covered,
-        above: 0,
-        without,
-        median_relative_half_width: None,
-    }
+    Coverage::count(cell, name, (n, covered), (n - covered, 0), without, None)
 }
 
 /// Summaries of the cells named in `cells`, in that order, from `records`.
@@ -247,34 +256,18 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
     cells
         .iter()
         .map(|name| {
-            let seeds: Vec<&ObservedRecord> = records
-                .iter()
-                .filter_map(|r| match r {
-                    Record::Observed(s) if &s.cell == name => Some(s),
-                    _ => None,
-                })
-                .collect();
-            let fits: Vec<&FitRecord> = records
-                .iter()
-                .filter_map(|r| match r {
-                    Record::Fitted(s) if &s.cell == name => Some(s),
-                    _ => None,
-                })
-                .collect();
-            let truths: Vec<&TruthRecord> = records
-                .iter()
-                .filter_map(|r| match r {
-                    Record::Truth(t) if &t.cell == name && !t.salted => Some(t),
-                    _ => None,
-                })
-                .collect();
-            let salted: Vec<&TruthRecord> = records
-                .iter()
-                .filter_map(|r| match r {
-                    Record::Truth(t) if &t.cell == name && t.salted => Some(t),
-                    _ => None,
-                })
-                .collect();
+            let mut seeds: Vec<&ObservedRecord> = Vec::new();
+            let mut fits: Vec<&FitRecord> = Vec::new();
+            let (mut truths, mut salted): (Vec<&TruthRecord>, Vec<&TruthRecord>) =
+                (Vec::new(), Vec::new());
+            for r in records.iter().filter(|r| r.cell() == name.as_str()) {
+                match r {
+                    Record::Observed(s) => seeds.push(s),
+                    Record::Fitted(s) => fits.push(s),
+                    Record::Truth(t) if t.salted => salted.push(t),
+                    Record::Truth(t) => truths.push(t),
+                }
+            }
             let truth = truth(&truths, level);
             let salted_fn = truth_rate(&salted, level, |s| {
                 (s.false_negatives as f64, s.arrivals as f64)
