@@ -313,11 +313,16 @@ impl Progress {
             let amount = format!("{} {unit}", count_text(done, self.unit));
             return format!("{}: {} in {secs}", self.label, amount.trim_end());
         };
-        let counts = format!(
-            "{} of {} {unit}",
-            count_text(done, self.unit),
-            count_text(total, self.unit)
-        );
+        // A total that was an estimate may be passed: the count alone then.
+        let counts = if done > total {
+            format!("{} {unit}", count_text(done, self.unit))
+        } else {
+            format!(
+                "{} of {} {unit}",
+                count_text(done, self.unit),
+                count_text(total, self.unit)
+            )
+        };
         let counts = counts.trim_end();
         if total > 0.0 && done < total {
             format!(
@@ -460,6 +465,8 @@ mod tests {
             p.summary(12.0, s),
             "rbf run: stopped at 50.0% (12 of 24 points) after 5 s"
         );
+        // An estimated total that the work ran past is not printed as "25 of 24".
+        assert_eq!(p.summary(25.0, s), "rbf run: 25 points in 5 s");
         let p = Progress::with_mode("reading <stdin>".into(), None, "bytes", Mode::Off);
         assert_eq!(
             p.summary(3.0 * 1024.0 * 1024.0, s),

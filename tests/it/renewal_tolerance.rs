@@ -234,19 +234,21 @@ fn the_output_names_the_mode_and_its_tolerance() {
 
 #[test]
 fn a_long_renewal_shows_progress_and_stops_on_ctrl_c() {
-    // M = 2^20 with D = 10^5 takes 10 s or more on two cores. stderr is a pipe here,
-    // so no bar is drawn: the stage that was running says in one line how far it got
-    // when SIGINT ends it cleanly (status 130).
+    // M = 2^24 with sigma = M / 2: the bit distribution alone takes minutes on two
+    // cores (at M = 2^20 a fast machine finished it inside the 5 s and was stopped in a
+    // later stage too young to report). stderr is a pipe here, so no bar is drawn: the
+    // stage that was running says in one line how far it got when SIGINT ends it
+    // cleanly (status 130).
     let child = rbf()
         .args([
             "model",
             "fn",
             "-m",
-            "1048576",
+            "16777216",
             "-k",
             "4",
             "--sigma",
-            "524288",
+            "8388608",
             "--zipf",
             "1",
             "--distinct",
