@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::record::{FitRecord, ObservedRecord, Record, TruthRecord};
+use crate::output_file::frame::csv_field;
 use crate::replay::{batch_length, rebatch, CycleSums, DEFAULT_HASH_SEEDS};
 use crate::stats::{normal_quantile, replicated_ratio, Interval, RatioEstimate};
 
@@ -459,7 +460,7 @@ pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
     out
 }
 
-/// The coverage rows as CSV.
+/// The coverage rows as CSV (names quoted where they hold a comma).
 pub fn csv(summaries: &[CellSummary]) -> String {
     let mut out = String::from(
         "cell,interval,seeds,covered,coverage,coverage_low,coverage_high,below,above,without,median_relative_half_width\n",
@@ -468,8 +469,8 @@ pub fn csv(summaries: &[CellSummary]) -> String {
         for r in &s.rows {
             out.push_str(&format!(
                 "{},{},{},{},{},{},{},{},{},{},{}\n",
-                r.cell,
-                r.interval,
+                csv_field(&r.cell),
+                csv_field(&r.interval),
                 r.seeds,
                 r.covered,
                 r.coverage,
@@ -489,6 +490,33 @@ pub fn csv(summaries: &[CellSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_quotes_names_with_commas() {
+        let row = Coverage::count(
+            "a, b",
+            "FN (4 hash seeds, printed)",
+            (2, 1),
+            (1, 0),
+            0,
+            None,
+        );
+        let text = csv(&[CellSummary {
+            cell: "a, b".into(),
+            seeds: 2,
+            truth: None,
+            salted_fn: None,
+            true_bound: None,
+            point_outside_interval: 0,
+            mean_cycles: 0.0,
+            rows: vec![row],
+        }]);
+        let line = text.lines().nth(1).expect("a row");
+        assert!(
+            line.starts_with("\"a, b\",\"FN (4 hash seeds, printed)\",2,1,"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn wilson_matches_a_reference() {
