@@ -124,13 +124,18 @@ fn truth_rate(
     RatioEstimate::mean_of(&parts).map(|e| e.interval(level))
 }
 
+/// The cell's truth, or None without records, or when a trace was replayed with a
+/// single hash seed: its interval would then leave out how the hash positions vary
+/// (they are fixed for the whole replay), and what the models describe is the average
+/// over them.
 fn truth(records: &[&TruthRecord], level: f64) -> Option<Truth> {
-    if records.is_empty() {
-        return None;
-    }
     let mut traces: Vec<u64> = records.iter().map(|r| r.trace).collect();
     traces.sort_unstable();
     traces.dedup();
+    let hash_seeds = |t: u64| records.iter().filter(|r| r.trace == t).count();
+    if traces.is_empty() || traces.iter().any(|&t| hash_seeds(t) < 2) {
+        return None;
+    }
     let within: Vec<f64> = traces
         .iter()
         .filter_map(|t| {
