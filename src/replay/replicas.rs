@@ -5,7 +5,7 @@
 //! With few popular messages (D = 1000, say) a filter's long-run FN differs from the
 //! hash average by as much as a long replay's batch-means interval is wide, and an
 //! interval from one filter cannot see that (docs/coverage/README.md measures it: 85.5 %
-//! coverage for a nominal 99 % in one cell, 99.5-100 % with four filters). Each seed's filter runs the
+//! coverage for a nominal 99 % in one cell, 98-100 % with four filters). Each seed's filter runs the
 //! whole stream with its own ground truth; their complete cycles are cut into the same
 //! time batches and the intervals come from the two-way table (hash seeds x batches,
 //! [`crate::stats::replicated_ratio_interval`]), so they cover the hash positions'
