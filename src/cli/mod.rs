@@ -146,12 +146,14 @@ pub fn print_written(w: &rbf::experiment::Written, seconds: f64) {
     };
     let text = format!(
         "finished in {seconds:.1} s; outputs in {}: {}, {}, {} (every column), {} (with the \
-         per-file detail), {} SVG plots in plots/",
+         per-file detail), {} (the report as one page to open in a browser), {} SVG plots in \
+         plots/",
         w.dir.display(),
         name(&w.csv),
         name(&w.parquet),
         name(&w.json),
         name(&w.report),
+        name(&w.html),
         w.plots.len(),
     );
     print!("\n{}", rbf::report::wrap(&text, rbf::report::WIDTH, "    "));

@@ -58,7 +58,10 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         },
         a.hash_seeds,
     )?;
-    replay.run(&mut source);
+    if let Some(d) = plan_memory(&config, source.as_ref(), u64::from(a.hash_seeds)) {
+        replay.expect_distinct(d);
+    }
+    replay.run_source(source.as_mut())?;
     let report = replay.report();
     let summary = source.summary();
     super::print_ingest_notes(summary);
@@ -78,5 +81,40 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     } else {
         print!("{}", rbf::report::replay::replay_table(&report));
         Ok(())
+    }
+}
+
+/// Whether to size the ground truths (one per filter) up front: the distinct keys the
+/// trace declares (an lcs header), when the predicted peak memory of `filters` filters
+/// fits the machine. A count that would not fit is not trusted blindly (a damaged
+/// header): the replay then grows its tables as it goes, each doubling checked on the
+/// way.
+pub(crate) fn plan_memory(
+    config: &rbf::filter::FilterConfig,
+    source: &dyn rbf::ingest::MessageSource,
+    filters: u64,
+) -> Option<u64> {
+    let distinct = source.declared_distinct()?;
+    let plan = rbf::replay::memory::MemoryPlan::new(config, distinct, true).filters(filters);
+    let name = &source.summary().source;
+    match rbf::resources::check_memory(
+        &format!("replaying {name} ({distinct} distinct keys declared by its header)"),
+        plan.total() as f64,
+    ) {
+        Ok(()) => {
+            if plan.total() >= 64 << 20 {
+                rbf::progress::note(&format!(
+                    "{name}: its header declares {distinct} distinct objects: predicted peak memory {}",
+                    plan.describe()
+                ));
+            }
+            Some(distinct)
+        }
+        Err(e) => {
+            rbf::progress::note(&format!(
+                "{e}; the ground truth is not sized up front but grown as keys arrive, each step checked"
+            ));
+            None
+        }
     }
 }

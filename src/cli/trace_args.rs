@@ -140,6 +140,7 @@ impl TraceArgs {
             },
             progress: true,
             sort_by_time: self.sort_by_time,
+            same_thread: false,
         })
     }
 

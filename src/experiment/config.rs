@@ -521,6 +521,17 @@ impl ExperimentConfig {
         Ok(c)
     }
 
+    /// The config as TOML, defaults filled in and paths as resolved (relative to the
+    /// directory rbf ran in): what produced a run, for its report. It parses back to
+    /// the same config.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_else(|e| {
+            // Not expected (every field has a TOML form); the JSON form says the same.
+            let json = serde_json::to_string_pretty(self).unwrap_or_default();
+            format!("# not expressible as TOML ({e}); as JSON:\n{json}\n")
+        })
+    }
+
     /// Checks what serde cannot: non-empty axes, ranges, exactly one sigma rule.
     pub fn validate(&self) -> Result<()> {
         let needs_data = self
@@ -771,5 +782,33 @@ mod path_tests {
         let here = cwd.file_name().unwrap();
         let up = Path::new("..").join(here).join("out");
         assert_eq!(relative_to(Path::new(""), &up), Path::new("out"));
+    }
+}
+
+#[cfg(test)]
+mod toml_tests {
+    use super::*;
+
+    /// The config a report shows is the config that ran: it parses back to the same.
+    #[test]
+    fn every_shipped_config_survives_its_toml_form() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let Ok(c) = ExperimentConfig::load(&path) else {
+                continue; // not an experiment file
+            };
+            let text = c.to_toml();
+            assert!(!text.starts_with("# not expressible"), "{text}");
+            let back = ExperimentConfig::parse(&text, Path::new("shown.toml"))
+                .unwrap_or_else(|e| panic!("{}: {e}\n{text}", path.display()));
+            assert_eq!(back, c, "{}", path.display());
+            n += 1;
+        }
+        assert!(n >= 3, "{n} configs");
     }
 }

@@ -11,6 +11,7 @@
 pub mod config;
 pub mod grid;
 pub mod output;
+pub mod page;
 pub mod plots;
 pub mod results;
 pub mod resume;
@@ -19,6 +20,7 @@ pub mod runner;
 pub mod source;
 pub mod svg;
 pub mod tables;
+pub mod texts;
 
 pub use config::{ExperimentConfig, Measure};
 pub use grid::{Point, Shard};
@@ -162,6 +164,7 @@ pub fn run_resumable(
         total_points: total,
         shard: options.shard,
         measures: measure_names(config),
+        config: Some(config.to_toml()),
         sources: sources
             .iter()
             .map(|p| SourceInfo {

@@ -1,6 +1,9 @@
 //! What a run leaves behind: `results.csv` and `results.parquet` (a polars
-//! DataFrame), `results.json` (the rows plus what `rbf merge` needs), SVG plots and a
-//! Markdown report that links them. Nothing here depends on timing or thread count.
+//! DataFrame), `results.json` (the rows plus what `rbf merge` needs), SVG plots, a
+//! Markdown report that links them and `report.html`, one self-contained page with the
+//! same texts, every table and the plots inline ([`super::page`]). Both reports are
+//! built from the same pieces (summary lines, tables, notes, [`super::texts`]).
+//! Nothing here depends on timing or thread count.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,9 +11,10 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use super::plots;
-use super::results::{Results, SourceInfo, RESULTS_FORMAT};
+use super::results::{Results, RESULTS_FORMAT};
 use super::row::Row;
 use super::tables;
+use super::texts::{extent, source_sections, Plot, FILES, MEANING, PLOTS_LEGEND};
 use crate::compare::{Bound, BoundVerdict, Regime};
 use crate::error::{Error, Result};
 use crate::output_file;
@@ -23,6 +27,8 @@ pub struct Written {
     pub parquet: PathBuf,
     pub json: PathBuf,
     pub report: PathBuf,
+    /// report.html: the report as one self-contained page.
+    pub html: PathBuf,
     pub plots: Vec<PathBuf>,
 }
 
@@ -118,11 +124,12 @@ fn write_text(path: &Path, text: &str) -> Result<()> {
 
 /// What [`write`] puts in an output directory. A directory that holds anything else
 /// is not ours to replace.
-const OURS: [&str; 5] = [
+const OURS: [&str; 6] = [
     "results.csv",
     "results.parquet",
     "results.json",
     "report.md",
+    "report.html",
     "plots",
 ];
 
@@ -195,17 +202,22 @@ fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
     let text = serde_json::to_string_pretty(results)
         .map_err(|e| Error::invalid(format!("cannot serialise results: {e}")))?;
     write_text(&stage.join("results.json"), &text)?;
-    let mut plot_paths = Vec::new();
-    for (stem, chart) in plots::charts(&results.rows) {
-        if let Some(svg) = chart.render() {
-            let name = format!("{stem}.svg");
-            write_text(&stage.join("plots").join(&name), &svg)?;
-            plot_paths.push(dir.join("plots").join(name));
-        }
+    let plots: Vec<Plot> = plots::charts(&results.rows)
+        .into_iter()
+        .filter_map(|(stem, chart)| {
+            Some(Plot {
+                path: format!("plots/{stem}.svg"),
+                svg: chart.render()?,
+            })
+        })
+        .collect();
+    for p in &plots {
+        write_text(&stage.join(&p.path), &p.svg)?;
     }
+    write_text(&stage.join("report.md"), &markdown(results, &plots))?;
     write_text(
-        &stage.join("report.md"),
-        &markdown(results, &plot_paths, dir),
+        &stage.join("report.html"),
+        &super::page::html(results, &plots),
     )?;
     Ok(Written {
         dir: dir.to_path_buf(),
@@ -213,7 +225,8 @@ fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
         parquet: dir.join("results.parquet"),
         json: dir.join("results.json"),
         report: dir.join("report.md"),
-        plots: plot_paths,
+        html: dir.join("report.html"),
+        plots: plots.iter().map(|p| dir.join(&p.path)).collect(),
     })
 }
 
@@ -232,20 +245,18 @@ pub fn read(path: &Path) -> Result<Results> {
     Ok(r)
 }
 
-fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
+fn markdown(results: &Results, plots: &[Plot]) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# {}\n", results.name);
     if !results.description.is_empty() {
         let _ = writeln!(s, "{}\n", results.description.trim());
     }
+    let files: Vec<String> = FILES.iter().map(|(f, _)| format!("[{f}]({f})")).collect();
     let _ = writeln!(
         s,
-        "{} of {} grid points (shard {}/{}); measures: {}.\n\nFiles: [results.csv](results.csv), [results.parquet](results.parquet), [results.json](results.json).\n",
-        results.rows.len(),
-        results.total_points,
-        results.shard.index,
-        results.shard.count,
-        results.measures.join(", ")
+        "{}\n\nFiles: {}; this report as one page, plots inline: [report.html](report.html).\n",
+        extent(results),
+        files.join(", ")
     );
     let summary = tables::summary(&results.rows);
     if !summary.is_empty() {
@@ -256,15 +267,9 @@ fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
         s.push('\n');
     }
     if !plots.is_empty() {
-        s.push_str(
-            "## Plots\n\nObserved (exact replay): points with their intervals as error bars. \
-             Proven bounds: solid lines. Everything else is dashed and its legend says why: \
-             \"(fitted model)\", \"(checked)\", \"(not proven)\", \"(not judged)\", \
-             \"(approx.)\". Zeros are drawn on the axis floor marked 0.\n\n",
-        );
+        let _ = writeln!(s, "## Plots\n\n{PLOTS_LEGEND}\n");
         for p in plots {
-            let rel = p.strip_prefix(dir).unwrap_or(p);
-            let _ = writeln!(s, "![{0}]({0})\n", rel.display());
+            let _ = writeln!(s, "![{0}]({0})\n", p.path);
         }
     }
     s.push_str("## Results\n\nEvery column is in [results.csv](results.csv).\n\n```text\n");
@@ -277,72 +282,25 @@ fn markdown(results: &Results, plots: &[PathBuf], dir: &Path) -> String {
 
 /// The sources and, per file, what reading them met.
 fn sources(s: &mut String, results: &Results) {
-    let read: Vec<&SourceInfo> = results
-        .sources
-        .iter()
-        .filter(|x| x.ingest.is_some())
-        .collect();
+    let read = source_sections(results);
     if read.is_empty() {
         return;
     }
     s.push_str("## Sources\n\n");
     for src in read {
         let _ = writeln!(s, "### {}\n", src.name);
-        for n in &src.notes {
-            let _ = writeln!(s, "- {n}");
+        for l in &src.lines {
+            let _ = writeln!(s, "- {l}");
         }
-        let Some(ingest) = &src.ingest else {
-            continue;
-        };
-        if let Some(d) = &src.ingest_digest {
-            let _ = writeln!(s, "- {d}");
-        }
-        let warnings = ingest.warnings();
-        if !warnings.is_empty() {
+        if !src.per_file.is_empty() {
             s.push_str("\nPer file:\n\n");
-            for w in warnings {
+            for w in &src.per_file {
                 let _ = writeln!(s, "- {w}");
             }
         }
         s.push('\n');
     }
 }
-
-const MEANING: &str = "## What the numbers mean\n\n\
-- **obs FP**: observed FP paper count-instance rate: arrivals that are first in their cycle \
-(new or non-repeat) classified as repeat, over such arrivals. `observed_fp` in the CSV is the FN \
-paper's FP: false positives (new messages classified repeat) over all arrivals. Intervals \
-(`observed_fp_count_instance_low/high`) are built like the FN interval, clamped to [0, 1].\n\
-- **FP model**: the FP paper's average FP rate f_sigma (one phase, or f_sigma^2 for two phases) \
-or f_a for N-bounded filters; an estimate, not a bound.\n\
-- **obs FN**: false negatives (non-repeats classified new) over all arrivals, mean over seeds; \
-`observed_fn_low/high` is a t-interval over seeds (batch means over cycles with one seed), \
-clamped to [0, 1].\n\
-- **the bounds** (one column each, `fn_renewal_upper`, `fn_renewal_fitted`, \
-`fn_renewal_conservative`, `fn_markov_lower`, ...): **renewal** is the FN paper's renewal upper \
-bound (§5) on the source's workload (the true one for synthetic sources, the fitted one for \
-traces); **fitted** and **conserv.** are the renewal bound on the workload fitted from the \
-trace (its reuse profile and p_r, docs/FIT.md) at the point estimate (synthetic sources with \
-`fit = true`) and at the conservative end of the fit's uncertainty (the profile's upper 99 % \
-band, the worst p_r of its interval); the **markov** columns are the Markov-chain bounds and \
-approximations (§4); **drop-pins** is a fast approximation (eqs. 10-11), never a bound. The \
-Q-based methods (Markov, drop-pins) on a fitted workload carry a range (`{key}_low/high`) when \
-the trace cannot tell the fitted Q from alternatives, and are judged against the whole range.\n\
-- **standing** (`{key}_standing`): *proven* (a theorem of the FN paper covers this number for \
-this variant and a workload given as the truth), *fitted-model* (a bound for the model fitted \
-from the trace, not a proof for the trace), *checked* (not proven, checked by measurement: the \
-two-phase conservative bound, docs/FIT.md), *not-proven* (the notes say why), *not-judged* \
-(shown, but the model does not fit this trace: no verdict).\n\
-- **verdict** (`{key}_verdict_steady`, `{key}_verdict_transient`; ✓ ✗ ? in the tables): the \
-bound against the observed FN interval. *holds*: the whole interval is on the bound's side; \
-*violated*: the whole interval is on the other side; *undecided*: the interval straddles the \
-bound, or there is no interval. The bounds describe the steady state; a replay with fewer than \
-10 recycles per replay measures the transient after the warm-up, so its verdict goes in the \
-transient column. `{key}_excess`: how far the observed point is beyond the bound, relative to \
-the bound.\n\
-- **capacity**: messages per cycle a filter of M bits holds at the target FP under the sigma-bounded \
-model and under classic worst-case sizing (FP paper eq. 1); the ratio shows how much worst-case \
-sizing under-uses memory.\n";
 
 #[cfg(test)]
 mod tests {
@@ -414,6 +372,7 @@ mod tests {
             total_points: 2,
             shard: crate::experiment::Shard::ALL,
             measures: vec![],
+            config: None,
             sources: vec![],
             rows,
         };
@@ -443,8 +402,10 @@ mod tests {
         assert!(cell("notes").contains(&label));
         assert!(cell("markov_lower_low").contains("0.25"));
         assert!(cell("markov_lower_verdict_steady").contains("null"));
-        let md = markdown(&results, &[], Path::new("."));
+        let md = markdown(&results, &[]);
         assert!(flat(&md).contains(&label), "{md}");
+        let page = super::super::page::html(&results, &[]);
+        assert!(flat(&page).contains(&label), "{page}");
         let legends: Vec<String> = plots::charts(&results.rows)
             .into_iter()
             .flat_map(|(_, c)| c.series.into_iter().map(|s| s.label))

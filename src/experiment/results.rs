@@ -17,6 +17,10 @@ pub struct Results {
     pub total_points: usize,
     pub shard: Shard,
     pub measures: Vec<String>,
+    /// The experiment file as rbf read it ([`super::ExperimentConfig::to_toml`]):
+    /// shown by report.html; absent in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
     /// Every source of the config, in order: what reading it met.
     #[serde(default)]
     pub sources: Vec<SourceInfo>,

@@ -345,6 +345,11 @@ fn bound_cell(r: &Row, b: Bound) -> String {
 
 /// Every column, one row per point (`rbf run --wide`); wider than a terminal.
 pub fn wide(rows: &[Row]) -> String {
+    wide_table(rows).render()
+}
+
+/// The table of [`wide`], for any renderer (text, or HTML in report.html).
+pub fn wide_table(rows: &[Row]) -> Table {
     let present: Vec<Bound> = Bound::ALL
         .into_iter()
         .filter(|b| rows.iter().any(|r| r.model(*b).is_some()))
@@ -419,7 +424,7 @@ pub fn wide(rows: &[Row]) -> String {
         cells.push(refs);
         t.row(cells);
     }
-    t.render()
+    t
 }
 
 /// The terminal output of a run: the table (narrow, or `wide`) and the summary.

@@ -174,6 +174,36 @@ impl RecyclingFilter {
         self.settle(key, new_bits == 0, new_bits, true)
     }
 
+    /// Asks the CPU to start loading the words of `positions` in a one-phase filter's
+    /// array (a hint; no effect on results).
+    #[inline(always)]
+    pub fn prefetch_positions(&self, positions: &[u64]) {
+        for &p in positions {
+            self.arrays[0].prefetch(p);
+        }
+    }
+
+    /// Asks the CPU to start loading every word `key` probes, in every array (a hint;
+    /// no effect on results).
+    #[inline(always)]
+    pub fn prefetch_key(&self, key: u64) {
+        let mut buf = [0; MAX_HASHES as usize];
+        for (array, hasher) in self.arrays.iter().zip(&self.hashers) {
+            for &p in hasher.positions(key, &mut buf) {
+                array.prefetch(p);
+            }
+        }
+    }
+
+    /// Bytes of the largest bit array's words: whether it fits in a cache.
+    pub fn array_bytes(&self) -> usize {
+        self.arrays
+            .iter()
+            .map(BitArray::word_bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The position generator of physical array `array`.
     pub fn hasher(&self, array: usize) -> &PositionHasher {
         &self.hashers[array]

@@ -105,9 +105,21 @@ pub fn check_window(head: &[u8]) -> crate::error::Result<()> {
 /// Where a decompressing reader records damage for the source above it to report.
 pub type DamageSlot = Arc<Mutex<Option<String>>>;
 
-fn put(slot: &DamageSlot, what: String) {
+/// Records a decompressor's damage: what, and where in the compressed and the
+/// decompressed stream. The first damage is kept: what follows is its consequence.
+pub(super) fn record_damage(
+    slot: &DamageSlot,
+    codec: &str,
+    what: &str,
+    compressed: u64,
+    decompressed: u64,
+) {
     if let Ok(mut s) = slot.lock() {
-        s.get_or_insert(what);
+        s.get_or_insert_with(|| {
+            format!(
+                "{codec}: {what} at compressed byte offset {compressed} (decompressed byte offset {decompressed})"
+            )
+        });
     }
 }
 
@@ -147,12 +159,12 @@ impl<R: BufRead> ZstdReader<R> {
     }
 
     fn fail(&mut self, what: &str) {
-        put(
+        record_damage(
             &self.damage,
-            format!(
-                "zstd: {what} at compressed byte offset {} (decompressed byte offset {})",
-                self.compressed, self.decompressed
-            ),
+            "zstd",
+            what,
+            self.compressed,
+            self.decompressed,
         );
         self.done = true;
     }
@@ -268,6 +280,10 @@ impl MessageSource for Decompressed {
 
     fn dictionary(&self) -> Option<&KeyDictionary> {
         self.inner.dictionary()
+    }
+
+    fn declared_distinct(&self) -> Option<u64> {
+        self.inner.declared_distinct()
     }
 }
 

@@ -1,11 +1,12 @@
-//! Opening inputs: plain files, standard input (`-`) and zstd-compressed data (told
-//! apart by magic number, whatever the file is called).
+//! Opening inputs: plain files, standard input (`-`) and zstd- or gzip-compressed data
+//! (told apart by magic number, whatever the file is called).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::compressed::{self, DamageSlot, ZstdReader};
+use super::gzip::{GzipReader, GZIP_MAGIC};
 use super::progress::ProgressReader;
 use crate::error::{Error, Result};
 
@@ -29,11 +30,11 @@ pub fn label(path: &Path) -> String {
     }
 }
 
-/// An opened input, decompressed if it was zstd, with its first bytes available for
-/// format detection.
+/// An opened input, decompressed if it was zstd or gzip, with its first bytes
+/// available for format detection.
 pub struct Input {
     pub reader: Box<dyn BufRead + Send>,
-    /// `Some` for a zstd input: where the decompressor records damage.
+    /// `Some` for a compressed input: where the decompressor records damage.
     pub damage: Option<DamageSlot>,
 }
 
@@ -43,7 +44,7 @@ impl Input {
     }
 }
 
-/// Opens `path` (`-`: standard input), transparently decompressing zstd.
+/// Opens `path` (`-`: standard input), transparently decompressing zstd and gzip.
 pub fn open(path: &Path) -> Result<Input> {
     open_with_progress(path, false)
 }
@@ -91,6 +92,13 @@ pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
         })?;
         let slot = DamageSlot::default();
         let decoder = ZstdReader::new(raw, slot.clone()).map_err(|e| Error::io(path, e))?;
+        Ok(Input {
+            reader: Box::new(BufReader::with_capacity(1 << 20, decoder)),
+            damage: Some(slot),
+        })
+    } else if head.starts_with(&GZIP_MAGIC) {
+        let slot = DamageSlot::default();
+        let decoder = GzipReader::new(raw, slot.clone());
         Ok(Input {
             reader: Box::new(BufReader::with_capacity(1 << 20, decoder)),
             damage: Some(slot),

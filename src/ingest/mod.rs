@@ -7,17 +7,21 @@
 //!
 //! A trace is one file, standard input (`-`), or a series of files read as one
 //! ([`series`]: several paths, a directory, a glob pattern); captures can be turned
-//! into flow records ([`packet::flows::FlowExport`]); zstd-compressed inputs are
-//! decompressed on the way in ([`compressed`]).
+//! into flow records ([`packet::flows::FlowExport`]); zstd- and gzip-compressed inputs
+//! are decompressed on the way in ([`compressed`], [`gzip`]); decoding runs on a thread
+//! of its own beside the consumer ([`readahead`]).
 
 pub mod binary;
 pub mod compressed;
 pub mod csv;
 pub mod flowlog;
+pub mod gzip;
 pub mod input;
+pub mod lcs;
 pub mod packet;
 pub mod progress;
 pub mod rbfs;
+pub mod readahead;
 pub mod series;
 pub mod text;
 
@@ -36,6 +40,25 @@ pub trait MessageSource: Iterator<Item = Message> + Send {
     /// Original key bytes per key, when the source was opened with `keep_keys`.
     fn dictionary(&self) -> Option<&KeyDictionary> {
         None
+    }
+
+    /// The number of distinct keys the input declares (an lcs header's object
+    /// count), for sizing and checking memory before the work; None when unknown.
+    fn declared_distinct(&self) -> Option<u64> {
+        None
+    }
+
+    /// Appends messages to `out` until it holds `max` or the stream ends (then it
+    /// holds fewer). One call per batch: through a `dyn MessageSource` this is one
+    /// dynamic call where `next` would be one per message, and readers may
+    /// override it with a tighter loop.
+    fn fill(&mut self, out: &mut Vec<Message>, max: usize) {
+        while out.len() < max {
+            match self.next() {
+                Some(m) => out.push(m),
+                None => return,
+            }
+        }
     }
 }
 
@@ -338,8 +361,14 @@ pub enum Format {
     Pcap,
     /// Generic delimited text with a column spec (`--csv-key-column`, ...).
     Csv,
-    /// 24-byte binary request records `{u32 time, u64 id, u32 size, i64 next}`, little-endian.
+    /// libCacheSim's oracleGeneral: 24-byte binary request records `{u32 time, u64 id,
+    /// u32 size, i64 next}`, little-endian (detected by their next-access links).
+    #[value(alias = "oracle-general")]
+    #[serde(alias = "oracle-general")]
     Binary,
+    /// libCacheSim's lcs trace: a header describing fixed-size binary records (the
+    /// 1024-byte header with a format string, or the versioned 8 KiB one).
+    Lcs,
     /// rbf's own compact message stream (written by `rbf ingest`).
     Rbfs,
     /// Zeek conn.log, TSV (with its `#fields` header) or JSON lines: one message per
@@ -358,6 +387,7 @@ impl Format {
             Format::Pcap => "pcap",
             Format::Csv => "csv",
             Format::Binary => "binary",
+            Format::Lcs => "lcs",
             Format::Rbfs => "rbfs",
             Format::Zeek => "zeek",
             Format::NfdumpCsv => "nfdump-csv",
@@ -390,6 +420,9 @@ pub struct IngestOptions {
     pub progress: bool,
     /// A series of files is read in the order of their first timestamps, not as given.
     pub sort_by_time: bool,
+    /// Decode on the calling thread instead of a thread of its own
+    /// ([`readahead`]; the messages are the same either way).
+    pub same_thread: bool,
 }
 
 /// Opens a trace as a message stream: one file, `-` (standard input), a directory or
@@ -399,8 +432,19 @@ pub fn open(path: &Path, options: &IngestOptions) -> Result<Box<dyn MessageSourc
 }
 
 /// Opens the files `inputs` name (see [`series::expand`]) as one message stream, as
-/// flow records when `options.flows` is set.
+/// flow records when `options.flows` is set. Unless `options.same_thread`, the
+/// stream is decoded on a thread of its own ([`readahead`]).
 pub fn open_inputs(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
+    let source = open_decoder(inputs, options)?;
+    Ok(if options.same_thread {
+        source
+    } else {
+        readahead::ReadAhead::spawn(source)
+    })
+}
+
+/// [`open_inputs`] on the calling thread.
+fn open_decoder(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
     let files = series::expand(inputs)?;
     let source: Box<dyn MessageSource> = match files.as_slice() {
         [] => return Err(Error::invalid("no trace file given")),
@@ -514,6 +558,22 @@ fn open_format(
             options,
         ),
         Format::Binary => Box::new(binary::BinarySource::new(p, reader, hasher, keep)),
+        Format::Lcs => {
+            let mut reader = reader;
+            let header = lcs::read_header(&p, &mut reader)?;
+            Box::new(
+                binary::BinarySource::with_layout(
+                    p,
+                    reader,
+                    hasher,
+                    keep,
+                    header.layout,
+                    Format::Lcs.name(),
+                    header.len as u64,
+                )
+                .announce(header.requests, header.objects),
+            )
+        }
         Format::Rbfs => Box::new(rbfs::RbfsSource::open(p, Box::new(reader), hasher)?),
         Format::Auto => unreachable!("detect() never returns Auto"),
     })
@@ -532,7 +592,9 @@ fn flow_log<P: text::LineParser + 'static>(
     )
 }
 
-/// Magic numbers of compressed formats this reader does not decompress, to name them.
+/// Magic numbers of compressed formats this reader does not decompress, to name them
+/// (gzip is decompressed when the input is opened: its magic seen here is a gzip inside
+/// another compression, e.g. `.gz.zst`).
 const OTHER_COMPRESSION: [(&[u8], &str, &str); 5] = [
     (&[0x1F, 0x8B], "gzip", "gzip -dc"),
     (&[0xFD, b'7', b'z', b'X', b'Z', 0x00], "xz", "xz -dc"),
@@ -601,6 +663,9 @@ fn detect(path: &Path, inp: &mut input::Input) -> Result<Format> {
     if PCAP_MAGICS.iter().any(|m| head.starts_with(m)) {
         return Ok(Format::Pcap);
     }
+    if head.starts_with(&lcs::MAGIC) {
+        return Ok(Format::Lcs);
+    }
     let text = head.strip_prefix(&input::UTF8_BOM[..]).unwrap_or(&head);
     let first_line = text.split(|&b| b == b'\n').next().unwrap_or(&[]);
     let first_line = first_line.strip_suffix(b"\r").unwrap_or(first_line);
@@ -613,11 +678,14 @@ fn detect(path: &Path, inp: &mut input::Input) -> Result<Format> {
     if text::looks_like_jedi(first_line) {
         return Ok(Format::Jedi);
     }
+    if lcs::looks_like_oracle_general(&head) {
+        return Ok(Format::Binary);
+    }
     Err(Error::Format {
         path: path.to_path_buf(),
         offset: 0,
         message: format!(
-            "not a trace this reader recognises (first bytes {:?}); expected a pcap/pcapng capture, an .rbfs stream, a Zeek conn.log (TSV or JSON), `nfdump -o csv` output or a JEDI request log (`timestamp,object_id,object_size`); pass --format to choose one of: pcap, jedi, csv, lines, binary, rbfs, zeek, nfdump-csv",
+            "not a trace this reader recognises (first bytes {:?}); expected a pcap/pcapng capture, an .rbfs stream, a libCacheSim lcs or oracleGeneral trace, a Zeek conn.log (TSV or JSON), `nfdump -o csv` output or a JEDI request log (`timestamp,object_id,object_size`); pass --format to choose one of: pcap, jedi, csv, lines, binary, lcs, rbfs, zeek, nfdump-csv",
             String::from_utf8_lossy(&first_line[..first_line.len().min(48)])
         ),
     })

@@ -10,9 +10,20 @@ use std::sync::Arc;
 use crate::progress::Progress;
 
 /// Wraps the raw (possibly compressed) file and reports how much of it was read.
+///
+/// For an input of known length the display starts at the second read: the first is
+/// the format detection when the trace is opened, which may come long before reading
+/// proper (the consumer prepares, the decoding thread starts at the first request for
+/// a message), and the pace that predicts how long reading takes is measured from
+/// there. An input of unknown length shows its heartbeat at once: a pipe that stalls
+/// before its first byte is shown waiting.
 pub struct ProgressReader<R> {
     inner: R,
-    progress: Arc<Progress>,
+    progress: Option<Arc<Progress>>,
+    /// The label and length of a display not started yet.
+    pending: Option<(String, f64)>,
+    /// Bytes of the first read, counted when the display starts.
+    first: Option<u64>,
 }
 
 impl<R: Read> ProgressReader<R> {
@@ -23,15 +34,20 @@ impl<R: Read> ProgressReader<R> {
             return Err(inner);
         }
         let label = format!("reading {label}");
-        let progress = match total {
-            Some(t) if t > 0 => Arc::new(Progress::new(label, t as f64, "bytes")),
+        let (progress, pending) = match total {
+            Some(t) if t > 0 => (None, Some((label, t as f64))),
             _ => {
                 let p = Arc::new(Progress::open_ended(label, "bytes"));
                 Progress::heartbeat(&p);
-                p
+                (Some(p), None)
             }
         };
-        Ok(ProgressReader { inner, progress })
+        Ok(ProgressReader {
+            inner,
+            progress,
+            pending,
+            first: None,
+        })
     }
 }
 
@@ -40,9 +56,21 @@ impl<R: Read> Read for ProgressReader<R> {
         let n = self.inner.read(buf)?;
         if n == 0 && !buf.is_empty() {
             // The end: the display is cleared and the heartbeat stops.
-            self.progress.finish();
-        } else {
-            self.progress.add(n as f64);
+            if let Some(p) = &self.progress {
+                p.finish();
+            }
+            return Ok(n);
+        }
+        match (&self.progress, self.first) {
+            (Some(p), _) => p.add(n as f64),
+            (None, None) => self.first = Some(n as u64),
+            (None, Some(first)) => {
+                if let Some((label, total)) = self.pending.take() {
+                    let p = Arc::new(Progress::new(label, total, "bytes"));
+                    p.add((first + n as u64) as f64);
+                    self.progress = Some(p);
+                }
+            }
         }
         Ok(n)
     }

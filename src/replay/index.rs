@@ -7,34 +7,13 @@
 //! (0, 1, 2, ... in order of first sight), so callers keep their per-key state in a
 //! plain `Vec` indexed by id, which they can prefetch too.
 
-use crate::prefetch::prefetch_ptr;
+use crate::prefetch::{advise_huge_pages, prefetch_ptr};
 
-/// A zeroed slot vector of `n` slots, with a transparent-huge-page hint when large.
-///
-/// Lookups land on uniformly random slots, so with 4 KiB pages nearly every one of them
-/// also misses the TLB once the table outgrows what the TLB maps (a few MB): the page
-/// walk then costs as much as the cache miss that prefetching hides. 2 MiB pages cut
-/// the walks by 512x. The hint is only advice (kernels with THP off ignore it), and it
-/// is given before the zeroed pages are first touched so that the faults take huge pages.
+/// A zeroed slot vector of `n` slots, backed by huge pages when large
+/// ([`advise_huge_pages`]: lookups land on uniformly random slots).
 fn zeroed_slots(n: usize) -> Vec<[u64; 2]> {
     let slots = vec![[0u64, 0]; n];
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let bytes = n * std::mem::size_of::<[u64; 2]>();
-        if bytes >= 2 * HUGE {
-            let start = slots.as_ptr() as usize;
-            let aligned = (start + HUGE - 1) & !(HUGE - 1);
-            let len = (start + bytes).saturating_sub(aligned) & !(HUGE - 1);
-            if len > 0 {
-                // SAFETY: the range lies inside the vector's allocation, and
-                // MADV_HUGEPAGE changes neither its contents nor its validity.
-                unsafe {
-                    libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-                }
-            }
-        }
-    }
+    advise_huge_pages(&slots);
     slots
 }
 
@@ -47,25 +26,122 @@ const MIN_BITS: u32 = 10;
 /// the real key 0 lives in a side field. Memory: 16 bytes per slot, 21-43 bytes per key
 /// between resizes; while doubling, old and new tables coexist for at most 64 bytes per
 /// key.
+///
+/// The doubled slot vector of a mid-sized table is zeroed ahead of need on a helper
+/// thread ([`prefault_at`]): fresh memory is zeroed by the kernel when first touched,
+/// and on the replay's thread that was a third of its time on the project machine.
 pub(crate) struct SlotTable {
     slots: Vec<[u64; 2]>,
     shift: u32,
     len: usize,
     zero: Option<u64>,
+    /// `len` at which the next slot vector is prepared (usize::MAX: never).
+    prefault_len: usize,
+    next: Option<std::thread::JoinHandle<Vec<[u64; 2]>>>,
 }
 
 impl Default for SlotTable {
     fn default() -> Self {
-        SlotTable {
-            slots: zeroed_slots(1 << MIN_BITS),
-            shift: 64 - MIN_BITS,
-            len: 0,
-            zero: None,
-        }
+        Self::with_slots(1 << MIN_BITS)
     }
 }
 
+/// Smallest and largest tables (slots) whose doubled slot vector is prepared ahead on
+/// a helper thread. Below, zeroing is quick; above, the prepared vector would hold a
+/// lot of memory for nothing when the trace ends before the table fills (from half
+/// to three quarters full): here at most 128 MiB.
+const PREFAULT_SLOTS: std::ops::RangeInclusive<usize> = (1 << 16)..=(1 << 22);
+
+/// The number of keys at which a table of `slots` slots starts preparing its doubled
+/// successor (half full: a quarter of the slots arrive before it is needed), if it
+/// does.
+pub(crate) fn prefault_at(slots: u64) -> Option<u64> {
+    PREFAULT_SLOTS
+        .contains(&(slots as usize))
+        .then_some(slots / 2)
+}
+
+/// A zeroed slot vector of `n` slots whose pages are all touched (so the kernel has
+/// zeroed and mapped them), split over the cores when large and `parallel`.
+fn faulted_slots(n: usize, parallel: bool) -> Vec<[u64; 2]> {
+    const PAGE: usize = 4096 / std::mem::size_of::<[u64; 2]>();
+    let mut slots = zeroed_slots(n);
+    let touch = |part: &mut [[u64; 2]]| {
+        // One write per 4 KiB page: a read would only map the shared zero page.
+        for s in part.iter_mut().step_by(PAGE) {
+            // SAFETY: a valid, aligned element of the vector; volatile so that the
+            // store of the value it already holds is not optimised away.
+            unsafe { std::ptr::write_volatile(s, [0, 0]) };
+        }
+    };
+    let threads = crate::resources::available_threads();
+    if !parallel || n * 16 < 64 << 20 || threads < 2 {
+        touch(&mut slots);
+        return slots;
+    }
+    // Parts of whole 2 MiB pages, so that no huge page is touched by two threads.
+    let part = n.div_ceil(threads).next_multiple_of(PAGE * 512);
+    std::thread::scope(|scope| {
+        for chunk in slots.chunks_mut(part) {
+            scope.spawn(move || touch(chunk));
+        }
+    });
+    slots
+}
+
+/// Slots of a table holding `keys` keys: a power of two, at most 3/4 full.
+pub(crate) fn slots_for(keys: u64) -> u64 {
+    // The largest count a table of 2^b slots holds is 3 * 2^b / 4 (see `entry`).
+    keys.saturating_mul(4)
+        .div_ceil(3)
+        .max(1 << MIN_BITS)
+        .next_power_of_two()
+}
+
+/// Bytes of one slot.
+pub(crate) const SLOT_BYTES: u64 = std::mem::size_of::<[u64; 2]>() as u64;
+
 impl SlotTable {
+    /// A table that holds `keys` keys without growing, its memory mapped up front
+    /// (so that lookups do not wait for the kernel to zero pages as they go).
+    pub fn with_capacity(keys: u64) -> Self {
+        Self::from_slots(faulted_slots(slots_for(keys) as usize, true))
+    }
+
+    fn with_slots(n: usize) -> Self {
+        Self::from_slots(zeroed_slots(n))
+    }
+
+    fn from_slots(slots: Vec<[u64; 2]>) -> Self {
+        let n = slots.len();
+        SlotTable {
+            slots,
+            shift: 64 - n.trailing_zeros(),
+            len: 0,
+            zero: None,
+            prefault_len: prefault_at(n as u64).map_or(usize::MAX, |k| k as usize),
+            next: None,
+        }
+    }
+
+    /// Starts preparing the doubled slot vector on a helper thread.
+    #[cold]
+    fn prefault(&mut self) {
+        let n = self.slots.len() * 2;
+        self.next = std::thread::Builder::new()
+            .name("rbf-table".into())
+            .spawn(move || faulted_slots(n, false))
+            .ok();
+    }
+
+    /// Bytes of the new slot vector if `more` new keys arrived and the table had to
+    /// grow (the old one is freed only after the keys moved over), or None when it
+    /// would not grow.
+    pub fn growth_bytes(&self, more: usize) -> Option<u64> {
+        let target = slots_for((self.len + more) as u64);
+        (target > self.slots.len() as u64).then_some(target * SLOT_BYTES)
+    }
+
     /// Distinct keys stored.
     pub fn len(&self) -> usize {
         self.len + usize::from(self.zero.is_some())
@@ -133,6 +209,9 @@ impl SlotTable {
             }
             if k == 0 {
                 self.len += 1;
+                if self.len == self.prefault_len {
+                    self.prefault();
+                }
                 self.slots[i] = [key, 0];
                 return (&mut self.slots[i][1], true);
             }
@@ -143,8 +222,16 @@ impl SlotTable {
     #[cold]
     fn grow(&mut self) {
         let bits = 64 - self.shift + 1;
-        let old = std::mem::replace(&mut self.slots, zeroed_slots(1 << bits));
+        let n = 1usize << bits;
+        let fresh = self
+            .next
+            .take()
+            .and_then(|h| h.join().ok())
+            .filter(|v| v.len() == n)
+            .unwrap_or_else(|| zeroed_slots(n));
+        let old = std::mem::replace(&mut self.slots, fresh);
         self.shift = 64 - bits;
+        self.prefault_len = prefault_at(n as u64).map_or(usize::MAX, |k| k as usize);
         let mask = self.slots.len() - 1;
         for [k, v] in old {
             if k != 0 {

@@ -4,6 +4,7 @@
 
 mod cycles;
 pub(crate) mod index;
+pub mod memory;
 mod replicas;
 mod truth;
 
@@ -20,9 +21,20 @@ use crate::error::Result;
 use crate::filter::{FilterConfig, Outcome, PositionBuf, RecyclingFilter, MAX_HASHES};
 use crate::message::{for_each_key_batch, Message};
 
+/// Arrivals ahead whose ground-truth slot is prefetched.
 const PREFETCH_DISTANCE: usize = 16;
 /// Arrivals ahead whose bit positions are computed (one-phase filters).
 const POSITIONS_AHEAD: usize = 8;
+/// The same two distances for filters whose words are prefetched too (larger than
+/// [`CACHED_FILTER_BYTES`]): each arrival then waits on k + 1 memory loads, which
+/// need a longer lead to overlap.
+const POSITIONS_AHEAD_DRAM: usize = 16;
+const PREFETCH_DISTANCE_DRAM: usize = 24;
+/// Positions kept in the ring: the larger of the two leads.
+const RING: usize = 16;
+/// Bit arrays larger than this (bytes of words) are treated as living in memory, not
+/// in a core's cache, and their words are prefetched.
+const CACHED_FILTER_BYTES: usize = 1 << 20;
 
 /// Replay settings besides the filter.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -170,7 +182,17 @@ pub struct Replay {
     ring: Option<Box<PositionRing>>,
 }
 
-type PositionRing = [PositionBuf; POSITIONS_AHEAD];
+type PositionRing = [PositionBuf; RING];
+
+/// How far ahead the one-phase loop works: positions computed (and, for filters in
+/// memory, their words prefetched) `positions` arrivals ahead, ground-truth slots
+/// prefetched `truth` ahead.
+#[derive(Clone, Copy, Debug)]
+struct Lead {
+    positions: usize,
+    truth: usize,
+    words: bool,
+}
 
 impl Replay {
     pub fn new(config: &FilterConfig, options: ReplayOptions) -> Result<Self> {
@@ -198,11 +220,66 @@ impl Replay {
         for_each_key_batch(stream, |keys| self.run_keys(keys));
     }
 
+    /// Sizes the ground truth for `distinct` keys up front (while it is still empty):
+    /// the table then never doubles, which saves the copies and the moment when the
+    /// old and the new table are both in memory.
+    pub fn expect_distinct(&mut self, distinct: u64) {
+        if self.truth.distinct() == 0 {
+            self.truth = GroundTruth::with_capacity(distinct);
+        }
+    }
+
+    /// Replays every message of a trace source, taken in batches (one dynamic call per
+    /// batch, where iterating would make one per message). Before the ground truth
+    /// grows, the memory it needs is checked against what the machine has: a trace
+    /// with more distinct keys than fit stops with an error, not in swap. Ctrl-C
+    /// (with the interrupt handler installed) stops it between batches.
+    pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) -> Result<()> {
+        const BATCH: usize = 8192;
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut keys = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            source.fill(&mut batch, BATCH);
+            keys.clear();
+            keys.extend(batch.iter().map(|m: &Message| m.key));
+            if let Some(bytes) = self.truth_growth_bytes(keys.len()) {
+                self.check_growth(bytes)?;
+            }
+            self.run_keys(&keys);
+            crate::progress::check_interrupt()?;
+            if batch.len() < BATCH {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Bytes the ground truth would take if `more` new keys made it grow now (None when
+    /// it would not grow).
+    pub(crate) fn truth_growth_bytes(&self, more: usize) -> Option<u64> {
+        self.truth.growth_bytes(more)
+    }
+
+    /// `bytes` of ground truth growing past the keys seen so far, checked against the
+    /// machine.
+    pub(crate) fn check_growth(&self, bytes: u64) -> Result<()> {
+        crate::resources::check_memory(
+            &format!(
+                "the ground truth growing past {} distinct keys",
+                self.truth.distinct()
+            ),
+            bytes as f64,
+        )
+    }
+
     /// Replays a slice of keys. Lookups of the key PREFETCH_DISTANCE arrivals ahead are
     /// started before each arrival is processed, hiding memory latency.
     pub fn run_keys(&mut self, keys: &[u64]) {
         if self.filter.phases() == 1 {
             return self.run_keys_one_phase(keys);
+        }
+        if self.filter.array_bytes() > CACHED_FILTER_BYTES {
+            return self.run_keys_two_phase_in_memory(keys);
         }
         for &k in keys.iter().take(PREFETCH_DISTANCE) {
             self.truth.prefetch(k);
@@ -215,55 +292,104 @@ impl Replay {
         }
     }
 
-    /// [`Replay::run_keys`] for one-phase filters, which computes each key's bit
-    /// positions [`POSITIONS_AHEAD`] arrivals early into a ring: that work does not
-    /// wait for the ground-truth load of the current arrival, and out-of-order
-    /// execution does not reach that far ahead by itself. Common k get their own copy
-    /// of the loop, with the position loops unrolled.
-    ///
-    /// The positions' filter words are not prefetched: a 2^20-bit filter sits in L2,
-    /// whose latency out-of-order execution hides, and on the current host the
-    /// prefetches cost 5 % (they compete for line-fill buffers with the ground-truth
-    /// lookups, which do go to memory; docs/PERFORMANCE.md).
-    fn run_keys_one_phase(&mut self, keys: &[u64]) {
-        match self.filter.k() {
-            1 => self.run_keys_one_phase_k::<1>(keys),
-            2 => self.run_keys_one_phase_k::<2>(keys),
-            3 => self.run_keys_one_phase_k::<3>(keys),
-            4 => self.run_keys_one_phase_k::<4>(keys),
-            5 => self.run_keys_one_phase_k::<5>(keys),
-            6 => self.run_keys_one_phase_k::<6>(keys),
-            7 => self.run_keys_one_phase_k::<7>(keys),
-            8 => self.run_keys_one_phase_k::<8>(keys),
-            _ => self.run_keys_one_phase_k::<0>(keys),
+    /// [`Replay::run_keys`] for two-phase filters larger than the caches: the words a
+    /// key probes in both halves are prefetched [`POSITIONS_AHEAD_DRAM`] arrivals
+    /// ahead (its positions computed twice, then and when it is processed: cheap next
+    /// to 2k memory loads).
+    fn run_keys_two_phase_in_memory(&mut self, keys: &[u64]) {
+        for &k in keys.iter().take(PREFETCH_DISTANCE_DRAM) {
+            self.truth.prefetch(k);
+        }
+        for &k in keys.iter().take(POSITIONS_AHEAD_DRAM) {
+            self.filter.prefetch_key(k);
+        }
+        for (i, &k) in keys.iter().enumerate() {
+            if let Some(&ahead) = keys.get(i + PREFETCH_DISTANCE_DRAM) {
+                self.truth.prefetch(ahead);
+            }
+            if let Some(&ahead) = keys.get(i + POSITIONS_AHEAD_DRAM) {
+                self.filter.prefetch_key(ahead);
+            }
+            self.push(k);
         }
     }
 
-    /// The loop of [`Replay::run_keys_one_phase`] for k = K (K = 0: any k).
+    /// [`Replay::run_keys`] for one-phase filters, which computes each key's bit
+    /// positions a few arrivals early into a ring: that work does not wait for the
+    /// ground-truth load of the current arrival, and out-of-order execution does not
+    /// reach that far ahead by itself. Common k get their own copy of the loop, with
+    /// the position loops unrolled.
+    ///
+    /// Filters larger than [`CACHED_FILTER_BYTES`] also have the positions' words
+    /// prefetched when the positions are computed, [`POSITIONS_AHEAD_DRAM`] arrivals
+    /// ahead: their probes go to memory, like the ground-truth lookups, and without the
+    /// prefetch every arrival waited for k of them (a 2^28-bit filter replayed at a
+    /// third of the speed of a 2^20-bit one, docs/PERFORMANCE.md, issue 31). Smaller
+    /// filters sit in L2, whose latency out-of-order execution hides, and there the
+    /// prefetches cost 5 % (they compete for line-fill buffers with the ground-truth
+    /// lookups).
+    fn run_keys_one_phase(&mut self, keys: &[u64]) {
+        let lead = if self.filter.array_bytes() > CACHED_FILTER_BYTES {
+            Lead {
+                positions: POSITIONS_AHEAD_DRAM,
+                truth: PREFETCH_DISTANCE_DRAM,
+                words: true,
+            }
+        } else {
+            Lead {
+                positions: POSITIONS_AHEAD,
+                truth: PREFETCH_DISTANCE,
+                words: false,
+            }
+        };
+        match self.filter.k() {
+            1 => self.run_keys_one_phase_k::<1>(keys, lead),
+            2 => self.run_keys_one_phase_k::<2>(keys, lead),
+            3 => self.run_keys_one_phase_k::<3>(keys, lead),
+            4 => self.run_keys_one_phase_k::<4>(keys, lead),
+            5 => self.run_keys_one_phase_k::<5>(keys, lead),
+            6 => self.run_keys_one_phase_k::<6>(keys, lead),
+            7 => self.run_keys_one_phase_k::<7>(keys, lead),
+            8 => self.run_keys_one_phase_k::<8>(keys, lead),
+            _ => self.run_keys_one_phase_k::<0>(keys, lead),
+        }
+    }
+
+    /// The loop of [`Replay::run_keys_one_phase`] for k = K (K = 0: any k). The
+    /// positions of arrival j live in ring slot j mod [`RING`] from `lead.positions`
+    /// arrivals before it until it is processed.
     #[inline(always)]
-    fn run_keys_one_phase_k<const K: usize>(&mut self, keys: &[u64]) {
+    fn run_keys_one_phase_k<const K: usize>(&mut self, keys: &[u64], lead: Lead) {
+        debug_assert!(lead.positions <= RING && RING.is_power_of_two());
         let hasher = *self.filter.hasher(0);
         let k = if K == 0 { hasher.k() } else { K };
         debug_assert_eq!(k, hasher.k());
+        let slot = |j: usize| j & (RING - 1);
         let mut ring = self
             .ring
             .take()
-            .unwrap_or_else(|| Box::new([[0; MAX_HASHES as usize]; POSITIONS_AHEAD]));
-        for (&key, buf) in keys.iter().zip(ring.iter_mut()) {
-            hasher.positions_k::<K>(key, buf);
+            .unwrap_or_else(|| Box::new([[0; MAX_HASHES as usize]; RING]));
+        for (j, &key) in keys.iter().enumerate().take(lead.positions) {
+            let p = hasher.positions_k::<K>(key, &mut ring[slot(j)]);
+            if lead.words {
+                self.filter.prefetch_positions(p);
+            }
         }
-        for &key in keys.iter().take(PREFETCH_DISTANCE) {
+        for &key in keys.iter().take(lead.truth) {
             self.truth.prefetch(key);
         }
         for (i, &key) in keys.iter().enumerate() {
-            if let Some(&ahead) = keys.get(i + PREFETCH_DISTANCE) {
-                self.truth.prefetch(ahead);
+            if let Some(&next) = keys.get(i + lead.truth) {
+                self.truth.prefetch(next);
             }
-            let buf = &mut ring[i % POSITIONS_AHEAD];
-            let positions = &buf[..k];
+            let positions = &ring[slot(i)][..k];
             self.push_with(key, |f| f.process_positions(key, positions));
-            if let Some(&ahead) = keys.get(i + POSITIONS_AHEAD) {
-                hasher.positions_k::<K>(ahead, buf);
+            let j = i + lead.positions;
+            if let Some(&next) = keys.get(j) {
+                let p = hasher.positions_k::<K>(next, &mut ring[slot(j)]);
+                if lead.words {
+                    self.filter.prefetch_positions(p);
+                }
             }
         }
         self.ring = Some(ring);

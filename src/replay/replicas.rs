@@ -67,6 +67,43 @@ impl Replays {
         for_each_key_batch(stream, |keys| self.run_keys(keys));
     }
 
+    /// Sizes every filter's ground truth for `distinct` keys up front
+    /// ([`Replay::expect_distinct`]).
+    pub fn expect_distinct(&mut self, distinct: u64) {
+        for r in &mut self.replays {
+            r.expect_distinct(distinct);
+        }
+    }
+
+    /// Replays every message of a trace source in batches, like
+    /// [`Replay::run_source`]: each filter has its own ground truth, and they grow
+    /// together, so a growth is checked against the machine for all of them at once;
+    /// Ctrl-C stops it between batches.
+    pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) -> Result<()> {
+        const BATCH: usize = 8192;
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut keys = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            source.fill(&mut batch, BATCH);
+            keys.clear();
+            keys.extend(batch.iter().map(|m: &Message| m.key));
+            let growth: u64 = self
+                .replays
+                .iter()
+                .filter_map(|r| r.truth_growth_bytes(keys.len()))
+                .sum();
+            if growth > 0 {
+                self.replays[0].check_growth(growth)?;
+            }
+            self.run_keys(&keys);
+            crate::progress::check_interrupt()?;
+            if batch.len() < BATCH {
+                return Ok(());
+            }
+        }
+    }
+
     /// Replays a slice of keys through every filter.
     pub fn run_keys(&mut self, keys: &[u64]) {
         for r in &mut self.replays {

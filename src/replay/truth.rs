@@ -45,6 +45,20 @@ impl GroundTruth {
         Self::default()
     }
 
+    /// A table that holds `keys` keys without growing (no doubling: no copy, and no
+    /// moment with the old and the new table in memory together).
+    pub fn with_capacity(keys: u64) -> Self {
+        GroundTruth {
+            table: SlotTable::with_capacity(keys),
+        }
+    }
+
+    /// Bytes of the new table if `more` new keys arrived and the table had to grow
+    /// (the old one stays until the keys moved over), or None when it would not.
+    pub fn growth_bytes(&self, more: usize) -> Option<u64> {
+        self.table.growth_bytes(more)
+    }
+
     /// Distinct keys seen so far.
     pub fn distinct(&self) -> usize {
         self.table.len()

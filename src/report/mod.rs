@@ -2,6 +2,7 @@
 //! human-readable output. Machine-readable output is the serde JSON of the results.
 
 pub mod fit;
+pub mod html;
 pub mod judged;
 pub mod replay;
 

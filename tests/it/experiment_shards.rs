@@ -74,7 +74,12 @@ fn merged_shards_equal_the_unsharded_run_byte_for_byte() {
     let merged = experiment::merge(parts.clone()).expect("merge");
     assert_eq!(merged, whole);
     let m = output::write(&merged, &dir.join("merged")).expect("write merged");
-    for (a, b) in [(&w.csv, &m.csv), (&w.json, &m.json), (&w.report, &m.report)] {
+    for (a, b) in [
+        (&w.csv, &m.csv),
+        (&w.json, &m.json),
+        (&w.report, &m.report),
+        (&w.html, &m.html),
+    ] {
         assert_eq!(
             std::fs::read(a).expect("read"),
             std::fs::read(b).expect("read"),

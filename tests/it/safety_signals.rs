@@ -221,7 +221,7 @@ fn a_run_stopped_by_sigterm_says_what_it_kept_and_resumes() {
     // The resumed run's outputs are exactly those of the uninterrupted one.
     let out = rbf(&dir, &["run", "grid.toml", "-o", "part", "-q"]);
     ok(&out);
-    for f in ["results.csv", "results.json", "report.md"] {
+    for f in ["results.csv", "results.json", "report.md", "report.html"] {
         assert_eq!(
             std::fs::read(dir.join("whole").join(f)).unwrap(),
             std::fs::read(dir.join("part").join(f)).unwrap(),

@@ -1,0 +1,131 @@
+//! What a replay holds in memory, predicted before it starts: the exact ground truth
+//! (one slot per distinct key), the filter's bit arrays and clear lists, the reading
+//! pipeline's buffers and the process itself. Checked against the machine with
+//! [`crate::resources::check_memory`] before the work (issue 31).
+//!
+//! Ground truth: 16-byte slots (key, record), a power of two of them, at most 3/4
+//! full, so 21.3 to 42.7 bytes per distinct key; grown by doubling, the old and the new
+//! slots coexist while the keys move over (1.5 times the final table, up to 64 bytes
+//! per key at that moment). A table sized up front for a known number of keys never
+//! doubles. docs/PERFORMANCE.md (issue 31) has the measured figures.
+
+use super::index::{prefault_at, slots_for, SLOT_BYTES};
+use crate::filter::FilterConfig;
+
+/// Resident memory of the `rbf` process before a replay allocates anything: the
+/// binary's pages in use, the allocator, thread stacks (measured: 12-14 MiB for a
+/// replay of a few arrivals).
+pub const PROCESS_BYTES: u64 = 14 << 20;
+
+/// The reading pipeline's buffers: the decode thread's batches in flight (6 x 8192
+/// messages), the replay's batch, the file's read buffer and a decompressor's
+/// (1 MiB each), a binary reader's record buffer.
+pub const PIPELINE_BYTES: u64 = 6 << 20;
+
+/// Bytes of a ground-truth table holding `distinct` keys.
+pub fn truth_bytes(distinct: u64) -> u64 {
+    slots_for(distinct) * SLOT_BYTES
+}
+
+/// Most bytes the ground truth holds during a replay that ends with `distinct`
+/// keys: the table itself when sized up front, else the last doubling's old and new
+/// tables together; plus the doubled successor a mid-sized table prepares once half
+/// full (`index::prefault_at`), when the trace gets that far.
+pub fn truth_peak_bytes(distinct: u64, sized_up_front: bool) -> u64 {
+    let slots = slots_for(distinct);
+    let t = slots * SLOT_BYTES;
+    let doubling = if sized_up_front || slots <= 1 << 10 {
+        t
+    } else {
+        t + t / 2
+    };
+    let prepared = match prefault_at(slots) {
+        Some(at) if distinct >= at => t + 2 * t,
+        _ => 0,
+    };
+    doubling.max(prepared)
+}
+
+/// Bytes of a filter's bit arrays (a power of two of 64-bit words each) and their
+/// clear lists (one u32 per word, plus one).
+pub fn filter_bytes(config: &FilterConfig) -> u64 {
+    let words = config.half_memory().div_ceil(64).next_power_of_two();
+    u64::from(config.phases) * (words * 8 + (words + 1) * 4)
+}
+
+/// A replay's predicted peak memory, by part.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MemoryPlan {
+    pub distinct: u64,
+    pub truth: u64,
+    pub filter: u64,
+    /// Pipeline buffers and the process itself.
+    pub other: u64,
+}
+
+impl MemoryPlan {
+    /// The plan of replaying a trace with `distinct` keys through `config`, the
+    /// ground truth sized up front or grown.
+    pub fn new(config: &FilterConfig, distinct: u64, sized_up_front: bool) -> Self {
+        MemoryPlan {
+            distinct,
+            truth: truth_peak_bytes(distinct, sized_up_front),
+            filter: filter_bytes(config),
+            other: PROCESS_BYTES + PIPELINE_BYTES,
+        }
+    }
+
+    /// The plan of `n` filters replaying the same trace (one per hash seed,
+    /// [`super::Replays`]): each has its own ground truth and bit arrays.
+    pub fn filters(self, n: u64) -> Self {
+        MemoryPlan {
+            truth: self.truth * n,
+            filter: self.filter * n,
+            ..self
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.truth + self.filter + self.other
+    }
+
+    /// "1.1 GiB (ground truth 1.0 GiB for 50000000 keys, filter 48 MiB, buffers and
+    /// process 20 MiB)".
+    pub fn describe(&self) -> String {
+        let b = |x: u64| crate::resources::bytes_text(x as f64);
+        format!(
+            "{} (ground truth {} for {} distinct keys, filter {}, buffers and process {})",
+            b(self.total()),
+            b(self.truth),
+            self.distinct,
+            b(self.filter),
+            b(self.other)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::GroundTruth;
+
+    #[test]
+    fn table_sizes_follow_the_growth_rule() {
+        // Grow a table key by key and compare with the prediction at every size.
+        let mut t = GroundTruth::new();
+        for n in 1..=100_000u64 {
+            t.lookup(n.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1, 0, 1);
+            if n % 997 == 0 || n.is_power_of_two() {
+                assert_eq!(t.allocated_bytes() as u64, truth_bytes(n), "{n} keys");
+            }
+        }
+        for n in [1u64, 768, 769, 3 << 20, (3 << 20) + 1, 50_000_000] {
+            let sized = GroundTruth::with_capacity(n);
+            assert_eq!(sized.allocated_bytes() as u64, truth_bytes(n));
+            assert!(truth_bytes(n) as f64 / n as f64 <= 43.0 || n < 1000);
+        }
+        // 5e7 keys: 2^26 slots, 1 GiB, 21.5 bytes per key.
+        assert_eq!(truth_bytes(50_000_000), 1 << 30);
+        assert_eq!(truth_peak_bytes(50_000_000, false), 3 << 29);
+    }
+}
