@@ -112,6 +112,28 @@ pub struct ReplayReport {
     pub confidence: Option<Confidence>,
 }
 
+/// The keys of a trace source in batches of 8192, each handed to `each`; Ctrl-C (with
+/// the interrupt handler installed) stops it between batches.
+pub(crate) fn source_batches(
+    source: &mut dyn crate::ingest::MessageSource,
+    mut each: impl FnMut(&[u64]) -> Result<()>,
+) -> Result<()> {
+    const BATCH: usize = 8192;
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut keys = Vec::with_capacity(BATCH);
+    loop {
+        batch.clear();
+        source.fill(&mut batch, BATCH);
+        keys.clear();
+        keys.extend(batch.iter().map(|m: &Message| m.key));
+        each(&keys)?;
+        crate::progress::check_interrupt()?;
+        if batch.len() < BATCH {
+            return Ok(());
+        }
+    }
+}
+
 fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
@@ -235,23 +257,13 @@ impl Replay {
     /// with more distinct keys than fit stops with an error, not in swap. Ctrl-C
     /// (with the interrupt handler installed) stops it between batches.
     pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) -> Result<()> {
-        const BATCH: usize = 8192;
-        let mut batch = Vec::with_capacity(BATCH);
-        let mut keys = Vec::with_capacity(BATCH);
-        loop {
-            batch.clear();
-            source.fill(&mut batch, BATCH);
-            keys.clear();
-            keys.extend(batch.iter().map(|m: &Message| m.key));
+        source_batches(source, |keys| {
             if let Some(bytes) = self.truth_growth_bytes(keys.len()) {
                 self.check_growth(bytes)?;
             }
-            self.run_keys(&keys);
-            crate::progress::check_interrupt()?;
-            if batch.len() < BATCH {
-                return Ok(());
-            }
-        }
+            self.run_keys(keys);
+            Ok(())
+        })
     }
 
     /// Bytes the ground truth would take if `more` new keys made it grow now (None when

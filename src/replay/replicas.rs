@@ -80,14 +80,7 @@ impl Replays {
     /// together, so a growth is checked against the machine for all of them at once;
     /// Ctrl-C stops it between batches.
     pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) -> Result<()> {
-        const BATCH: usize = 8192;
-        let mut batch = Vec::with_capacity(BATCH);
-        let mut keys = Vec::with_capacity(BATCH);
-        loop {
-            batch.clear();
-            source.fill(&mut batch, BATCH);
-            keys.clear();
-            keys.extend(batch.iter().map(|m: &Message| m.key));
+        super::source_batches(source, |keys| {
             let growth: u64 = self
                 .replays
                 .iter()
@@ -96,12 +89,9 @@ impl Replays {
             if growth > 0 {
                 self.replays[0].check_growth(growth)?;
             }
-            self.run_keys(&keys);
-            crate::progress::check_interrupt()?;
-            if batch.len() < BATCH {
-                return Ok(());
-            }
-        }
+            self.run_keys(keys);
+            Ok(())
+        })
     }
 
     /// Replays a slice of keys through every filter.
