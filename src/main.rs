@@ -7,7 +7,9 @@ fn main() -> ExitCode {
     rbf::signals::install();
     quiet_broken_pipe();
     let args = cli::parse();
-    match cli::run(args) {
+    let mut stdout = std::io::stdout();
+    let result = cli::run(args, &mut cli::io::Io::terminal(&mut stdout));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // Not eprintln!: after SIGHUP the terminal may be gone, and a failed write

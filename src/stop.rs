@@ -69,3 +69,10 @@ pub fn interrupted() -> bool {
 pub fn request_interrupt() {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
+
+/// Clears the [`interrupted`] flag: a library caller that lives on after a stop (the
+/// Python package: one Ctrl-C ends one call, not the session) starts the next piece
+/// of work with it down.
+pub fn clear_interrupt() {
+    INTERRUPTED.store(false, Ordering::SeqCst);
+}

@@ -98,7 +98,7 @@ struct Output<'a> {
     ingest: &'a rbf::ingest::IngestSummary,
 }
 
-pub fn run(a: CompareArgs) -> Result<()> {
+pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
     let mut config = a.filter.shape()?;
     if let Some(target) = a.target_fp {
         config.sigma = Some(rbf::model::fp::sigma_for_target(&config, target)?.sigma);
@@ -112,7 +112,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         )
     })?;
     let methods = Method::parse_list(&a.method)?;
-    let mut source = a.trace_args.open(&a.trace)?;
+    let mut source = io.open(&a.trace_args, &a.trace)?;
     let obs = observe(
         &config,
         ReplayOptions {
@@ -142,7 +142,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
     let renewal = j.report.as_ref().and_then(|r| r.renewal);
     let not_run: Vec<&'static str> = j.not_run.iter().map(|m| m.name()).collect();
     if a.json {
-        return super::print_json(&Output {
+        return io.json(&Output {
             sigma,
             target_fp: a.target_fp,
             observed_fp: c.observed_fp.rate,

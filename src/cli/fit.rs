@@ -52,7 +52,7 @@ struct Output<'a> {
     ingest: &'a rbf::ingest::IngestSummary,
 }
 
-pub fn run(a: FitArgs) -> Result<()> {
+pub fn run(a: FitArgs, io: &mut super::io::Io) -> Result<()> {
     let options = FitOptions {
         warmup: a.warmup,
         window: a.window,
@@ -73,7 +73,7 @@ pub fn run(a: FitArgs) -> Result<()> {
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     check_outputs(&outputs, &inputs)?;
     let mut fitter = Fitter::new(options)?;
-    let mut source = a.trace_args.open(&a.trace)?;
+    let mut source = io.open(&a.trace_args, &a.trace)?;
     fitter.run(&mut source);
     super::print_ingest_notes(source.summary());
     source.summary().require_data()?;
@@ -91,20 +91,21 @@ pub fn run(a: FitArgs) -> Result<()> {
         }
     }
     // With data on stdout, the summary must not be mixed into it.
-    let mut out: Box<dyn Write> = if outputs.iter().any(|p| is_stdio(p)) {
-        Box::new(std::io::stderr())
+    let mut stderr = std::io::stderr();
+    let out: &mut dyn Write = if outputs.iter().any(|p| is_stdio(p)) {
+        &mut stderr
     } else {
-        Box::new(std::io::stdout())
+        &mut *io.out
     };
     if a.json {
         super::write_json(
-            &mut out,
+            out,
             &Output {
                 fit: &fit.summary,
                 ingest: source.summary(),
             },
         )
     } else {
-        super::write_text(&mut out, &rbf::report::fit::fit_table(&fit, 20))
+        super::write_text(out, &rbf::report::fit::fit_table(&fit, 20))
     }
 }

@@ -46,6 +46,10 @@ pub fn run(a: MergeArgs) -> Result<()> {
     if !is_quiet() {
         print!("{}", rbf::experiment::tables::terminal(&merged, a.wide));
     }
-    super::print_written(&written, start.elapsed().as_secs_f64());
+    super::print_written(
+        &mut std::io::stdout(),
+        &written,
+        start.elapsed().as_secs_f64(),
+    )?;
     Ok(())
 }

@@ -5,9 +5,10 @@ mod compare;
 mod filter_args;
 mod fit;
 mod ingest;
+pub mod io;
 mod merge;
 mod model;
-mod numbers;
+pub mod numbers;
 mod replay;
 mod run;
 mod size;
@@ -60,24 +61,31 @@ pub enum Command {
 /// Parses the command line: clap's parser with [`numbers::plain_numbers`] on every
 /// numeric flag. Usage errors print their message and exit with status 2.
 pub fn parse() -> Cli {
-    let matches = numbers::plain_numbers(Cli::command())
-        .try_get_matches()
-        .unwrap_or_else(|e| numbers::exit_with(e));
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    try_parse(std::env::args_os()).unwrap_or_else(|e| numbers::exit_with(e))
 }
 
-pub fn run(cli: Cli) -> Result<()> {
+/// Parses `args` (the program name first) as [`parse`] does, returning the error.
+pub fn try_parse<I, T>(args: I) -> std::result::Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = numbers::plain_numbers(Cli::command()).try_get_matches_from(args)?;
+    Cli::from_arg_matches(&matches)
+}
+
+pub fn run(cli: Cli, io: &mut io::Io) -> Result<()> {
     rbf::progress::set_quiet(cli.quiet);
     match cli.command {
-        Command::Replay(a) => replay::run(a),
+        Command::Replay(a) => replay::run(a, io),
         Command::Synth(a) => synth::run(a),
         Command::Ingest(a) => ingest::run(a),
-        Command::Model(a) => model::run(a),
-        Command::Fit(a) => fit::run(a),
-        Command::Compare(a) => compare::run(a),
-        Command::Run(a) => run::run(a),
+        Command::Model(a) => model::run(a, io),
+        Command::Fit(a) => fit::run(a, io),
+        Command::Compare(a) => compare::run(a, io),
+        Command::Run(a) => run::run(a, io),
         Command::Merge(a) => merge::run(a),
-        Command::Size(a) => size::run(a),
+        Command::Size(a) => size::run(a, io),
         Command::Bench(a) => bench::run(a),
     }
 }
@@ -98,11 +106,6 @@ pub fn print_ingest_notes(summary: &rbf::ingest::IngestSummary) {
     for w in summary.console() {
         eprint!("{}", rbf::report::wrap(&w, rbf::report::WIDTH, "    "));
     }
-}
-
-/// Writes `value` as pretty JSON to stdout.
-pub fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    write_json(&mut std::io::stdout(), value)
 }
 
 /// Writes `value` as pretty JSON (and a line break) to `out`.
@@ -139,7 +142,11 @@ pub fn with_threads<T: Send>(
 }
 
 /// Tells the user where an experiment's outputs are.
-pub fn print_written(w: &rbf::experiment::Written, seconds: f64) {
+pub fn print_written(
+    out: &mut dyn std::io::Write,
+    w: &rbf::experiment::Written,
+    seconds: f64,
+) -> Result<()> {
     let name = |p: &std::path::Path| {
         p.file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
@@ -156,7 +163,10 @@ pub fn print_written(w: &rbf::experiment::Written, seconds: f64) {
         name(&w.html),
         w.plots.len(),
     );
-    print!("\n{}", rbf::report::wrap(&text, rbf::report::WIDTH, "    "));
+    write_text(
+        out,
+        &format!("\n{}", rbf::report::wrap(&text, rbf::report::WIDTH, "    ")),
+    )
 }
 
 #[cfg(test)]

@@ -47,25 +47,30 @@ fn numeric_arg(arg: Arg) -> Arg {
 /// and what is allowed (a very long value is not echoed in full); help, version and
 /// other usage errors are clap's own.
 pub fn exit_with(e: clap::Error) -> ! {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() == ErrorKind::ValueValidation {
-        let text = |k| match e.get(k) {
-            Some(ContextValue::String(s)) => Some(s.clone()),
-            _ => None,
-        };
-        let why = std::error::Error::source(&e).map(ToString::to_string);
-        if let (Some(flag), Some(value), Some(why)) = (
-            text(ContextKind::InvalidArg),
-            text(ContextKind::InvalidValue),
-            why,
-        ) {
-            // The flag as the user wrote it, without the value placeholder.
-            let flag = flag.split_whitespace().next().unwrap_or(&flag).to_string();
-            eprintln!("error: {flag}: {why} (found {})", shown(&value));
-            std::process::exit(2);
-        }
+    if let Some(line) = bad_value(&e) {
+        eprintln!("error: {line}");
+        std::process::exit(2);
     }
     e.exit()
+}
+
+/// The one line [`exit_with`] prints (after "error: ") for a bad value: the flag as the
+/// user wrote it, why the value is refused and the value; None for other errors.
+pub fn bad_value(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::ValueValidation {
+        return None;
+    }
+    let text = |k| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let why = std::error::Error::source(e).map(ToString::to_string)?;
+    let flag = text(ContextKind::InvalidArg)?;
+    let value = text(ContextKind::InvalidValue)?;
+    // The flag without the value placeholder.
+    let flag = flag.split_whitespace().next().unwrap_or(&flag).to_string();
+    Some(format!("{flag}: {why} (found {})", shown(&value)))
 }
 
 /// A number too long to repeat in a message is described by its length.

@@ -41,7 +41,7 @@ struct Output<'a> {
     ingest: &'a rbf::ingest::IngestSummary,
 }
 
-pub fn run(a: ReplayArgs) -> Result<()> {
+pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
     let config = a.filter.config()?;
     if !(a.confidence > 0.0 && a.confidence < 1.0) {
         return Err(rbf::Error::config(
@@ -49,7 +49,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             format!("must lie in (0, 1), found {}", a.confidence),
         ));
     }
-    let mut source = a.trace_args.open(&a.trace)?;
+    let mut source = io.open(&a.trace_args, &a.trace)?;
     let mut replay = Replays::new(
         &config,
         ReplayOptions {
@@ -74,13 +74,12 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         );
     }
     if a.json {
-        super::print_json(&Output {
+        io.json(&Output {
             report: &report,
             ingest: summary,
         })
     } else {
-        print!("{}", rbf::report::replay::replay_table(&report));
-        Ok(())
+        io.text(&rbf::report::replay::replay_table(&report))
     }
 }
 

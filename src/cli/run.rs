@@ -43,7 +43,7 @@ pub fn output_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn run(a: RunArgs) -> Result<()> {
+pub fn run(a: RunArgs, io: &mut super::io::Io) -> Result<()> {
     let config = ExperimentConfig::load(&a.config)?;
     rbf::experiment::check(&config)?;
     let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
@@ -85,9 +85,9 @@ pub fn run(a: RunArgs) -> Result<()> {
         let written = output::write(&results, &dir)?;
         journal.finish()?;
         if !is_quiet() {
-            print!("{}", rbf::experiment::tables::terminal(&results, a.wide));
+            io.text(&rbf::experiment::tables::terminal(&results, a.wide))?;
         }
-        super::print_written(&written, start.elapsed().as_secs_f64());
-        Ok(())
+        io.written.push(written.dir.clone());
+        super::print_written(io.out, &written, start.elapsed().as_secs_f64())
     })
 }

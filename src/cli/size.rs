@@ -147,7 +147,7 @@ fn phases(s: &str) -> Result<Vec<u8>> {
     }
 }
 
-pub fn run(a: SizeArgs) -> Result<()> {
+pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     let start = std::time::Instant::now();
     if a.confirm_arrivals == 0 && a.seed != DEFAULT_SEED {
         return Err(Error::config(
@@ -193,7 +193,7 @@ pub fn run(a: SizeArgs) -> Result<()> {
     let b = &sizing.best;
     if a.json {
         let smallest = sizing.question == "smallest-memory";
-        return super::print_json(&Output {
+        return io.json(&Output {
             question: sizing.question,
             memory: b.memory,
             hashes: b.hashes,

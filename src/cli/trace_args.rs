@@ -70,15 +70,7 @@ impl TraceArgs {
     /// given; with `--format auto` the format is known only once the trace is read.
     fn check_applicable(&self) -> Result<()> {
         let d: TraceArgs = super::defaults();
-        let capture_flags = self.key != d.key
-            || self.flows
-            || self.prefix_v4 != d.prefix_v4
-            || self.prefix_v6 != d.prefix_v6;
-        let csv_flags = self.csv_key_column != d.csv_key_column
-            || self.csv_time_column.is_some()
-            || self.csv_time_unit != d.csv_time_unit
-            || self.csv_delimiter != d.csv_delimiter
-            || self.csv_header;
+        let (capture_flags, csv_flags) = self.format_flags(&d);
         let format = self.format;
         if capture_flags && !matches!(format, Format::Auto | Format::Pcap) {
             return Err(Error::config(
@@ -109,6 +101,37 @@ impl TraceArgs {
             return Err(Error::config(
                 "csv-time-unit",
                 "applies only with --csv-time-column",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether capture flags and CSV flags were given (differ from the defaults `d`).
+    fn format_flags(&self, d: &TraceArgs) -> (bool, bool) {
+        let capture_flags = self.key != d.key
+            || self.flows
+            || self.prefix_v4 != d.prefix_v4
+            || self.prefix_v6 != d.prefix_v6;
+        let csv_flags = self.csv_key_column != d.csv_key_column
+            || self.csv_time_column.is_some()
+            || self.csv_time_unit != d.csv_time_unit
+            || self.csv_delimiter != d.csv_delimiter
+            || self.csv_header;
+        (capture_flags, csv_flags)
+    }
+
+    /// For keys already in memory (the Python package): the flags that say how to read
+    /// a file cannot apply, and are refused rather than ignored.
+    pub fn check_memory(&self) -> Result<()> {
+        let d: TraceArgs = super::defaults();
+        let (capture_flags, csv_flags) = self.format_flags(&d);
+        let timeouts =
+            self.inactive_timeout != d.inactive_timeout || self.active_timeout != d.active_timeout;
+        if capture_flags || csv_flags || timeouts || self.sort_by_time || self.format != d.format {
+            return Err(Error::config(
+                "format",
+                "the flags that say how to read a trace file (format, key, flows, csv_*, \
+                 sort_by_time, ...) do not apply to keys in memory",
             ));
         }
         Ok(())

@@ -37,7 +37,7 @@ pub struct CapacityArgs {
     pub json: bool,
 }
 
-pub fn run(a: CapacityArgs) -> Result<()> {
+pub fn run(a: CapacityArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     let c = capacity(&CapacityQuery {
         memory: a.memory,
         target: a.target_fp,
@@ -50,7 +50,7 @@ pub fn run(a: CapacityArgs) -> Result<()> {
         copy_over: !a.no_copy_over,
     })?;
     if a.json {
-        return crate::cli::print_json(&c);
+        return io.json(&c);
     }
     print!("{}", render(&c, !a.non_retaining));
     Ok(())

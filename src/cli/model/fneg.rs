@@ -118,7 +118,7 @@ fn workload(a: &FnArgs) -> Result<Workload> {
     Ok(w)
 }
 
-pub fn run(a: FnArgs) -> Result<()> {
+pub fn run(a: FnArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     let filter = a.filter.config()?;
     let w = workload(&a)?;
     let methods = Method::parse_list(&a.method)?;
@@ -157,7 +157,7 @@ pub fn run(a: FnArgs) -> Result<()> {
             renewal: renewal.as_ref(),
             markov_states: report.and_then(|r| r.markov_states),
         };
-        return crate::cli::print_json(&out);
+        return io.json(&out);
     }
     println!("filter: {}", filter.describe());
     println!(

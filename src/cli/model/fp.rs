@@ -15,10 +15,10 @@ pub struct FpArgs {
     pub json: bool,
 }
 
-pub fn run(a: FpArgs) -> Result<()> {
+pub fn run(a: FpArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     let p = predict(&a.filter.config()?)?;
     if a.json {
-        return crate::cli::print_json(&p);
+        return io.json(&p);
     }
     print!("{}", render(&p));
     Ok(())

@@ -24,17 +24,17 @@ pub enum Model {
     Fn(fneg::FnArgs),
 }
 
-pub fn run(a: ModelArgs) -> Result<()> {
+pub fn run(a: ModelArgs, io: &mut super::io::Io) -> Result<()> {
     match a.model {
         // Both poll for Ctrl-C between steps of their long loops.
         Model::Fp(x) => {
             rbf::progress::install_interrupt_handler();
-            fp::run(x)
+            fp::run(x, io)
         }
         Model::Capacity(x) => {
             rbf::progress::install_interrupt_handler();
-            capacity::run(x)
+            capacity::run(x, io)
         }
-        Model::Fn(x) => fneg::run(x),
+        Model::Fn(x) => fneg::run(x, io),
     }
 }

@@ -1,0 +1,328 @@
+//! Keys already in memory, read as a trace: a one-dimensional array of integers (a
+//! NumPy array, or anything exporting the buffer protocol) read in place, without a
+//! copy; or a sequence of str/bytes keys, hashed once into 8 bytes per key.
+//!
+//! A key means what it means in a text trace (`rbf replay keys.txt`, one key per line):
+//! an integer is its decimal text, a string its UTF-8 bytes, hashed with the CLI's key
+//! hasher; so an array and the file listing the same keys give the same results. With
+//! `prehashed`, 64-bit integers are rbf's hashed keys themselves (as in a `.rbfs`
+//! stream) and are used as they are.
+
+use std::ptr::NonNull;
+
+use pyo3::buffer::{Element, PyBuffer};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+use rbf::ingest::{IngestSummary, MessageSource};
+use rbf::message::{KeyHasher, Message};
+
+/// Messages between two looks at the interrupt flag.
+const POLL_EVERY: usize = 1 << 16;
+
+/// A key value of an array element type.
+trait KeyValue: Copy + Send + Sync + 'static {
+    fn key(self, hasher: &KeyHasher) -> u64;
+}
+
+/// An integer key: the hash of its decimal text, as a text trace's line holding it.
+macro_rules! decimal_key {
+    ($($t:ty),*) => {$(
+        impl KeyValue for $t {
+            #[inline]
+            fn key(self, hasher: &KeyHasher) -> u64 {
+                let mut buf = [0u8; 21];
+                let v = i128::from(self);
+                let at = decimal(v.unsigned_abs() as u64, &mut buf, v < 0);
+                hasher.hash(&buf[at..])
+            }
+        }
+    )*};
+}
+decimal_key!(u64, i64, u32, i32, u16, i16, u8, i8);
+
+/// A key that is rbf's 64-bit hashed key already.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Hashed(u64);
+
+impl KeyValue for Hashed {
+    #[inline]
+    fn key(self, _: &KeyHasher) -> u64 {
+        self.0
+    }
+}
+
+/// Two decimal digits of each number below 100.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes the decimal text of `v` (after a minus sign when `negative`) at the end of
+/// `buf`, two digits a step (this is the hot loop of an integer array's replay);
+/// returns where it starts.
+#[inline]
+fn decimal(mut v: u64, buf: &mut [u8; 21], negative: bool) -> usize {
+    let mut at = buf.len();
+    while v >= 100 {
+        let r = (v % 100) as usize * 2;
+        v /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[r..r + 2]);
+    }
+    if v >= 10 {
+        let r = v as usize * 2;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[r..r + 2]);
+    } else {
+        at -= 1;
+        buf[at] = b'0' + v as u8;
+    }
+    if negative {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    at
+}
+
+/// The caller's keys, borrowed for the length of one call (the buffer is released when
+/// this is dropped, attached to the interpreter).
+pub struct Keys {
+    storage: Storage,
+    prehashed: bool,
+}
+
+enum Storage {
+    U64(PyBuffer<u64>),
+    I64(PyBuffer<i64>),
+    U32(PyBuffer<u32>),
+    I32(PyBuffer<i32>),
+    U16(PyBuffer<u16>),
+    I16(PyBuffer<i16>),
+    U8(PyBuffer<u8>),
+    I8(PyBuffer<i8>),
+    /// str/bytes keys, hashed up front.
+    Hashed(Vec<u64>),
+}
+
+/// The keys of `obj`: an integer array (buffer protocol, one dimension, contiguous) or
+/// a sequence of str/bytes.
+pub fn borrow(py: Python<'_>, obj: &Bound<'_, PyAny>, prehashed: bool) -> PyResult<Keys> {
+    let storage = if let Some(s) = integer_buffer(obj)? {
+        s
+    } else if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(
+            "keys: expected an array or a sequence of keys, found one string (a path is \
+             given as a str naming a file, not as keys)",
+        ));
+    } else {
+        Storage::Hashed(hash_objects(py, obj)?)
+    };
+    let wide = matches!(storage, Storage::U64(_) | Storage::I64(_));
+    if prehashed && !wide {
+        return Err(PyValueError::new_err(
+            "prehashed: hashed keys are 64-bit integers (uint64 or int64), not text or narrower integers",
+        ));
+    }
+    Ok(Keys { storage, prehashed })
+}
+
+fn integer_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Option<Storage>> {
+    fn get<T: Element>(obj: &Bound<'_, PyAny>) -> Option<PyBuffer<T>> {
+        PyBuffer::<T>::get(obj).ok()
+    }
+    // Not an exporter of the buffer protocol at all: a list, a tuple, ...
+    if pyo3::buffer::PyUntypedBuffer::get(obj).is_err() {
+        return Ok(None);
+    }
+    let s = if let Some(b) = get::<u64>(obj) {
+        Storage::U64(check(b)?)
+    } else if let Some(b) = get::<i64>(obj) {
+        Storage::I64(check(b)?)
+    } else if let Some(b) = get::<u32>(obj) {
+        Storage::U32(check(b)?)
+    } else if let Some(b) = get::<i32>(obj) {
+        Storage::I32(check(b)?)
+    } else if let Some(b) = get::<u16>(obj) {
+        Storage::U16(check(b)?)
+    } else if let Some(b) = get::<i16>(obj) {
+        Storage::I16(check(b)?)
+    } else if let Some(b) = get::<u8>(obj) {
+        Storage::U8(check(b)?)
+    } else if let Some(b) = get::<i8>(obj) {
+        Storage::I8(check(b)?)
+    } else {
+        // Not integers (strings, objects, floats): read element by element.
+        return Ok(None);
+    };
+    Ok(Some(s))
+}
+
+fn check<T: Element>(b: PyBuffer<T>) -> PyResult<PyBuffer<T>> {
+    if b.dimensions() != 1 || !b.is_c_contiguous() {
+        return Err(PyValueError::new_err(
+            "keys: the array must be one-dimensional and contiguous (numpy.ascontiguousarray)",
+        ));
+    }
+    Ok(b)
+}
+
+/// str/bytes keys hashed as a text trace's lines holding them would be.
+fn hash_objects(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    let hasher = KeyHasher::default();
+    let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
+    for (i, item) in obj.try_iter()?.enumerate() {
+        let item = item?;
+        let key = if let Ok(s) = item.cast::<PyString>() {
+            hasher.hash(s.to_str()?.as_bytes())
+        } else if let Ok(b) = item.cast::<PyBytes>() {
+            hasher.hash(b.as_bytes())
+        } else if let Ok(v) = item.extract::<i128>() {
+            if !(i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(&v) {
+                return Err(PyValueError::new_err(format!(
+                    "keys[{i}]: {v} does not fit in 64 bits"
+                )));
+            }
+            let mut buf = [0u8; 21];
+            let at = decimal(v.unsigned_abs() as u64, &mut buf, v < 0);
+            hasher.hash(&buf[at..])
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "keys[{i}]: expected str, bytes or int, found {}",
+                item.get_type().name()?
+            )));
+        };
+        out.push(key);
+        if (i + 1).is_multiple_of(POLL_EVERY) {
+            py.check_signals()?;
+        }
+    }
+    Ok(out)
+}
+
+impl Keys {
+    /// The keys as a message stream (borrowing them).
+    pub fn source(&self) -> Box<dyn MessageSource + '_> {
+        fn slice<T: Element>(b: &PyBuffer<T>) -> &[T] {
+            // SAFETY: `check` made sure the buffer is one contiguous run of
+            // `item_count` elements of T; the buffer (and so the memory) lives as long
+            // as `b`. The caller must not resize the array during the call (NumPy
+            // refuses while a buffer is exported).
+            match b.as_slice_ptr() {
+                Some(p) => unsafe { &*NonNull::as_ptr(p) },
+                None => &[],
+            }
+        }
+        fn hashed(s: &[u64]) -> &[Hashed] {
+            // SAFETY: Hashed is repr(transparent) over u64.
+            unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<Hashed>(), s.len()) }
+        }
+        fn hashed_i(s: &[i64]) -> &[Hashed] {
+            // SAFETY: as above; i64 and u64 have one layout.
+            unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<Hashed>(), s.len()) }
+        }
+        match &self.storage {
+            Storage::U64(b) if self.prehashed => MemorySource::boxed(hashed(slice(b))),
+            Storage::I64(b) if self.prehashed => MemorySource::boxed(hashed_i(slice(b))),
+            Storage::U64(b) => MemorySource::boxed(slice(b)),
+            Storage::I64(b) => MemorySource::boxed(slice(b)),
+            Storage::U32(b) => MemorySource::boxed(slice(b)),
+            Storage::I32(b) => MemorySource::boxed(slice(b)),
+            Storage::U16(b) => MemorySource::boxed(slice(b)),
+            Storage::I16(b) => MemorySource::boxed(slice(b)),
+            Storage::U8(b) => MemorySource::boxed(slice(b)),
+            Storage::I8(b) => MemorySource::boxed(slice(b)),
+            Storage::Hashed(v) => MemorySource::boxed(hashed(v)),
+        }
+    }
+}
+
+struct MemorySource<'a, T> {
+    keys: &'a [T],
+    at: usize,
+    hasher: KeyHasher,
+    summary: IngestSummary,
+}
+
+impl<'a, T: KeyValue> MemorySource<'a, T> {
+    fn boxed(keys: &'a [T]) -> Box<dyn MessageSource + 'a> {
+        let n = keys.len() as u64;
+        Box::new(MemorySource {
+            keys,
+            at: 0,
+            hasher: KeyHasher::default(),
+            summary: IngestSummary {
+                source: format!("{n} keys in memory"),
+                format: "memory".into(),
+                records: n,
+                messages: n,
+                ..IngestSummary::default()
+            },
+        })
+    }
+}
+
+impl<T: KeyValue> Iterator for MemorySource<'_, T> {
+    type Item = Message;
+
+    #[inline]
+    fn next(&mut self) -> Option<Message> {
+        let k = *self.keys.get(self.at)?;
+        if self.at.is_multiple_of(POLL_EVERY) && rbf::progress::interrupted() {
+            return None;
+        }
+        self.at += 1;
+        Some(Message::new(k.key(&self.hasher)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.keys.len() - self.at;
+        (n, Some(n))
+    }
+}
+
+// SAFETY: the source only reads the borrowed keys, which no one writes during a call.
+unsafe impl<T: KeyValue> Send for MemorySource<'_, T> {}
+
+impl<T: KeyValue> MessageSource for MemorySource<'_, T> {
+    fn summary(&self) -> &IngestSummary {
+        &self.summary
+    }
+}
+
+/// A trace read from files that ends early once Ctrl-C asked the call to stop (the
+/// results are then dropped and the call raises KeyboardInterrupt).
+pub fn stop_on_interrupt<'a>(inner: Box<dyn MessageSource + 'a>) -> Box<dyn MessageSource + 'a> {
+    Box::new(StopOnInterrupt { inner, count: 0 })
+}
+
+struct StopOnInterrupt<'a> {
+    inner: Box<dyn MessageSource + 'a>,
+    count: usize,
+}
+
+impl Iterator for StopOnInterrupt<'_> {
+    type Item = Message;
+
+    #[inline]
+    fn next(&mut self) -> Option<Message> {
+        self.count += 1;
+        if self.count.is_multiple_of(POLL_EVERY) && rbf::progress::interrupted() {
+            return None;
+        }
+        self.inner.next()
+    }
+}
+
+impl MessageSource for StopOnInterrupt<'_> {
+    fn summary(&self) -> &IngestSummary {
+        self.inner.summary()
+    }
+
+    fn dictionary(&self) -> Option<&rbf::message::KeyDictionary> {
+        self.inner.dictionary()
+    }
+}
