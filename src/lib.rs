@@ -31,6 +31,7 @@
 
 pub mod compare;
 pub mod console;
+pub mod coverage;
 pub mod error;
 pub mod experiment;
 pub mod filter;

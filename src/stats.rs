@@ -54,11 +54,36 @@ pub fn normal_quantile(p: f64) -> f64 {
     }
 }
 
+/// The standard normal CDF, from the complementary error function (Numerical
+/// Recipes' `erfcc`, fractional error below 1.2e-7 everywhere).
+pub fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let erfc = t * poly.exp();
+    if x >= 0.0 {
+        1.0 - 0.5 * erfc
+    } else {
+        0.5 * erfc
+    }
+}
+
 /// Quantile of Student's t with `df` degrees of freedom (Cornish-Fisher expansion
 /// around the normal quantile; relative error below 1e-3 for df >= 3 in the tails we
 /// use, and exact in the limit df -> infinity).
+///
+/// A non-integer df below 3 (from Satterthwaite's approximation) is rounded down to 1
+/// or 2, where the quantile is exact: fewer degrees of freedom, a wider interval.
 pub fn student_t_quantile(p: f64, df: f64) -> f64 {
     assert!(df >= 1.0);
+    let df = if df < 3.0 { df.floor() } else { df };
     let z = normal_quantile(p);
     if df == 1.0 {
         return (std::f64::consts::PI * (p - 0.5)).tan();
@@ -136,6 +161,123 @@ pub fn ratio_interval(batches: &[(f64, f64)], level: f64) -> Option<Interval> {
     })
 }
 
+/// Confidence interval for a ratio of sums over a table of R replicas x B time batches
+/// of (a, b) pairs: the same stream measured R times (e.g. one filter per hash seed),
+/// cut into the same B consecutive batches. The estimate is sum(a) / sum(b) over the
+/// whole table. Its variance comes from the linearised residuals z = a - R b in a
+/// two-way random-effects model z_rb = alpha_r + beta_b + e_rb: alpha a replica's
+/// persistent offset (its hash positions), beta what a batch of the stream does to
+/// every replica alike, e the rest. Var(sum z) = R B (B s_alpha^2 + R s_beta^2 + s_e^2)
+/// is estimated by R B (MS_rows + MS_batches - MS_residual) (never below either of the
+/// first two mean squares, each of which it exceeds in expectation), with Satterthwaite's
+/// degrees of freedom. With one replica this is [`ratio_interval`]'s batch means.
+/// Rows must have equal lengths; needs B >= 2 and sum(b) > 0.
+pub fn replicated_ratio_interval(table: &[Vec<(f64, f64)>], level: f64) -> Option<Interval> {
+    replicated_ratio(table).map(|e| e.interval(level))
+}
+
+/// A ratio estimate with its standard error and degrees of freedom.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatioEstimate {
+    pub estimate: f64,
+    pub se: f64,
+    pub df: f64,
+    pub samples: u64,
+}
+
+impl RatioEstimate {
+    /// The Student t interval at `level`.
+    pub fn interval(&self, level: f64) -> Interval {
+        let t = student_t_quantile(0.5 + level / 2.0, self.df.max(1.0));
+        Interval {
+            estimate: self.estimate,
+            low: self.estimate - t * self.se,
+            high: self.estimate + t * self.se,
+            level,
+            samples: self.samples,
+        }
+    }
+
+    /// The mean of independent estimates (e.g. from independent traces): standard
+    /// errors combined, Satterthwaite's degrees of freedom.
+    pub fn mean_of(parts: &[RatioEstimate]) -> Option<RatioEstimate> {
+        let n = parts.len() as f64;
+        if parts.is_empty() {
+            return None;
+        }
+        let var: f64 = parts.iter().map(|p| p.se * p.se).sum::<f64>() / (n * n);
+        let denom: f64 = parts
+            .iter()
+            .map(|p| (p.se * p.se / (n * n)).powi(2) / p.df.max(1.0))
+            .sum();
+        Some(RatioEstimate {
+            estimate: parts.iter().map(|p| p.estimate).sum::<f64>() / n,
+            se: var.sqrt(),
+            df: if denom > 0.0 { var * var / denom } else { 1.0 },
+            samples: parts.iter().map(|p| p.samples).sum(),
+        })
+    }
+}
+
+/// The estimate behind [`replicated_ratio_interval`].
+pub fn replicated_ratio(table: &[Vec<(f64, f64)>]) -> Option<RatioEstimate> {
+    let r = table.len();
+    let b = table.first()?.len();
+    if b < 2 || table.iter().any(|row| row.len() != b) {
+        return None;
+    }
+    let sb: f64 = table.iter().flatten().map(|x| x.1).sum();
+    if sb <= 0.0 {
+        return None;
+    }
+    let sa: f64 = table.iter().flatten().map(|x| x.0).sum();
+    let est = sa / sb;
+    let z: Vec<Vec<f64>> = table
+        .iter()
+        .map(|row| row.iter().map(|(x, y)| x - est * y).collect())
+        .collect();
+    let (rf, bf) = (r as f64, b as f64);
+    let col: Vec<f64> = (0..b)
+        .map(|j| z.iter().map(|row| row[j]).sum::<f64>() / rf)
+        .collect();
+    let ms_b = rf * col.iter().map(|c| c * c).sum::<f64>() / (bf - 1.0);
+    let (var_sum, df) = if r == 1 {
+        (bf * ms_b, bf - 1.0)
+    } else {
+        let row: Vec<f64> = z.iter().map(|row| row.iter().sum::<f64>() / bf).collect();
+        let ms_r = bf * row.iter().map(|m| m * m).sum::<f64>() / (rf - 1.0);
+        let ss_e: f64 = z
+            .iter()
+            .zip(&row)
+            .map(|(zr, m)| {
+                zr.iter()
+                    .zip(&col)
+                    .map(|(x, c)| (x - m - c).powi(2))
+                    .sum::<f64>()
+            })
+            .sum();
+        let (df_r, df_b, df_e) = (rf - 1.0, bf - 1.0, (rf - 1.0) * (bf - 1.0));
+        let ms_e = ss_e / df_e;
+        let v = ms_r + ms_b - ms_e;
+        // Satterthwaite: a linear combination of mean squares, each chi-square / df.
+        let (v, df) = if v >= ms_r.max(ms_b) {
+            let denom = ms_r * ms_r / df_r + ms_b * ms_b / df_b + ms_e * ms_e / df_e;
+            (v, if denom > 0.0 { v * v / denom } else { df_b })
+        } else if ms_r >= ms_b {
+            (ms_r, df_r)
+        } else {
+            (ms_b, df_b)
+        };
+        (rf * bf * v, df.max(1.0))
+    };
+    Some(RatioEstimate {
+        estimate: est,
+        se: var_sum.max(0.0).sqrt() / sb,
+        df,
+        samples: (r * b) as u64,
+    })
+}
+
 /// Confidence interval for a mean of independent observations.
 pub fn mean_interval(xs: &[f64], level: f64) -> Option<Interval> {
     let pairs: Vec<(f64, f64)> = xs.iter().map(|&x| (x, 1.0)).collect();
@@ -161,12 +303,78 @@ mod tests {
     }
 
     #[test]
+    fn normal_cdf_inverts_the_quantile() {
+        for p in [1e-6, 0.001, 0.025, 0.5, 0.9, 0.995, 0.99999] {
+            let x = normal_quantile(p);
+            let back = normal_cdf(x);
+            assert!(
+                (back - p).abs() < 2e-7 * p.min(1.0 - p).max(1e-3),
+                "{p}: {back}"
+            );
+        }
+    }
+
+    #[test]
     fn t_quantiles() {
         // Reference values from standard t tables.
         assert!((student_t_quantile(0.995, 5.0) - 4.032).abs() < 0.01);
         assert!((student_t_quantile(0.995, 10.0) - 3.169).abs() < 0.003);
         assert!((student_t_quantile(0.995, 30.0) - 2.750).abs() < 0.002);
         assert!((student_t_quantile(0.975, 2.0) - 4.303).abs() < 0.001);
+    }
+
+    #[test]
+    fn one_replica_is_batch_means() {
+        let b: Vec<(f64, f64)> = (0..20)
+            .map(|i| (3.0 + (i % 3) as f64, 10.0 + (i % 4) as f64))
+            .collect();
+        let one = ratio_interval(&b, 0.99).unwrap();
+        let two = replicated_ratio_interval(&[b], 0.99).unwrap();
+        assert!((one.estimate - two.estimate).abs() < 1e-15);
+        assert!((one.half_width() - two.half_width()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn replica_offsets_widen_the_interval() {
+        // Four replicas of 32 batches: the same batch effects, and each replica offset
+        // by its own constant (a hash seed's persistent effect).
+        let offsets = [-0.02, 0.0, 0.01, 0.03];
+        let table: Vec<Vec<(f64, f64)>> = offsets
+            .iter()
+            .map(|o| {
+                (0..32)
+                    .map(|j| (100.0 * (0.3 + o) + (j % 5) as f64 - 2.0, 100.0))
+                    .collect()
+            })
+            .collect();
+        let i = replicated_ratio_interval(&table, 0.99).unwrap();
+        // The offsets' spread (s.d. 0.0206 over 4 replicas: s.e. 0.0103) dominates: the
+        // half-width is a t quantile with about 3 df (5.84) times it.
+        assert!(i.half_width() > 0.03 && i.half_width() < 0.08, "{i:?}");
+        // Without the offsets the batch effects alone give a far narrower interval.
+        let flat: Vec<Vec<(f64, f64)>> = table
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .enumerate()
+                    .map(|(j, _)| (30.0 + (j % 5) as f64 - 2.0, 100.0))
+                    .collect()
+            })
+            .collect();
+        let f = replicated_ratio_interval(&flat, 0.99).unwrap();
+        assert!(f.half_width() < 0.01, "{f:?}");
+    }
+
+    #[test]
+    fn small_non_integer_df_rounds_down() {
+        assert_eq!(
+            student_t_quantile(0.995, 2.7),
+            student_t_quantile(0.995, 2.0)
+        );
+        assert_eq!(
+            student_t_quantile(0.995, 1.5),
+            student_t_quantile(0.995, 1.0)
+        );
     }
 
     #[test]

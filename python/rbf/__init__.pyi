@@ -53,6 +53,7 @@ def replay(
     csv_header: bool = False,
     sort_by_time: bool = False,
     confidence: float | None = None,
+    hash_seeds: int | None = None,
     quiet: bool = False,
 ) -> Result:
     """Replay a trace through a recycling Bloom filter and count every true FP and FN."""
@@ -121,6 +122,7 @@ def compare(
     eps: float | None = None,
     tolerance: float | None = None,
     confidence: float | None = None,
+    hash_seeds: int | None = None,
     quiet: bool = False,
 ) -> Result:
     """Fit, replay and model a trace in one pass; bound next to observed."""

@@ -9,7 +9,7 @@ use rbf::compare::{
 };
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
 use rbf::model::fneg::{Method, RenewalMode};
-use rbf::replay::ReplayOptions;
+use rbf::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
 use rbf::report::judged::{claim_cell, regime_name, value_cell, verdict_cell};
 use rbf::report::{interval, sci, wrap, Table, WIDTH};
 use rbf::stats::Interval;
@@ -53,6 +53,10 @@ pub struct CompareArgs {
     /// Confidence level of the batch-means intervals.
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
+    /// Filters (hash seeds) replayed: the observed intervals cover the hash positions'
+    /// randomness as the models do (docs/coverage/README.md); each costs one replay.
+    #[arg(long, default_value_t = DEFAULT_HASH_SEEDS)]
+    pub hash_seeds: u32,
     /// Print a JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -115,6 +119,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
             warmup: a.warmup,
             confidence: a.confidence,
         },
+        a.hash_seeds,
         FitOptions {
             window: a.window,
             confidence: a.confidence,
@@ -172,7 +177,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
         s.model_distinct,
         100.0 * s.one_hit_share
     );
-    print!("{}", tables(&c, a.confidence));
+    print!("{}", tables(&c, a.confidence, r.hash_seeds));
     if let Some(r) = &renewal {
         print!(
             "{}",
@@ -196,7 +201,7 @@ fn interval_cell(i: Option<&Interval>) -> String {
 /// The observed rates with their intervals and the FP model beside them, then every
 /// bound with its claim, standing and verdict against the observed FN; each bound's
 /// note once below.
-fn tables(c: &Comparison, confidence: f64) -> String {
+fn tables(c: &Comparison, confidence: f64, hash_seeds: u64) -> String {
     let level = format!("{:.0}% interval", 100.0 * confidence);
     let mut t = Table::new(["observed", "value", level.as_str()]).left_aligned(&[2]);
     let row = |t: &mut Table, name: &str, o: &Observed| {
@@ -260,6 +265,15 @@ fn tables(c: &Comparison, confidence: f64) -> String {
          parentheses: how far the observed point lies beyond the bound, relative to it, + above \
          an upper bound, - below a lower one); bounds describe the steady state, so a replay with \
          fewer than 10 recycles is judged as transient",
+        WIDTH,
+        "    ",
+    ));
+    out.push_str(&wrap(
+        &format!(
+            "observed: over the complete cycles of {hash_seeds} filters hashed with different \
+             seeds, the intervals over those filters and time batches (the models average over \
+             hash positions and arrivals alike)"
+        ),
         WIDTH,
         "    ",
     ));

@@ -2,7 +2,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::replay::{Replay, ReplayOptions};
+use rbf::replay::{ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
 use rbf::Result;
 
 use super::filter_args::FilterArgs;
@@ -24,6 +24,11 @@ pub struct ReplayArgs {
     /// Confidence level of the batch-means intervals.
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
+    /// Filters (hash seeds) replayed: the counts are the first filter's (--seed), the
+    /// rates with intervals are over all of them, so the intervals cover the hash
+    /// positions' randomness as the models do; each costs one replay.
+    #[arg(long, default_value_t = DEFAULT_HASH_SEEDS)]
+    pub hash_seeds: u32,
     /// Print a JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -45,14 +50,17 @@ pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
         ));
     }
     let mut source = io.open(&a.trace_args, &a.trace)?;
-    let mut replay = Replay::new(
+    let mut replay = Replays::new(
         &config,
         ReplayOptions {
             warmup: a.warmup,
             confidence: a.confidence,
         },
+        a.hash_seeds,
     )?;
-    plan_memory(&mut replay, &config, source.as_ref())?;
+    if let Some(d) = plan_memory(&config, source.as_ref(), u64::from(a.hash_seeds)) {
+        replay.expect_distinct(d);
+    }
     replay.run_source(source.as_mut())?;
     let report = replay.report();
     let summary = source.summary();
@@ -75,39 +83,37 @@ pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
     }
 }
 
-/// Sizes the ground truth up front when the trace declares its distinct keys (an lcs
-/// header), after checking the predicted peak memory against the machine; true if it
-/// did. A count that would not fit is not trusted blindly (a damaged header): the
-/// replay then grows its table as it goes, each doubling checked on the way.
+/// Whether to size the ground truths (one per filter) up front: the distinct keys the
+/// trace declares (an lcs header), when the predicted peak memory of `filters` filters
+/// fits the machine. A count that would not fit is not trusted blindly (a damaged
+/// header): the replay then grows its tables as it goes, each doubling checked on the
+/// way.
 pub(crate) fn plan_memory(
-    replay: &mut Replay,
     config: &rbf::filter::FilterConfig,
     source: &dyn rbf::ingest::MessageSource,
-) -> Result<bool> {
-    let Some(distinct) = source.declared_distinct() else {
-        return Ok(false);
-    };
-    let plan = rbf::replay::memory::MemoryPlan::new(config, distinct, true);
+    filters: u64,
+) -> Option<u64> {
+    let distinct = source.declared_distinct()?;
+    let plan = rbf::replay::memory::MemoryPlan::new(config, distinct, true).filters(filters);
     let name = &source.summary().source;
     match rbf::resources::check_memory(
         &format!("replaying {name} ({distinct} distinct keys declared by its header)"),
         plan.total() as f64,
     ) {
         Ok(()) => {
-            replay.expect_distinct(distinct);
             if plan.total() >= 64 << 20 {
                 rbf::progress::note(&format!(
                     "{name}: its header declares {distinct} distinct objects: predicted peak memory {}",
                     plan.describe()
                 ));
             }
-            Ok(true)
+            Some(distinct)
         }
         Err(e) => {
             rbf::progress::note(&format!(
                 "{e}; the ground truth is not sized up front but grown as keys arrive, each step checked"
             ));
-            Ok(false)
+            None
         }
     }
 }

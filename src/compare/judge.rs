@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::filter::FilterConfig;
 use crate::fit::adequacy::QFitCheck;
 use crate::fit::Fit;
+use crate::model::fneg::renewal::worst::renewal_worst_case;
 use crate::model::fneg::{Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions};
 use crate::workload::Workload;
 
@@ -133,13 +134,16 @@ impl Default for JudgeOptions {
 /// The renewal bound at the conservative end of a fit's uncertainty.
 #[derive(Clone, Debug, Serialize)]
 pub struct ConservativeRenewal {
-    /// The largest of the bounds below.
+    /// The largest bound over the workloads given (one, from a fit).
     pub fn_upper: f64,
-    /// p_r of the workload that gave it.
+    /// Where in the interval the largest bound at a single p_r was found.
     pub p_repeat: f64,
-    /// (p_r, bound) for each p_r tried: the low end, the estimate and the high end of
-    /// its interval, all with the reuse profile at its upper end.
-    pub tried: Vec<(f64, f64)>,
+    /// The interval of p_r the bound covers (every p_r in it at once, one phase;
+    /// docs/FIT.md), when the fit gave one.
+    pub p_repeat_interval: Option<[f64; 2]>,
+    /// The construction is proven to bound the true workload's bound whenever the band
+    /// and the interval hold: one phase only (two phases: measured, docs/coverage).
+    pub proven: bool,
     pub seconds: f64,
 }
 
@@ -174,7 +178,7 @@ pub const FITTED_MODEL: &str =
     "the workload was fitted from the trace: a bound for the fitted model, not a proof for the trace";
 
 /// Why the two-phase conservative renewal bound is checked rather than proven.
-pub const CHECKED_TWO_PHASE: &str = "two phases: the one-phase monotonicity of the renewal bound in U_j, which makes the conservative end an upper bound, does not carry over as is; on the validation grid it was at or above the point estimate everywhere (docs/FIT.md)";
+pub const CHECKED_TWO_PHASE: &str = "two phases: the one-phase monotonicity of the renewal bound in U_j and p_r, which makes the conservative end an upper bound, does not carry over as is; measured by the coverage study instead (docs/coverage/README.md)";
 
 /// The label and note of a Q-based method on a fit that does not reproduce the trace
 /// (the words every output shows).
@@ -277,11 +281,14 @@ pub fn judge(
             } else if filter.phases == 2 {
                 (Standing::Checked, CHECKED_TWO_PHASE.to_string())
             } else {
+                let p = match c.p_repeat_interval {
+                    Some([l, h]) => format!("every p_r in [{l:.4}, {h:.4}]"),
+                    None => format!("p_r = {:.4}", c.p_repeat),
+                };
                 (
                     Standing::FittedModel,
                     format!(
-                        "a bound for the model with any workload inside the fit's uncertainty (reuse profile at the upper end of its band, p_r = {:.4}, the worst of its interval's ends and estimate); the fit's sampling error is covered, not the model's assumptions",
-                        c.p_repeat
+                        "a bound for the model with any workload inside the fit's uncertainty (reuse profile at the upper end of its band, simultaneous over every distance, and {p}, both at the level (1 + level) / 2); the fit's sampling error is covered, not the model's assumptions"
                     ),
                 )
             };
@@ -459,35 +466,42 @@ fn alternative_ranges(
 }
 
 /// The renewal bound for `filter` at the conservative end of a fit: the largest bound
-/// over `workloads` (from [`Fit::conservative_workloads`]), with the guarantee of the
-/// workload that gave it; None when there are none (a fit without a reuse profile).
+/// over `workloads` (from [`Fit::conservative_workloads`]), each over its whole interval
+/// of p_r ([`renewal_worst_case`]), with the guarantee of the workload that gave it;
+/// None when there are none (a fit without a reuse profile).
 pub fn conservative_renewal(
     filter: &FilterConfig,
     workloads: &[Workload],
     eps: f64,
 ) -> Result<Option<(ConservativeRenewal, Guarantee)>> {
     let t = std::time::Instant::now();
-    let mut tried = Vec::new();
-    let mut worst: Option<(f64, f64, Guarantee)> = None;
+    let mut worst: Option<(ConservativeRenewal, Guarantee)> = None;
     for w in workloads {
         let model = FnModel::new(filter, w, eps)?;
-        let r = model.renewal(RenewalOptions {
-            eps,
-            ..RenewalOptions::default()
-        })?;
-        tried.push((w.p_repeat, r.fn_upper));
+        let r = renewal_worst_case(
+            &model,
+            RenewalOptions {
+                eps,
+                ..RenewalOptions::default()
+            },
+        )?;
         // Ties: the last, like `Iterator::max_by`.
-        if worst.as_ref().is_none_or(|(_, v, _)| r.fn_upper >= *v) {
-            worst = Some((w.p_repeat, r.fn_upper, model.renewal_guarantee(&r)));
+        if worst.as_ref().is_none_or(|(c, _)| r.fn_upper >= c.fn_upper) {
+            let c = ConservativeRenewal {
+                fn_upper: r.fn_upper,
+                p_repeat: r.p_repeat,
+                p_repeat_interval: w.p_repeat_interval,
+                proven: filter.phases == 1,
+                seconds: 0.0,
+            };
+            worst = Some((c, model.renewal_guarantee_truncated(r.truncated_mass)));
         }
     }
-    Ok(worst.map(|(p_repeat, fn_upper, g)| {
+    Ok(worst.map(|(c, g)| {
         (
             ConservativeRenewal {
-                fn_upper,
-                p_repeat,
-                tried,
                 seconds: t.elapsed().as_secs_f64(),
+                ..c
             },
             g,
         )

@@ -20,7 +20,7 @@ pub mod verdict;
 
 pub use bound::{Bound, On};
 pub use judge::{is_fitted, judge, ConservativeRenewal, Fitted, JudgeOptions, Judgement, Subject};
-pub use observed::{Observed, Rate};
+pub use observed::{Observed, Rate, Seeds};
 pub use record::{values_by_key, Range, Record, Standing};
 pub use verdict::{BoundVerdict, Regime, TargetVerdict};
 
@@ -29,8 +29,8 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::fit::{Fit, FitOptions, Fitter};
-use crate::message::Message;
-use crate::replay::{Replay, ReplayOptions, ReplayReport};
+use crate::message::{for_each_key_batch, Message};
+use crate::replay::{ReplayOptions, ReplayReport, Replays, DEFAULT_HASH_SEEDS};
 
 /// The FP paper's average FP rate for a filter: f_sigma (sigma-bounded) or f_a
 /// (N-bounded), an estimate of the count-instance rate, with the model's caveats for
@@ -66,23 +66,24 @@ pub struct Observation {
     pub seen: u64,
 }
 
-/// Replays and fits `stream` in one pass. The fitter's warm-up is the replay's, so
-/// both describe the same measured arrivals.
+/// Replays (with `hash_seeds` filters, [`Replays`]) and fits `stream` in one pass. The
+/// fitter's warm-up is the replay's, so both describe the same measured arrivals.
 pub fn observe<I: IntoIterator<Item = Message>>(
     filter: &FilterConfig,
     replay: ReplayOptions,
+    hash_seeds: u32,
     fit: FitOptions,
     stream: I,
 ) -> Result<Observation> {
-    let mut r = Replay::new(filter, replay)?;
+    let mut r = Replays::new(filter, replay, hash_seeds)?;
     let mut f = Fitter::new(FitOptions {
         warmup: replay.warmup,
         ..fit
     })?;
-    for m in stream {
-        r.push(m.key);
-        f.push(m.key);
-    }
+    for_each_key_batch(stream, |keys| {
+        r.run_keys(keys);
+        f.run_keys(keys);
+    });
     Ok(Observation {
         replay: r.report(),
         seen: f.seen(),
@@ -130,7 +131,8 @@ pub fn judge_observation(
 
 /// Everything `rbf compare` computes, as one library call: `stream` replayed through
 /// `filter` and fitted in one pass, the FN models on the fitted workload, every bound
-/// judged against the observed FN.
+/// judged against the observed FN. The replay runs [`DEFAULT_HASH_SEEDS`] filters
+/// (hash seeds), as `rbf compare` does by default ([`observe`] takes another number).
 pub fn compare<I: IntoIterator<Item = Message>>(
     filter: &FilterConfig,
     stream: I,
@@ -138,7 +140,7 @@ pub fn compare<I: IntoIterator<Item = Message>>(
     fit: FitOptions,
     options: &JudgeOptions,
 ) -> Result<(Observation, Comparison)> {
-    let observation = observe(filter, replay, fit, stream)?;
+    let observation = observe(filter, replay, DEFAULT_HASH_SEEDS, fit, stream)?;
     let (_, comparison) = judge_observation(filter, &observation, options, "the trace")?;
     Ok((observation, comparison))
 }

@@ -21,7 +21,9 @@ pub enum Rate {
 }
 
 impl Rate {
-    fn point(self, r: &ReplayReport) -> f64 {
+    /// The rate over every measured arrival of the first filter (partial cycles at both
+    /// ends included): the point only when there is no interval.
+    fn all_arrivals(self, r: &ReplayReport) -> f64 {
         match self {
             Rate::Fn => r.fn_rate,
             Rate::FpCountInstance => r.fp_rate_count_instance,
@@ -36,6 +38,29 @@ impl Rate {
             Rate::Fp => c.fp_rate,
         }
     }
+
+    /// The point judged: the estimate its interval is about, over the complete cycles
+    /// of every hash seed's filter ([`crate::replay::Replays`]); without an interval,
+    /// the rate over every measured arrival. (The all-arrivals rate can lie outside the
+    /// interval when there are few cycles, so it is never printed next to one.)
+    fn point(self, r: &ReplayReport) -> f64 {
+        r.confidence
+            .as_ref()
+            .map_or(self.all_arrivals(r), |c| self.batch_interval(c).estimate)
+    }
+}
+
+/// How the replays of several seeds relate, for their interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seeds {
+    /// Each seed is a new trace (a synthetic source): the seeds' estimates are
+    /// independent, and a Student t interval over them covers every source of
+    /// randomness.
+    Independent,
+    /// Every seed replays the same trace file (new hash positions only): their errors
+    /// share the arrivals and may be fully correlated, so averaging cannot be assumed
+    /// to shrink them: the mean of their own half-widths around the mean point.
+    SameTrace,
 }
 
 /// An observed rate: point estimate, interval (clamped to [0, 1]) and the replays'
@@ -44,9 +69,9 @@ impl Rate {
 pub struct Observed {
     /// The point estimate (the mean over seeds when there are several replays).
     pub rate: f64,
-    /// Its interval: a Student t interval over seeds, or with one replay the batch
-    /// means over its cycles; None when there are neither (one replay with fewer than
-    /// two batches of cycles).
+    /// Its interval: over seeds ([`Seeds`]), or with one replay the batch means over
+    /// its complete cycles; None when there are neither (one replay with fewer than two
+    /// batches of cycles).
     pub interval: Option<Interval>,
     /// Recycles per replay (mean over seeds): whether the replay measured the steady
     /// state the models describe ([`Regime`]).
@@ -56,39 +81,50 @@ pub struct Observed {
 impl Observed {
     /// `rate` over one or more replays of the same filter and source (one per seed),
     /// with its interval at `level` (used only for the interval over seeds; a single
-    /// replay's interval has the replay's own level). None without a replay.
-    pub fn of(reports: &[ReplayReport], level: f64, rate: Rate) -> Option<Observed> {
+    /// replay's interval has the replay's own level). Each replay's point and interval
+    /// are over its hash seeds and time batches ([`Observed::of_one`]). None without a
+    /// replay.
+    pub fn of(reports: &[ReplayReport], level: f64, rate: Rate, seeds: Seeds) -> Option<Observed> {
         if let [one] = reports {
             return Some(Observed::of_one(one, rate));
         }
-        let first = reports.first()?;
+        reports.first()?;
         let n = reports.len() as f64;
-        let mean = reports.iter().map(|r| rate.point(r)).sum::<f64>() / n;
-        let interval = if reports.len() >= 2 {
-            let var = reports
+        let points: Vec<f64> = reports.iter().map(|r| rate.point(r)).collect();
+        let mean = points.iter().sum::<f64>() / n;
+        let half_width = match seeds {
+            Seeds::Independent => {
+                let var = points.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / (n - 1.0);
+                Some(student_t_quantile(0.5 + level / 2.0, n - 1.0) * (var / n).sqrt())
+            }
+            Seeds::SameTrace => reports
                 .iter()
-                .map(|r| (rate.point(r) - mean).powi(2))
-                .sum::<f64>()
-                / (n - 1.0);
-            let h = student_t_quantile(0.5 + level / 2.0, n - 1.0) * (var / n).sqrt();
-            Some(Interval {
-                estimate: mean,
-                low: mean - h,
-                high: mean + h,
-                level,
-                samples: reports.len() as u64,
-            })
-        } else {
-            first.confidence.as_ref().map(|c| rate.batch_interval(c))
+                .map(|r| {
+                    r.confidence
+                        .as_ref()
+                        .map(|c| rate.batch_interval(c).half_width())
+                })
+                .sum::<Option<f64>>()
+                .map(|h| h / n),
         };
         Some(Observed {
             rate: mean,
-            interval: interval.map(Interval::rate),
+            interval: half_width.map(|h| {
+                Interval {
+                    estimate: mean,
+                    low: mean - h,
+                    high: mean + h,
+                    level,
+                    samples: reports.len() as u64,
+                }
+                .rate()
+            }),
             cycles: reports.iter().map(|r| r.cycles as f64).sum::<f64>() / n,
         })
     }
 
-    /// `rate` of one replay, with the batch-means interval over its cycles.
+    /// `rate` of one replay, with the batch-means interval over its cycles (hash seeds
+    /// x time batches) and the point that interval is about.
     pub fn of_one(r: &ReplayReport, rate: Rate) -> Observed {
         Observed {
             rate: rate.point(r),

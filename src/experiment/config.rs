@@ -70,6 +70,10 @@ pub struct ExperimentConfig {
     /// Confidence level of observed intervals.
     #[serde(default = "default_confidence")]
     pub confidence: f64,
+    /// Filters (hash seeds) each replay runs, so that observed intervals cover the hash
+    /// positions' randomness as the models do ([`crate::replay::Replays`]).
+    #[serde(default = "default_hash_seeds")]
+    pub hash_seeds: u32,
     #[serde(default, rename = "trace")]
     pub traces: Vec<TraceSource>,
     /// Synthetic sources; a `[[synthetic]]` table whose `distinct`, `zipf`,
@@ -93,6 +97,9 @@ fn default_eps() -> f64 {
 }
 fn default_confidence() -> f64 {
     0.99
+}
+fn default_hash_seeds() -> u32 {
+    crate::replay::DEFAULT_HASH_SEEDS
 }
 
 /// A number computed at each grid point. In TOML a measure is its name: `observed`,
@@ -561,6 +568,16 @@ impl ExperimentConfig {
             return Err(Error::config(
                 "confidence",
                 "must lie strictly between 0 and 1",
+            ));
+        }
+        if !(1..=crate::replay::MAX_HASH_SEEDS).contains(&self.hash_seeds) {
+            return Err(Error::config(
+                "hash_seeds",
+                format!(
+                    "allowed range is 1..={}, found {}",
+                    crate::replay::MAX_HASH_SEEDS,
+                    self.hash_seeds
+                ),
             ));
         }
         if !self.grid.bits_per_distinct.is_empty() && !self.traces.is_empty() {

@@ -10,13 +10,13 @@ use super::resume::Journal;
 use super::row::Row;
 use super::source::{Prepared, Source};
 use crate::compare::verdict::MIN_STEADY_CYCLES;
-use crate::compare::{judge, FpModel, JudgeOptions, Observed, Rate, Regime, Subject};
+use crate::compare::{judge, FpModel, JudgeOptions, Observed, Rate, Regime, Seeds, Subject};
 use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::model::fneg::{Method, RenewalMode};
 use crate::model::fp::{capacity, sigma_for_target, CapacityQuery};
 use crate::progress::{check_interrupt, interrupted, Progress};
-use crate::replay::{Replay, ReplayOptions, ReplayReport};
+use crate::replay::{ReplayOptions, ReplayReport, Replays};
 
 /// Runs `points` (already sharded) and returns one row per point, in point order.
 /// Points in `journal` (from an interrupted earlier run) are taken from it, and every
@@ -164,12 +164,14 @@ fn replay_once(
     filter: &FilterConfig,
     seed: u64,
 ) -> Result<ReplayReport> {
-    let mut r = Replay::new(
+    // One filter per hash seed, so that the intervals cover the hash positions.
+    let mut r = Replays::new(
         filter,
         ReplayOptions {
             warmup: source.warmup,
             confidence: config.confidence,
         },
+        config.hash_seeds,
     )?;
     // `run` works in batches so that ground-truth lookups are prefetched.
     r.run(source.source.messages(seed)?);
@@ -192,8 +194,14 @@ fn observe(
         reports.push(replay_once(config, source, &f, seed)?);
     }
     let level = config.confidence;
+    // Seeds of a synthetic source are new traces; seeds of a trace file, new hash
+    // positions of the same arrivals.
+    let seeds = match source.source {
+        Source::Synthetic(_) => Seeds::Independent,
+        _ => Seeds::SameTrace,
+    };
     let observed = |rate| {
-        Observed::of(&reports, level, rate)
+        Observed::of(&reports, level, rate, seeds)
             .ok_or_else(|| crate::Error::invalid("no seed to replay"))
     };
     let fn_ = observed(Rate::Fn)?;
@@ -208,7 +216,7 @@ fn observe(
     row.observed_fn_low = fn_.bounds().map(|i| i.0);
     row.observed_fn_high = fn_.bounds().map(|i| i.1);
     if fn_.interval.is_none() {
-        row.note("one seed and too few cycles for an FN interval: bounds are not judged here (undecided)");
+        row.note("too few cycles for an FN interval: bounds are not judged here (undecided)");
     }
     if fn_.regime() == Regime::Transient {
         row.note(format!(

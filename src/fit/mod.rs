@@ -25,6 +25,7 @@
 //!   head of the window's own sorted counts ([`WindowFit`]) to show non-stationarity.
 
 pub mod adequacy;
+pub mod band;
 pub mod least_squares;
 pub mod min_distance;
 pub mod observables;
@@ -204,26 +205,25 @@ impl Fit {
         )
     }
 
-    /// The workloads at the conservative end of the fit's uncertainty, for the renewal
-    /// bound: the reuse profile at the upper end of its pointwise interval (the one-phase
-    /// ratio is non-decreasing in every U_j, docs/FIT.md), with p_r at the low end, the
-    /// estimate and the high end of its interval (the bound is not monotone in p_r in
-    /// general; the caller takes the largest of the three bounds). Empty without a
-    /// reuse profile.
+    /// The workload at the conservative end of the fit's uncertainty, for the renewal
+    /// bound (a list of one; empty without a reuse profile): the reuse profile at the
+    /// upper end of its band, simultaneous over every knot, and p_r's whole interval
+    /// (`p_repeat_interval`, over which the renewal bound takes its worst case in one
+    /// computation, [`crate::model::fneg::cycle::Draws`]). Both at the conservative level
+    /// (1 + level) / 2, so that both hold together with probability at least `level`
+    /// (docs/FIT.md). The one-phase ratio is non-decreasing in every U_j, so this is an
+    /// upper bound of the true workload's bound whenever both hold.
     pub fn conservative_workloads(&self) -> Result<Vec<Workload>> {
         let Some(r) = &self.reuse else {
             return Ok(Vec::new());
         };
         let p = self.summary.p_repeat;
-        let mut ps = vec![p];
-        if let Some(i) = &self.summary.p_repeat_interval {
-            ps.insert(0, i.low.clamp(0.0, 1.0));
-            ps.push(i.high.clamp(0.0, 1.0));
-        }
-        ps.dedup();
-        ps.into_iter()
-            .map(|p| self.workload_with(p, Some(r.upper.clone())))
-            .collect()
+        let mut w = self.workload_with(p, Some(r.conservative_upper.clone()))?;
+        w.p_repeat_interval = r
+            .conservative_p_repeat
+            .map(|i| [i.low.clamp(0.0, p), i.high.clamp(p, 1.0)]);
+        w.validate()?;
+        Ok(vec![w])
     }
 
     fn workload_with(

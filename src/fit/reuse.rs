@@ -20,7 +20,8 @@
 
 use serde::Serialize;
 
-use crate::stats::{normal_quantile, ratio_interval, Interval};
+use super::band::{group_for, upper_band, Knot};
+use crate::stats::{ratio_interval, Interval};
 use crate::workload::{Between, ReuseProfile};
 
 /// Distances below this have a bucket each.
@@ -189,44 +190,51 @@ impl ReuseCounts {
         }
         let len = batches.iter().map(|b| b.hist.len()).max().unwrap_or(0);
         let tails: Vec<Vec<u64>> = batches.iter().map(|b| b.tails(len)).collect();
-        // Knots n = bucket_low(b) - 1 for b >= 1: S(n) = P(d >= bucket_low(b)).
-        let z_floor = -(1.0 - level).ln();
+        // Knots n = bucket_low(b) - 1 for b >= 2: S(n) = P(d >= bucket_low(b)), up to
+        // the last with repeats that could show it. Every batch keeps its place in
+        // each knot's pairs (zero when it has no such repeat), so that the band's
+        // bootstrap weighs the same batch alike at every knot.
+        let mut knots = Vec::new();
+        for b in 2..=len {
+            let pairs = knot_pairs(&batches, &tails, b);
+            if pairs.iter().map(|p| p.1).sum::<f64>() <= 0.0 {
+                break;
+            }
+            let n = bucket_low(b) - 1;
+            knots.push(Knot {
+                n,
+                group: group_for(n, self.batch_len, batches.len()),
+                pairs,
+            });
+        }
         let mut point = ReuseProfile {
             n: vec![0],
             survival: vec![1.0],
             between: Between::Linear,
         };
-        let mut upper = ReuseProfile {
-            n: vec![0],
-            survival: vec![1.0],
-            between: Between::Step,
-        };
-        let mut last_covered = 0;
-        for b in 2..=len {
-            let n = bucket_low(b) - 1;
-            let pairs = survival_pairs(&batches, &tails, b);
-            let covered: f64 = pairs.iter().map(|p| p.1).sum();
-            if covered <= 0.0 {
-                break;
-            }
-            last_covered = n;
-            let s = pairs.iter().map(|p| p.0).sum::<f64>() / covered;
+        for k in &knots {
+            let (h, c) = k
+                .pairs
+                .iter()
+                .fold((0.0, 0.0), |a, p| (a.0 + p.0, a.1 + p.1));
             let prev = *point.survival.last().unwrap_or(&1.0);
-            point.n.push(n);
-            point.survival.push(s.min(prev));
-            // Upper end: batch means where there are two batches or more, never below a
-            // binomial bound with the covered repeats (zero counts give a degenerate
-            // batch interval), and never above the previous knot's upper value.
-            let binomial = s
-                + normal_quantile(0.5 + level / 2.0) * (s * (1.0 - s) / covered).sqrt()
-                + z_floor / covered;
-            let batch_high = ratio_interval(&pairs, level).map_or(binomial, |i| i.high);
-            let prev_up = *upper.survival.last().unwrap_or(&1.0);
-            upper.n.push(n);
-            upper
-                .survival
-                .push(batch_high.max(binomial).min(prev_up).min(1.0));
+            point.n.push(k.n);
+            point.survival.push((h / c).min(prev));
         }
+        let last_covered = knots.last().map_or(0, |k| k.n);
+        let band = |level: f64| {
+            let mut upper = ReuseProfile {
+                n: vec![0],
+                survival: vec![1.0],
+                between: Between::Step,
+            };
+            for (n, u) in upper_band(&knots, level) {
+                upper.n.push(n);
+                upper.survival.push(u);
+            }
+            upper
+        };
+        let conservative_level = (1.0 + level) / 2.0;
         let p_interval = |n: u64| -> Option<Interval> {
             ratio_interval(&survival_pairs(&batches, &tails, bucket(n + 1)), level)
         };
@@ -247,16 +255,18 @@ impl ReuseCounts {
         };
         Some(ReuseEstimate {
             point,
-            upper,
+            upper: band(level),
+            conservative_upper: band(conservative_level),
             p_repeat: ratio_interval(&arrival_pairs, level),
+            conservative_p_repeat: ratio_interval(&arrival_pairs, conservative_level),
             summary,
         })
     }
 }
 
 /// Per batch, for S at knot bucket_low(b) - 1: (repeats with d >= bucket_low(b), repeats
-/// that could show it), batches with none of the latter left out.
-fn survival_pairs(batches: &[&Batch], tails: &[Vec<u64>], b: usize) -> Vec<(f64, f64)> {
+/// that could show it).
+fn knot_pairs(batches: &[&Batch], tails: &[Vec<u64>], b: usize) -> Vec<(f64, f64)> {
     batches
         .iter()
         .zip(tails)
@@ -264,8 +274,14 @@ fn survival_pairs(batches: &[&Batch], tails: &[Vec<u64>], b: usize) -> Vec<(f64,
             let hits = tail.get(b).copied().unwrap_or(0);
             (hits as f64, batch.repeats_from(b) as f64)
         })
-        .filter(|p| p.1 > 0.0)
         .collect()
+}
+
+/// [`knot_pairs`] without the batches that have no repeat that could show it.
+fn survival_pairs(batches: &[&Batch], tails: &[Vec<u64>], b: usize) -> Vec<(f64, f64)> {
+    let mut p = knot_pairs(batches, tails, b);
+    p.retain(|p| p.1 > 0.0);
+    p
 }
 
 /// What [`ReuseCounts::estimate`] gives.
@@ -273,10 +289,16 @@ fn survival_pairs(batches: &[&Batch], tails: &[Vec<u64>], b: usize) -> Vec<(f64,
 pub struct ReuseEstimate {
     /// S(n) estimated (linear between knots).
     pub point: ReuseProfile,
-    /// The upper end of S(n)'s pointwise interval (read as steps, held beyond the data).
+    /// The upper end of S(n)'s band at the fit's level, simultaneous over every knot
+    /// ([`super::band`]; read as steps, held beyond the data).
     pub upper: ReuseProfile,
+    /// The same at the conservative level (1 + level) / 2, for the conservative renewal
+    /// bound (with `conservative_p_repeat`, both hold together at the fit's level).
+    pub conservative_upper: ReuseProfile,
     /// p_r (repeats over arrivals) with its interval over the same batches.
     pub p_repeat: Option<Interval>,
+    /// p_r's interval at the conservative level.
+    pub conservative_p_repeat: Option<Interval>,
     pub summary: ReuseSummary,
 }
 

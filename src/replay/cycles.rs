@@ -4,10 +4,10 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::stats::{ratio_interval, Interval};
+use crate::stats::{replicated_ratio_interval, Interval};
 
 /// Sums over one cycle (or one batch of cycles).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct CycleSums {
     pub cycles: u64,
     pub arrivals: u64,
@@ -24,7 +24,7 @@ pub struct CycleSums {
 }
 
 impl CycleSums {
-    fn add(&mut self, o: &CycleSums) {
+    pub fn add(&mut self, o: &CycleSums) {
         self.cycles += o.cycles;
         self.arrivals += o.arrivals;
         self.first += o.first;
@@ -63,46 +63,89 @@ fn summarise(h: &Histogram<u64>) -> Distribution {
     }
 }
 
-/// Batch means with a fixed number of batches: cycles are grouped into batches of
-/// `size` cycles; when 2 * TARGET batches exist, neighbours merge and the batch size
-/// doubles. Memory is O(TARGET) however long the trace.
+/// Complete cycles summed by time batch: the batch of a cycle is the one its last
+/// arrival falls in, batches being consecutive runs of `len` measured arrivals. The
+/// batches are aligned in time, not in cycles, so that filters replaying the same
+/// stream (one per hash seed, [`super::replicas`]) have the same batches, which is what
+/// lets their intervals separate what the stream does from what the hash positions do
+/// ([`crate::stats::replicated_ratio_interval`]). `len` starts at [`FIRST_BATCH`] and
+/// doubles (neighbours merging) whenever a cycle ends beyond [`MAX_BATCHES`] batches,
+/// so memory is O(MAX_BATCHES) however long the trace.
 #[derive(Clone, Debug)]
-struct BatchMeans {
-    size: u64,
-    current: CycleSums,
+struct TimeBatches {
+    len: u64,
     batches: Vec<CycleSums>,
 }
 
-const TARGET_BATCHES: usize = 32;
+/// Measured arrivals per batch at first; always a power of two times this.
+pub const FIRST_BATCH: u64 = 1 << 10;
+/// Batches kept at most (and at least half as many once the trace is long enough).
+pub const MAX_BATCHES: u64 = 64;
 
-impl BatchMeans {
+impl TimeBatches {
     fn new() -> Self {
-        BatchMeans {
-            size: 1,
-            current: CycleSums::default(),
-            batches: Vec::with_capacity(2 * TARGET_BATCHES),
+        TimeBatches {
+            len: FIRST_BATCH,
+            batches: Vec::new(),
         }
     }
 
-    fn push(&mut self, c: &CycleSums) {
-        self.current.add(c);
-        if self.current.cycles == self.size {
-            self.batches.push(std::mem::take(&mut self.current));
-            if self.batches.len() == 2 * TARGET_BATCHES {
-                let merged: Vec<CycleSums> = self
-                    .batches
-                    .chunks(2)
-                    .map(|p| {
-                        let mut s = p[0];
-                        s.add(&p[1]);
-                        s
-                    })
-                    .collect();
-                self.batches = merged;
-                self.size *= 2;
-            }
+    /// A cycle whose last arrival is measured arrival `end` (1-based).
+    fn push(&mut self, c: &CycleSums, end: u64) {
+        let end = end.max(1);
+        while (end - 1) / self.len >= MAX_BATCHES {
+            self.batches = merge_pairs(&self.batches);
+            self.len *= 2;
         }
+        let b = ((end - 1) / self.len) as usize;
+        if self.batches.len() <= b {
+            self.batches.resize(b + 1, CycleSums::default());
+        }
+        self.batches[b].add(c);
     }
+
+    /// The batches at length `len` (a power-of-two multiple of `self.len`), `count` of
+    /// them (the trailing ones possibly empty).
+    fn at(&self, len: u64, count: usize) -> Vec<CycleSums> {
+        let mut b = rebatch(&self.batches, self.len, len);
+        b.resize(count.max(b.len()), CycleSums::default());
+        b
+    }
+}
+
+/// The batch length of [`confidence`]: the smallest power-of-two multiple of `own` (the
+/// longest any replay reached) that gives at most [`MAX_BATCHES`] batches over
+/// `measured` arrivals and is at least `mean_cycle` arrivals long.
+pub fn batch_length(own: u64, measured: u64, mean_cycle: u64) -> u64 {
+    let mut len = own.max(1);
+    while len.saturating_mul(MAX_BATCHES) < measured || len < mean_cycle {
+        len *= 2;
+    }
+    len
+}
+
+/// Time batches of length `from` merged into batches of length `to` (both powers of
+/// two times [`FIRST_BATCH`], `to >= from`).
+pub fn rebatch(batches: &[CycleSums], from: u64, to: u64) -> Vec<CycleSums> {
+    let mut b = batches.to_vec();
+    let mut l = from;
+    while l < to {
+        b = merge_pairs(&b);
+        l *= 2;
+    }
+    b
+}
+
+fn merge_pairs(b: &[CycleSums]) -> Vec<CycleSums> {
+    b.chunks(2)
+        .map(|p| {
+            let mut s = p[0];
+            if let Some(q) = p.get(1) {
+                s.add(q);
+            }
+            s
+        })
+        .collect()
 }
 
 /// Everything recorded about complete cycles.
@@ -112,7 +155,7 @@ pub struct CycleStats {
     first: Histogram<u64>,
     bit_setting: Histogram<u64>,
     distinct: Histogram<u64>,
-    batches: BatchMeans,
+    batches: TimeBatches,
     totals: CycleSums,
 }
 
@@ -127,12 +170,17 @@ pub struct PerCycle {
     pub distinct: Distribution,
 }
 
-/// Confidence intervals from batch means over complete cycles.
+/// Confidence intervals over complete cycles, by batch means over time batches of one
+/// or more replays of the stream (one per hash seed); see [`confidence`].
 #[derive(Clone, Debug, Serialize)]
 pub struct Confidence {
     pub level: f64,
+    /// Time batches, and their length in measured arrivals.
     pub batches: u64,
-    pub cycles_per_batch: u64,
+    pub batch_arrivals: u64,
+    /// Replays (filters hashed with different seeds) behind the intervals: with two or
+    /// more, the intervals cover the hash positions' randomness too.
+    pub hash_seeds: u64,
     pub fp_rate: Interval,
     pub fn_rate: Interval,
     pub fp_rate_count_instance: Interval,
@@ -155,14 +203,15 @@ impl Default for CycleStats {
             first: histogram(),
             bit_setting: histogram(),
             distinct: histogram(),
-            batches: BatchMeans::new(),
+            batches: TimeBatches::new(),
             totals: CycleSums::default(),
         }
     }
 }
 
 impl CycleStats {
-    pub fn record(&mut self, c: &CycleSums) {
+    /// A complete cycle whose last arrival is measured arrival `end` (1-based).
+    pub fn record(&mut self, c: &CycleSums, end: u64) {
         for (h, v) in [
             (&mut self.arrivals, c.arrivals),
             (&mut self.first, c.first),
@@ -177,7 +226,7 @@ impl CycleStats {
         }
         let mut one = *c;
         one.cycles = 1;
-        self.batches.push(&one);
+        self.batches.push(&one, end);
         self.totals.add(&one);
     }
 
@@ -191,32 +240,56 @@ impl CycleStats {
         }
     }
 
-    /// Intervals at `level` from the batches (the last, partial batch included: the
-    /// ratio estimator weighs batches by their size); None with fewer than 2 batches.
-    pub fn confidence(&self, level: f64) -> Option<Confidence> {
-        let mut b = self.batches.batches.clone();
-        if self.batches.current.cycles > 0 {
-            b.push(self.batches.current);
-        }
-        let ci = |f: &dyn Fn(&CycleSums) -> (f64, f64)| {
-            let pairs: Vec<(f64, f64)> = b.iter().map(f).collect();
-            ratio_interval(&pairs, level)
-        };
-        Some(Confidence {
-            level,
-            batches: b.len() as u64,
-            cycles_per_batch: self.batches.size,
-            fp_rate: ci(&|s| (s.false_positives as f64, s.arrivals as f64))?.rate(),
-            fn_rate: ci(&|s| (s.false_negatives as f64, s.arrivals as f64))?.rate(),
-            fp_rate_count_instance: ci(&|s| {
-                ((s.false_positives + s.lucky) as f64, s.first as f64)
-            })?
-            .rate(),
-            bit_setting_per_cycle: ci(&|s| (s.bit_setting as f64, s.cycles as f64))?,
-            first_per_cycle: ci(&|s| (s.first as f64, s.cycles as f64))?,
-            arrivals_per_cycle: ci(&|s| (s.arrivals as f64, s.cycles as f64))?,
-        })
+    /// Sums over the complete cycles.
+    pub fn totals(&self) -> CycleSums {
+        self.totals
     }
+
+    /// The complete cycles summed by time batch: the batch length in measured arrivals
+    /// and the batches (see [`rebatch`] to bring several replays to one length).
+    pub fn time_batches(&self) -> (u64, &[CycleSums]) {
+        (self.batches.len, &self.batches.batches)
+    }
+}
+
+/// Confidence intervals over the complete cycles of one or more replays of the same
+/// stream (one per hash seed), `measured` arrivals long, at `level`.
+///
+/// The batch length is the smallest that gives at most [`MAX_BATCHES`] batches and is
+/// at least a mean cycle long, so a batch holds a cycle or more (fewer, longer batches
+/// when cycles are long). Every estimate is the ratio of sums over the complete cycles
+/// of all replays: the point and its interval measure the same thing. None with fewer
+/// than two batches (or no complete cycle).
+pub fn confidence(stats: &[&CycleStats], measured: u64, level: f64) -> Option<Confidence> {
+    let cycles: u64 = stats.iter().map(|s| s.totals.cycles).sum();
+    let arrivals: u64 = stats.iter().map(|s| s.totals.arrivals).sum();
+    if cycles == 0 || measured == 0 {
+        return None;
+    }
+    let own = stats.iter().map(|s| s.batches.len).max()?;
+    let len = batch_length(own, measured, arrivals.div_ceil(cycles));
+    let count = measured.div_ceil(len) as usize;
+    let tables: Vec<Vec<CycleSums>> = stats.iter().map(|s| s.batches.at(len, count)).collect();
+    let ci = |f: &dyn Fn(&CycleSums) -> (f64, f64)| {
+        let table: Vec<Vec<(f64, f64)>> = tables
+            .iter()
+            .map(|row| row.iter().map(f).collect())
+            .collect();
+        replicated_ratio_interval(&table, level)
+    };
+    Some(Confidence {
+        level,
+        batches: count as u64,
+        batch_arrivals: len,
+        hash_seeds: stats.len() as u64,
+        fp_rate: ci(&|s| (s.false_positives as f64, s.arrivals as f64))?.rate(),
+        fn_rate: ci(&|s| (s.false_negatives as f64, s.arrivals as f64))?.rate(),
+        fp_rate_count_instance: ci(&|s| ((s.false_positives + s.lucky) as f64, s.first as f64))?
+            .rate(),
+        bit_setting_per_cycle: ci(&|s| (s.bit_setting as f64, s.cycles as f64))?,
+        first_per_cycle: ci(&|s| (s.first as f64, s.cycles as f64))?,
+        arrivals_per_cycle: ci(&|s| (s.arrivals as f64, s.cycles as f64))?,
+    })
 }
 
 #[cfg(test)]
@@ -226,6 +299,7 @@ mod tests {
     #[test]
     fn distributions_and_batches_agree() {
         let mut s = CycleStats::default();
+        let mut end = 0;
         for i in 0..1000u64 {
             let c = CycleSums {
                 cycles: 1,
@@ -237,7 +311,8 @@ mod tests {
                 false_negatives: 10 + i % 5,
                 lucky: 0,
             };
-            s.record(&c);
+            end += c.arrivals;
+            s.record(&c, end);
         }
         let p = s.per_cycle();
         assert_eq!(p.complete_cycles, 1000);
@@ -251,9 +326,9 @@ mod tests {
             "{:?}",
             p.arrivals
         );
-        let ci = s.confidence(0.99).unwrap();
+        let ci = confidence(&[&s], end, 0.99).unwrap();
         assert!((ci.arrivals_per_cycle.estimate - 100_499.5).abs() < 1e-6);
-        assert!(ci.batches >= 31 && ci.batches < 64);
+        assert!(ci.batches >= 32 && ci.batches <= 64, "{ci:?}");
         assert!(ci.fn_rate.contains(12.0 / 100_499.5));
     }
 }

@@ -75,6 +75,16 @@ impl MemoryPlan {
         }
     }
 
+    /// The plan of `n` filters replaying the same trace (one per hash seed,
+    /// [`super::Replays`]): each has its own ground truth and bit arrays.
+    pub fn filters(self, n: u64) -> Self {
+        MemoryPlan {
+            truth: self.truth * n,
+            filter: self.filter * n,
+            ..self
+        }
+    }
+
     pub fn total(&self) -> u64 {
         self.truth + self.filter + self.other
     }

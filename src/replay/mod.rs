@@ -5,10 +5,14 @@
 mod cycles;
 pub(crate) mod index;
 pub mod memory;
+mod replicas;
 mod truth;
 
-pub use cycles::{Confidence, CycleSums, Distribution, PerCycle};
+pub use cycles::{
+    batch_length, confidence, rebatch, Confidence, CycleStats, CycleSums, Distribution, PerCycle,
+};
 pub use index::KeyIndex;
+pub use replicas::{replay_seeds, replica_seed, Replays, DEFAULT_HASH_SEEDS, MAX_HASH_SEEDS};
 pub use truth::{GroundTruth, Truth};
 
 use serde::Serialize;
@@ -16,7 +20,6 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::filter::{FilterConfig, Outcome, PositionBuf, RecyclingFilter, MAX_HASHES};
 use crate::message::{for_each_key_batch, Message};
-use cycles::CycleStats;
 
 /// Arrivals ahead whose ground-truth slot is prefetched.
 const PREFETCH_DISTANCE: usize = 16;
@@ -101,8 +104,34 @@ pub struct ReplayReport {
     /// Distinct keys seen, warm-up included.
     pub distinct_keys: u64,
     pub per_cycle: PerCycle,
-    /// Batch-means confidence intervals (absent with fewer than two batches of cycles).
+    /// Filters (hash seeds) behind `confidence`; the counts above are the first's.
+    pub hash_seeds: u64,
+    /// Intervals over the complete cycles of every hash seed's filter, by batch means
+    /// (absent with fewer than two batches). Their estimates are the steady-state rates
+    /// to judge (`compare::Observed`).
     pub confidence: Option<Confidence>,
+}
+
+/// The keys of a trace source in batches of 8192, each handed to `each`; Ctrl-C (with
+/// the interrupt handler installed) stops it between batches.
+pub(crate) fn source_batches(
+    source: &mut dyn crate::ingest::MessageSource,
+    mut each: impl FnMut(&[u64]) -> Result<()>,
+) -> Result<()> {
+    const BATCH: usize = 8192;
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut keys = Vec::with_capacity(BATCH);
+    loop {
+        batch.clear();
+        source.fill(&mut batch, BATCH);
+        keys.clear();
+        keys.extend(batch.iter().map(|m: &Message| m.key));
+        each(&keys)?;
+        crate::progress::check_interrupt()?;
+        if batch.len() < BATCH {
+            return Ok(());
+        }
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -228,29 +257,31 @@ impl Replay {
     /// with more distinct keys than fit stops with an error, not in swap. Ctrl-C
     /// (with the interrupt handler installed) stops it between batches.
     pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) -> Result<()> {
-        const BATCH: usize = 8192;
-        let mut batch = Vec::with_capacity(BATCH);
-        let mut keys = Vec::with_capacity(BATCH);
-        loop {
-            batch.clear();
-            source.fill(&mut batch, BATCH);
-            keys.clear();
-            keys.extend(batch.iter().map(|m: &Message| m.key));
-            if let Some(bytes) = self.truth.growth_bytes(keys.len()) {
-                crate::resources::check_memory(
-                    &format!(
-                        "the ground truth growing past {} distinct keys",
-                        self.truth.distinct()
-                    ),
-                    bytes as f64,
-                )?;
+        source_batches(source, |keys| {
+            if let Some(bytes) = self.truth_growth_bytes(keys.len()) {
+                self.check_growth(bytes)?;
             }
-            self.run_keys(&keys);
-            crate::progress::check_interrupt()?;
-            if batch.len() < BATCH {
-                return Ok(());
-            }
-        }
+            self.run_keys(keys);
+            Ok(())
+        })
+    }
+
+    /// Bytes the ground truth would take if `more` new keys made it grow now (None when
+    /// it would not grow).
+    pub(crate) fn truth_growth_bytes(&self, more: usize) -> Option<u64> {
+        self.truth.growth_bytes(more)
+    }
+
+    /// `bytes` of ground truth growing past the keys seen so far, checked against the
+    /// machine.
+    pub(crate) fn check_growth(&self, bytes: u64) -> Result<()> {
+        crate::resources::check_memory(
+            &format!(
+                "the ground truth growing past {} distinct keys",
+                self.truth.distinct()
+            ),
+            bytes as f64,
+        )
     }
 
     /// Replays a slice of keys. Lookups of the key PREFETCH_DISTANCE arrivals ahead are
@@ -423,7 +454,8 @@ impl Replay {
             self.first_recycle.get_or_insert(self.filter.recycles() - 1);
         }
         if self.cycle_complete {
-            self.stats.record(&self.tally.sums());
+            self.stats
+                .record(&self.tally.sums(), self.seen - self.options.warmup);
         }
         self.tally.add_to(&mut self.counts);
         self.tally = Tally::default();
@@ -437,6 +469,16 @@ impl Replay {
     /// Arrivals replayed so far, warm-up included.
     pub fn seen(&self) -> u64 {
         self.seen
+    }
+
+    /// Measured arrivals so far (after the warm-up).
+    pub fn measured(&self) -> u64 {
+        self.seen.saturating_sub(self.options.warmup)
+    }
+
+    /// Statistics of the complete cycles so far.
+    pub fn cycle_stats(&self) -> &CycleStats {
+        &self.stats
     }
 
     pub fn filter(&self) -> &RecyclingFilter {
@@ -477,7 +519,8 @@ impl Replay {
             cycles: self.first_recycle.map_or(0, |f| self.filter.recycles() - f),
             distinct_keys: self.truth.distinct() as u64,
             per_cycle: self.stats.per_cycle(),
-            confidence: self.stats.confidence(self.options.confidence),
+            hash_seeds: 1,
+            confidence: confidence(&[&self.stats], self.measured(), self.options.confidence),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The human-readable replay table.
 
 use super::{count, rate, Table};
+use crate::compare::{Observed, Rate};
 use crate::replay::ReplayReport;
 use crate::stats::Interval;
 
@@ -16,6 +17,9 @@ pub fn replay_table(r: &ReplayReport) -> String {
     let level = conf.map_or(String::from("CI"), |c| {
         format!("{:.0}% CI (batch means)", c.level * 100.0)
     });
+    // Rates with an interval are the steady-state estimates the interval is about.
+    let [fp, fnr, fpci] =
+        [Rate::Fp, Rate::Fn, Rate::FpCountInstance].map(|rate| Observed::of_one(r, rate));
     let mut t = Table::new(["measure", "value", level.as_str()]);
     t.row(["arrivals".to_string(), count(c.arrivals), String::new()]);
     t.row(["new".to_string(), count(c.new), String::new()]);
@@ -39,18 +43,18 @@ pub fn replay_table(r: &ReplayReport) -> String {
     t.row(["cycles".to_string(), count(r.cycles), String::new()]);
     t.row([
         "FP rate (FP / arrivals)".to_string(),
-        rate(r.fp_rate),
-        ci(conf.map(|c| &c.fp_rate)),
+        rate(fp.rate),
+        ci(fp.interval.as_ref()),
     ]);
     t.row([
         "FN rate (FN / arrivals)".to_string(),
-        rate(r.fn_rate),
-        ci(conf.map(|c| &c.fn_rate)),
+        rate(fnr.rate),
+        ci(fnr.interval.as_ref()),
     ]);
     t.row([
         "FP count-instance (FP paper)".to_string(),
-        rate(r.fp_rate_count_instance),
-        ci(conf.map(|c| &c.fp_rate_count_instance)),
+        rate(fpci.rate),
+        ci(fpci.interval.as_ref()),
     ]);
     t.row([
         "FP count-first".to_string(),
@@ -92,6 +96,20 @@ pub fn replay_table(r: &ReplayReport) -> String {
         count(pc.complete_cycles)
     );
     out.push_str(&t.render());
+    if let Some(conf) = conf {
+        let line = format!(
+            "rates with an interval: over the complete cycles of {} filter(s) hashed with different seeds (the counts above are the first's); intervals over {} batches of {} arrivals{}",
+            conf.hash_seeds,
+            conf.batches,
+            count(conf.batch_arrivals),
+            if conf.hash_seeds > 1 {
+                " and over the hash seeds"
+            } else {
+                " (one hash seed: they leave out how the hash positions vary)"
+            }
+        );
+        out.push_str(&super::wrap(&line, super::WIDTH, "    "));
+    }
     if c.repeat_classified_new > 0 {
         out.push_str(&format!(
             "\nBUG: {} repeats were classified as new; please report this.\n",

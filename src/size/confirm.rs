@@ -5,11 +5,12 @@
 use serde::Serialize;
 
 use crate::compare::verdict::{Check, Regime, Side, TargetVerdict};
+use crate::compare::{Observed, Rate};
 use crate::error::Result;
 use crate::filter::FilterConfig;
 use crate::message::KeyHasher;
 use crate::progress::{check_interrupt, Progress};
-use crate::replay::{Replay, ReplayOptions, ReplayReport};
+use crate::replay::{ReplayOptions, ReplayReport, Replays, DEFAULT_HASH_SEEDS};
 use crate::stats::Interval;
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::Workload;
@@ -95,12 +96,14 @@ pub fn confirm(
     // The prologue fills the ranking, not the steady state; a tenth of the run more
     // lets the filter reach its stationary cycle behaviour before counting.
     let warmup = synth.prologue_len() as u64 + arrivals / 10;
-    let mut replay = Replay::new(
+    // One filter per hash seed: the intervals cover the hash positions too.
+    let mut replay = Replays::new(
         filter,
         ReplayOptions {
             warmup,
             confidence: level,
         },
+        DEFAULT_HASH_SEEDS,
     )?;
     let progress = Progress::new(
         "rbf size: confirming by replay",
@@ -116,13 +119,14 @@ pub fn confirm(
         fp_count_instance: c.fp_rate_count_instance,
         fn_: c.fn_rate,
     });
+    // The points the intervals are about: the complete cycles of every hash seed.
     let (target_fp, target_fn) = targets;
     let mut c = Confirmation {
         arrivals,
         warmup,
-        observed_fp: r.fp_rate,
-        observed_fp_count_instance: r.fp_rate_count_instance,
-        observed_fn: r.fn_rate,
+        observed_fp: Observed::of_one(&r, Rate::Fp).rate,
+        observed_fp_count_instance: Observed::of_one(&r, Rate::FpCountInstance).rate,
+        observed_fn: Observed::of_one(&r, Rate::Fn).rate,
         intervals,
         fp_verdict: TargetVerdict::Undecided,
         fn_verdict: None,

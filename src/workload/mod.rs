@@ -273,6 +273,10 @@ pub struct Workload {
     pub format: String,
     pub popularity: Popularity,
     pub p_repeat: f64,
+    /// An interval [low, high] around `p_repeat` (the conservative end of a fit): the
+    /// renewal bound then holds for every p_r in it; the other models use `p_repeat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_repeat_interval: Option<[f64; 2]>,
     pub placement: Placement,
     /// The reuse-distance survival S(n) measured on a trace ([`reuse`]): when present,
     /// the renewal bound reads its U_j from it instead of following eq. (24) with Q
@@ -302,6 +306,7 @@ impl Workload {
             format: format_tag(),
             popularity: Popularity::Zipf { distinct, alpha },
             p_repeat,
+            p_repeat_interval: None,
             placement,
             reuse: None,
             provenance: None,
@@ -313,6 +318,7 @@ impl Workload {
             format: format_tag(),
             popularity: Popularity::Explicit(q),
             p_repeat,
+            p_repeat_interval: None,
             placement,
             reuse: None,
             provenance: None,
@@ -365,6 +371,17 @@ impl Workload {
                 "p_repeat",
                 format!("must lie in [0, 1], found {}", self.p_repeat),
             ));
+        }
+        if let Some([low, high]) = self.p_repeat_interval {
+            if !(0.0 <= low && low <= self.p_repeat && self.p_repeat <= high && high <= 1.0) {
+                return Err(Error::config(
+                    "p_repeat_interval",
+                    format!(
+                        "must be [low, high] with 0 <= low <= p_repeat ({}) <= high <= 1, found [{low}, {high}]",
+                        self.p_repeat
+                    ),
+                ));
+            }
         }
         if self.distinct() == 0 {
             return Err(Error::config(

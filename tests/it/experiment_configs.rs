@@ -7,12 +7,18 @@ use crate::scratch::Scratch;
 
 use rbf::experiment::{self, output, ExperimentConfig, RunOptions};
 
+/// The experiment configs in configs/ (the coverage studies, `coverage*.toml`, are
+/// `rbf bench coverage` files: tests/it/coverage_study.rs checks those).
 fn shipped() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("configs/ exists")
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("coverage"))
+        })
         .collect();
     v.sort();
     v

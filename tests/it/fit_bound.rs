@@ -11,8 +11,9 @@
 //!   2 M arrivals; here 400 k, where the sampling error of S is about 2.2 times larger
 //!   and the measured error stays below 1 %);
 //! * the true bound is at most the conservative one: the conservative end uses the
-//!   upper end of the 99 % band of S and the worst p_r of its 99 % interval, so a
-//!   true bound above it has probability about 1 % per cell;
+//!   upper end of the band of S, simultaneous over every knot, and the worst case over
+//!   p_r's whole interval, both at 99.5 %, so a true bound above it has probability at
+//!   most 1 % per cell (docs/coverage measures it);
 //! * the conservative bound is at or above the lower end of the observed FN's 99 %
 //!   interval, and at or above the point estimate.
 
@@ -63,6 +64,7 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
                 warmup: WARMUP,
                 confidence: 0.99,
             },
+            rbf::replay::DEFAULT_HASH_SEEDS,
             FitOptions {
                 window: 4 * D as u64,
                 ..FitOptions::default()
@@ -76,12 +78,8 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
         );
         let r = &obs.replay;
         assert!(r.cycles >= 10, "{label}: only {} cycles", r.cycles);
-        let low = r
-            .confidence
-            .as_ref()
-            .expect("an interval with 10 cycles")
-            .fn_rate
-            .low;
+        let observed = rbf::compare::Observed::of_one(r, rbf::compare::Rate::Fn);
+        let low = observed.interval.expect("an interval with 10 cycles").low;
         let true_bound = renewal(filter, &truth);
         let fitted = renewal(filter, &obs.fit.workload().expect("fitted workload"));
         let conservative = conservative_renewal(
@@ -96,7 +94,7 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
         let err = fitted / true_bound - 1.0;
         eprintln!(
             "{label}: observed {:.4} (low {low:.4}), true {true_bound:.4}, fitted {fitted:.4} ({:+.2} %), conservative {conservative:.4}",
-            r.fn_rate,
+            observed.rate,
             100.0 * err
         );
         assert!(err.abs() <= 0.03, "{label}: fitted / true - 1 = {err:+.4}");

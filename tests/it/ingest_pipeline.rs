@@ -185,8 +185,13 @@ fn replay_through_the_decode_thread_is_bit_identical() {
     // The CLI (decoder on its own thread) against the library on the caller's thread.
     let path = data("libcachesim_cloudPhysicsIO.oracleGeneral.bin.zst");
     let config = rbf::filter::FilterConfig::sigma_bounded(1 << 16, 3, 20_000);
-    let mut same =
-        rbf::replay::Replay::new(&config, rbf::replay::ReplayOptions::default()).expect("replay");
+    // As many filters (hash seeds) as `rbf replay` uses by default.
+    let mut same = rbf::replay::Replays::new(
+        &config,
+        rbf::replay::ReplayOptions::default(),
+        rbf::replay::DEFAULT_HASH_SEEDS,
+    )
+    .expect("replay");
     let o = IngestOptions {
         same_thread: true,
         ..options(Format::Auto, FlowKeyKind::FiveTuple)

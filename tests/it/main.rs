@@ -7,6 +7,7 @@ mod scratch;
 mod architecture;
 mod cli_replay;
 mod compare_bounds;
+mod coverage_study;
 mod experiment_bounds;
 mod experiment_configs;
 mod experiment_errors;

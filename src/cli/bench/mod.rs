@@ -1,6 +1,7 @@
 //! `rbf bench`: the measurements behind docs/PERFORMANCE.md, runnable on any machine.
 //! One file per benchmark family.
 
+mod coverage;
 mod experiment;
 mod fit;
 mod fneg;
@@ -32,6 +33,8 @@ pub enum Bench {
     Fit(fit::FitBench),
     /// Wall time of an experiment config's whole run.
     Experiment(experiment::ExperimentBench),
+    /// Coverage study: do the printed intervals cover the truth as often as they claim?
+    Coverage(coverage::CoverageBench),
 }
 
 pub fn run(a: BenchArgs) -> Result<()> {
@@ -42,6 +45,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
         Bench::Ingest(b) => ingest::run(b),
         Bench::Fit(b) => fit::run(b),
         Bench::Experiment(b) => experiment::run(b),
+        Bench::Coverage(b) => coverage::run(b),
     }
 }
 

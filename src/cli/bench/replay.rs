@@ -335,7 +335,11 @@ fn from_files(
             let t0 = Instant::now();
             let mut source = ingest::open_inputs(&a.trace, &ingest_options)?;
             let mut r = Replay::new(config, options)?;
-            sized = crate::cli::replay::plan_memory(&mut r, config, source.as_ref())?;
+            let plan = crate::cli::replay::plan_memory(config, source.as_ref(), 1);
+            if let Some(d) = plan {
+                r.expect_distinct(d);
+            }
+            sized = plan.is_some();
             r.run_source(source.as_mut())?;
             let report = r.report();
             wall.push(t0.elapsed().as_secs_f64());

@@ -65,6 +65,9 @@ pub struct FnModel {
     pub q: Vec<f64>,
     pub zeta: Vec<f64>,
     pub p_r: f64,
+    /// An interval of p_r (the conservative end of a fit): the renewal bound then holds
+    /// for every p_r in it ([`renewal::cycle::Draws`]); the other methods use `p_r`.
+    pub p_r_interval: Option<(f64, f64)>,
     /// A measured reuse profile (fitted workloads): the renewal bound reads U_j from it.
     pub reuse: Option<ReuseProfile>,
     /// Truncation: states or arrivals beyond probability eps are dropped (§4.1.3, §5.1).
@@ -113,6 +116,12 @@ impl FnModel {
                 "the FN paper's two-phase analysis assumes copy-over (§4.2.7); --no-copy-over is not modelled",
             ));
         }
+        if workload.p_repeat_interval.is_some() && workload.reuse.is_none() {
+            return Err(Error::config(
+                "p_repeat_interval",
+                "an interval of p_r needs a measured reuse profile (`reuse`): with Q and zeta the sequence U_j itself depends on p_r",
+            ));
+        }
         if !(eps > 0.0 && eps < 1e-2) {
             return Err(Error::config(
                 "eps",
@@ -129,6 +138,7 @@ impl FnModel {
             q: workload.repeat_distribution()?.into(),
             zeta: workload.placement_distribution()?.into(),
             p_r: workload.p_repeat,
+            p_r_interval: workload.p_repeat_interval.map(|[l, h]| (l, h)),
             reuse: workload.reuse.clone(),
             eps,
         })
@@ -146,6 +156,7 @@ impl FnModel {
                 q: &self.q,
                 zeta: &self.zeta,
                 p_r: self.p_r,
+                p_r_interval: self.p_r_interval,
                 reuse: self.reuse.as_ref(),
             },
             options,
@@ -203,12 +214,20 @@ impl FnModel {
     /// them this number, are not a bound for it (measured: 1.0e-2 against an observed
     /// 3.0e-2 at D = 1000, M = 10 560, k = 8, sigma = 5640, p_r = 1).
     pub fn renewal_guarantee(&self, r: &RenewalResult) -> Guarantee {
+        self.renewal_guarantee_truncated(r.truncated_mass)
+    }
+
+    /// [`FnModel::renewal_guarantee`] from the largest probability of a still-running
+    /// cycle at the engine's stop over the computations behind a bound (several for a
+    /// bound over an interval of p_r, which reaches p_r = 1 when its high end does).
+    pub fn renewal_guarantee_truncated(&self, truncated_mass: f64) -> Guarantee {
         let mut g = self.guarantee(Method::Renewal);
-        if self.p_r >= 1.0 && r.truncated_mass > UNENDING_CYCLES {
+        let high = self.p_r_interval.map_or(self.p_r, |(_, h)| h.max(self.p_r));
+        if high >= 1.0 && truncated_mass > UNENDING_CYCLES {
             g.guaranteed = false;
             g.note = format!(
                 "a bound for the model, not for a real filter: with p_r = 1 the model's cycles were still running with probability {:.2} when the D messages ran out (their bits stayed at or below sigma); the model draws fresh hash positions per cycle, a real filter's are fixed, so its cycles end far more often than the model's and its FN can exceed this number ({})",
-                r.truncated_mass, g.note
+                truncated_mass, g.note
             );
         }
         g

@@ -27,7 +27,7 @@
 //! this mode has no proof or no faster bracket for), the exact engine runs instead and
 //! the result says why ([`RenewalResult::mode_note`]).
 
-use super::cycle::{Side, Tracker};
+use super::cycle::{Draws, Side, Tracker};
 use super::input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
 use super::process::{bit_process, Stepper};
 use crate::error::Result;
@@ -108,7 +108,8 @@ pub fn bracket(
             ups.push(up.max(held_floor));
             lows.push(low);
         }
-        let (rp, rm) = rayon::join(|| plus.block(p_r, &ups), || minus.block(p_r, &lows));
+        let draws = Draws::exact(p_r);
+        let (rp, rm) = rayon::join(|| plus.block(draws, &ups), || minus.block(draws, &lows));
         let mut stop = None;
         for (t, (p, m)) in rp.iter().zip(&rm).enumerate() {
             let j = j0 + t as u64 + 1;

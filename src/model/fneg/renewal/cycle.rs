@@ -8,6 +8,52 @@ use super::process::Stepper;
 use crate::error::Result;
 use crate::model::fneg::bitdist::Summary;
 
+/// What an arrival of the renewal model draws, given U (the chance that a draw from Q
+/// is a non-repeat): it may set bits with probability eta = (1 - p_r) + p_r U (eq. 25)
+/// and is a non-repeat draw with probability p_r U (eqs. 21, 26).
+///
+/// For p_r known only to lie in [low, high], one computation bounds every p_r in it
+/// (one phase): take eta at `low` and the non-repeat chance eta_low rho_high, where
+/// rho = p_r U / eta is the chance that a bit-setting arrival is a non-repeat. In the
+/// coupling of docs/PERFORMANCE.md ("Monotonicity (one phase)"), eta_low >= eta(p_r)
+/// makes every bit-setting arrival come no later, and rho is non-decreasing in p_r and
+/// in U (so non-increasing along the cycle), so rho_high at the earlier time is at least
+/// rho(p_r) at the later one: pathwise at least as many false negatives and at most as
+/// many arrivals per cycle, for every p_r in the interval at once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Draws {
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Draws {
+    pub fn exact(p_r: f64) -> Draws {
+        Draws {
+            low: p_r,
+            high: p_r,
+        }
+    }
+
+    /// The chance that the arrival may set bits.
+    #[inline]
+    pub fn eta(&self, u: f64) -> f64 {
+        ((1.0 - self.low) + self.low * u).clamp(0.0, 1.0)
+    }
+
+    /// The chance that the arrival is a non-repeat draw.
+    #[inline]
+    pub fn non_repeat(&self, u: f64) -> f64 {
+        if self.low == self.high {
+            return self.high * u;
+        }
+        let eta_high = (1.0 - self.high) + self.high * u;
+        if eta_high <= 0.0 {
+            return 0.0;
+        }
+        self.eta(u) * (self.high * u / eta_high).min(1.0)
+    }
+}
+
 /// One bit process of a cycle and its running sums over the arrivals (eqs. 20-23).
 pub(super) struct Side {
     pub bits: Stepper,
@@ -42,28 +88,28 @@ impl Side {
 
     /// Adds the arrival whose draw is a non-repeat with probability p_r U; returns
     /// the bit process's sums before it.
-    pub fn arrival(&mut self, p_r: f64, u: f64) -> Summary {
+    pub fn arrival(&mut self, draws: Draws, u: f64) -> Summary {
         let s = self.bits.summary();
         self.a_sum += s.alive;
-        self.c_sum += p_r * u * s.sets_cap;
+        self.c_sum += draws.non_repeat(u) * s.sets_cap;
         self.lucky_sum += s.lucky;
         s
     }
 
     /// Moves the bit process past that arrival: it sets bits with probability
     /// eta = (1 - p_r) + p_r U (eq. 25).
-    pub fn step(&mut self, p_r: f64, u: f64) {
-        let eta = ((1.0 - p_r) + p_r * u).clamp(0.0, 1.0);
+    pub fn step(&mut self, draws: Draws, u: f64) {
+        let eta = draws.eta(u);
         self.insertions += eta;
         self.bits.step(eta);
     }
 
     /// Adds and steps past the arrivals with the given U, one after another, and
     /// returns the state after adding each one (before its step).
-    pub fn block(&mut self, p_r: f64, us: &[f64]) -> Vec<Record> {
+    pub fn block(&mut self, draws: Draws, us: &[f64]) -> Vec<Record> {
         us.iter()
             .map(|&u| {
-                let s = self.arrival(p_r, u);
+                let s = self.arrival(draws, u);
                 let r = Record {
                     alive_cap: s.alive_cap,
                     a_sum: self.a_sum,
@@ -71,7 +117,7 @@ impl Side {
                     lucky_sum: self.lucky_sum,
                     insertions: self.insertions,
                 };
-                self.step(p_r, u);
+                self.step(draws, u);
                 r
             })
             .collect()
@@ -79,8 +125,8 @@ impl Side {
 
     /// The one-phase stopping rule's "exhausted" test: a further arrival adds at most
     /// a negligible share to the numerator (see the module doc).
-    pub fn exhausted(&self, p_r: f64, u: f64) -> bool {
-        p_r * u <= 1e-9 * self.c_sum / self.a_sum
+    pub fn exhausted(&self, draws: Draws, u: f64) -> bool {
+        draws.non_repeat(u) <= 1e-9 * self.c_sum / self.a_sum
     }
 }
 

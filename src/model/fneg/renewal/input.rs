@@ -95,6 +95,9 @@ pub struct RenewalInput<'a> {
     pub q: &'a [f64],
     pub zeta: &'a [f64],
     pub p_r: f64,
+    /// An interval of p_r: the result then bounds the ratio for every p_r in it (one
+    /// phase, see [`super::cycle::Draws`]); `p_r` is ignored by the renewal recursion.
+    pub p_r_interval: Option<(f64, f64)>,
     /// A measured reuse profile: U_j is read from it (U_j = S(j - 1)) instead of
     /// following eq. (24) with `q` and `zeta`.
     pub reuse: Option<&'a ReuseProfile>,

@@ -50,13 +50,24 @@ pub mod cycle;
 pub mod input;
 pub mod inscount;
 pub mod process;
+pub mod worst;
 
 pub use input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
 
 use super::disabling::EnabledMassSeq;
 use crate::error::{Error, Result};
-use cycle::{Side, Tracker};
+use cycle::{Draws, Side, Tracker};
 use process::{bit_process, Stepper};
+
+impl RenewalInput<'_> {
+    /// What the arrivals draw: p_r, or its interval.
+    pub fn draws(&self) -> Draws {
+        match self.p_r_interval {
+            Some((low, high)) => Draws { low, high },
+            None => Draws::exact(self.p_r),
+        }
+    }
+}
 
 /// Where U_j came from when a measured reuse profile gave it.
 const REUSE_SOURCE: &str = "U_j read from the measured reuse profile, no eq. 24 recursion";
@@ -122,7 +133,9 @@ fn run(
     opt: RenewalOptions,
     enabled: &mut EnabledMassSeq,
 ) -> Result<RenewalResult> {
-    let p_r = input.p_r;
+    let draws = input.draws();
+    // The largest p_r of the input (the two-phase numerator's factor, the stopping rules).
+    let p_r = draws.high;
     let mut side = Side::new(bit_process(input, opt)?);
     let mut tracker = Tracker::new(&opt, "renewal bound", &side.bits);
     if opt.progress {
@@ -152,7 +165,7 @@ fn run(
             Some(u) => u,
             None => enabled.next_mass(),
         };
-        let s = side.arrival(p_r, u);
+        let s = side.arrival(draws, u);
         if two {
             alive_series.push(s.alive);
             c_series.push(s.sets_cap);
@@ -162,15 +175,16 @@ fn run(
         // Stop once cycles are unlikely to still run, or once a further arrival can
         // add at most a negligible share to the numerator (p_r = 1 and Q nearly
         // exhausted: cycles may then last almost forever, and the ratio only falls).
-        let exhausted = side.exhausted(p_r, u);
-        if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two && p_r >= 1.0) {
+        let exhausted = side.exhausted(draws, u);
+        let repeats_only = draws.low >= 1.0;
+        if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two && repeats_only) {
             truncated = s.alive_cap;
             break;
         }
         if exhausted && !two && held.is_none() {
             held = Some(u);
         }
-        if two && exhausted && p_r >= 1.0 {
+        if two && exhausted && repeats_only {
             // No new messages and Q exhausted: bits are no longer set, so a cycle still
             // running never ends, and the frozen cycle's length has no distribution.
             return Err(Error::invalid(format!(
@@ -186,7 +200,7 @@ fn run(
                 48.0 * 2.0 * j as f64,
             )?;
         }
-        side.step(p_r, u);
+        side.step(draws, u);
         tracker.arrival(side.insertions)?;
     }
     if two {
@@ -229,13 +243,15 @@ fn run(
         let alive_total: f64 = alive_series.iter().sum();
         let fp_num: f64 =
             lucky_series.iter().sum::<f64>() * (1.0 - frozen_lucky) + alive_total * frozen_lucky;
+        // With an interval of p_r the numerator takes its largest value (not proven
+        // to bound every p_r in it for two phases: docs/FIT.md).
         (
             p_r * num,
-            (1.0 - p_r) * fp_num / a_sum,
+            (1.0 - draws.low) * fp_num / a_sum,
             p_r * skipped * c_total,
         )
     } else {
-        (c_sum, (1.0 - p_r) * lucky_sum / a_sum, 0.0)
+        (c_sum, (1.0 - draws.low) * lucky_sum / a_sum, 0.0)
     };
     let ratio = numerator / a_sum;
     let window_term = (dropped * (2 * m + 1) as f64 + extra) / a_sum;
@@ -286,6 +302,7 @@ mod tests {
             q,
             zeta,
             p_r: 1.0,
+            p_r_interval: None,
             reuse: None,
         }
     }

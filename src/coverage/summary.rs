@@ -1,0 +1,536 @@
+//! Coverage per cell and per printed interval, from the records alone: the share of
+//! seeds whose interval contains the truth, with a 95 % Wilson interval for that share
+//! (its own binomial uncertainty), and on which side the misses fell.
+
+use serde::Serialize;
+
+use super::record::{FitRecord, ObservedRecord, Record, TruthRecord};
+use crate::output_file::frame::csv_field;
+use crate::replay::{batch_length, rebatch, CycleSums, DEFAULT_HASH_SEEDS};
+use crate::stats::{normal_quantile, replicated_ratio, Interval, RatioEstimate};
+
+/// Confidence of the Wilson interval around a measured coverage.
+pub const COVERAGE_LEVEL: f64 = 0.95;
+
+/// A cell's truth from its long replays.
+#[derive(Clone, Debug, Serialize)]
+pub struct Truth {
+    pub traces: u64,
+    pub replays: u64,
+    /// Measured arrivals per long replay (mean).
+    pub arrivals: f64,
+    /// The long-run rates over every long replay's complete cycles (per trace over its
+    /// hash seeds, then averaged over traces), with their own intervals at the study's
+    /// level: hash seeds x time batches within a trace, traces independent.
+    pub fn_rate: Interval,
+    pub fp_count_instance: Interval,
+    /// Standard deviation of FN between hash seeds of one long trace (pooled): how far
+    /// one filter's long-run FN is from the hash average.
+    pub fn_hash_sd: f64,
+}
+/// The coverage of one printed interval in one cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Coverage {
+    pub cell: String,
+    pub interval: String,
+    /// Seeds with an interval, and how many of them contain the truth.
+    pub seeds: u64,
+    pub covered: u64,
+    pub coverage: f64,
+    pub coverage_low: f64,
+    pub coverage_high: f64,
+    /// Misses with the whole interval below / above the truth.
+    pub below: u64,
+    pub above: u64,
+    /// Seeds that gave no interval.
+    pub without: u64,
+    /// Median half-width relative to the truth (None for the band and the bound).
+    pub median_relative_half_width: Option<f64>,
+}
+
+/// Everything about one cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct CellSummary {
+    pub cell: String,
+    pub seeds: u64,
+    pub truth: Option<Truth>,
+    /// The long-run FN of the salted filter (new positions per cycle), if replayed.
+    pub salted_fn: Option<Interval>,
+    pub true_bound: Option<f64>,
+    /// Seeds whose observed FN point lies outside its own interval.
+    pub point_outside_interval: u64,
+    pub mean_cycles: f64,
+    pub rows: Vec<Coverage>,
+}
+
+/// Wilson score interval for x successes in n trials.
+pub fn wilson(x: u64, n: u64, level: f64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = normal_quantile(0.5 + level / 2.0);
+    let (x, n) = (x as f64, n as f64);
+    let z2 = z * z;
+    let centre = (x + z2 / 2.0) / (n + z2);
+    let half = z * (x * (n - x) / n + z2 / 4.0).sqrt() / (n + z2);
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
+fn sd(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
+}
+
+/// The truth of one rate from long replays: per trace, the two-way estimate over its
+/// hash seeds and time batches (as a replay's own interval), then the mean of traces.
+fn truth_rate(
+    records: &[&TruthRecord],
+    level: f64,
+    pick: impl Fn(&CycleSums) -> (f64, f64),
+) -> Option<Interval> {
+    let mut traces: Vec<u64> = records.iter().map(|r| r.trace).collect();
+    traces.sort_unstable();
+    traces.dedup();
+    let parts: Vec<RatioEstimate> = traces
+        .iter()
+        .filter_map(|t| {
+            let rs: Vec<&&TruthRecord> = records.iter().filter(|r| r.trace == *t).collect();
+            let measured = rs.iter().map(|r| r.arrivals).max()?;
+            let (cycles, arrivals) = rs
+                .iter()
+                .flat_map(|r| &r.batches)
+                .fold((0, 0), |a, b| (a.0 + b.cycles, a.1 + b.arrivals));
+            let own = rs.iter().map(|r| r.batch_arrivals).max()?;
+            let len = batch_length(own, measured, arrivals.div_ceil(cycles.max(1)));
+            let count = measured.div_ceil(len) as usize;
+            let table: Vec<Vec<(f64, f64)>> = rs
+                .iter()
+                .map(|r| {
+                    let mut b = rebatch(&r.batches, r.batch_arrivals, len);
+                    b.resize(count.max(b.len()), CycleSums::default());
+                    b.iter().map(&pick).collect()
+                })
+                .collect();
+            replicated_ratio(&table)
+        })
+        .collect();
+    RatioEstimate::mean_of(&parts).map(|e| e.interval(level))
+}
+
+/// The cell's truth, or None without records, or when a trace was replayed with a
+/// single hash seed: its interval would then leave out how the hash positions vary
+/// (they are fixed for the whole replay), and what the models describe is the average
+/// over them.
+fn truth(records: &[&TruthRecord], level: f64) -> Option<Truth> {
+    let mut traces: Vec<u64> = records.iter().map(|r| r.trace).collect();
+    traces.sort_unstable();
+    traces.dedup();
+    let hash_seeds = |t: u64| records.iter().filter(|r| r.trace == t).count();
+    if traces.is_empty() || traces.iter().any(|&t| hash_seeds(t) < 2) {
+        return None;
+    }
+    let within: Vec<f64> = traces
+        .iter()
+        .filter_map(|t| {
+            let xs: Vec<f64> = records
+                .iter()
+                .filter(|r| r.trace == *t)
+                .map(|r| r.fn_rate)
+                .collect();
+            (xs.len() > 1).then(|| sd(&xs).powi(2))
+        })
+        .collect();
+    Some(Truth {
+        traces: traces.len() as u64,
+        replays: records.len() as u64,
+        arrivals: mean(
+            &records
+                .iter()
+                .map(|r| r.arrivals as f64)
+                .collect::<Vec<_>>(),
+        ),
+        fn_rate: truth_rate(records, level, |s| {
+            (s.false_negatives as f64, s.arrivals as f64)
+        })?,
+        fp_count_instance: truth_rate(records, level, |s| {
+            ((s.false_positives + s.lucky) as f64, s.first as f64)
+        })?,
+        fn_hash_sd: mean(&within).sqrt(),
+    })
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    Some(xs[xs.len() / 2])
+}
+
+/// Coverage of intervals `get(seed)` against `truth(seed)`.
+fn coverage<T>(
+    cell: &str,
+    name: &str,
+    seeds: &[&T],
+    get: impl Fn(&T) -> Option<Interval>,
+    truth: impl Fn(&T) -> f64,
+) -> Coverage {
+    let (mut n, mut covered, mut below, mut above, mut without) = (0, 0, 0, 0, 0);
+    let mut widths = Vec::new();
+    for s in seeds {
+        let Some(i) = get(s) else {
+            without += 1;
+            continue;
+        };
+        let t = truth(s);
+        n += 1;
+        if i.high < t {
+            below += 1;
+        } else if i.low > t {
+            above += 1;
+        } else {
+            covered += 1;
+        }
+        if t > 0.0 {
+            widths.push(i.half_width() / t);
+        }
+    }
+    Coverage::count(
+        cell,
+        name,
+        (n, covered),
+        (below, above),
+        without,
+        median(widths),
+    )
+}
+
+impl Coverage {
+    /// `covered` of `n` seeds, with the Wilson interval of that share and the misses
+    /// on each side.
+    fn count(
+        cell: &str,
+        name: &str,
+        (n, covered): (u64, u64),
+        (below, above): (u64, u64),
+        without: u64,
+        median_relative_half_width: Option<f64>,
+    ) -> Coverage {
+        let (lo, hi) = wilson(covered, n, COVERAGE_LEVEL);
+        Coverage {
+            cell: cell.to_string(),
+            interval: name.to_string(),
+            seeds: n,
+            covered,
+            coverage: covered as f64 / n.max(1) as f64,
+            coverage_low: lo,
+            coverage_high: hi,
+            below,
+            above,
+            without,
+            median_relative_half_width,
+        }
+    }
+}
+
+/// A yes/no check per seed (the band covers S everywhere; the conservative bound is at
+/// or above the true one).
+fn share<T>(cell: &str, name: &str, seeds: &[&T], ok: impl Fn(&T) -> Option<bool>) -> Coverage {
+    let (mut n, mut covered, mut without) = (0, 0, 0);
+    for s in seeds {
+        match ok(s) {
+            Some(true) => {
+                n += 1;
+                covered += 1;
+            }
+            Some(false) => n += 1,
+            None => without += 1,
+        }
+    }
+    Coverage::count(cell, name, (n, covered), (n - covered, 0), without, None)
+}
+
+/// Summaries of the cells named in `cells`, in that order, from `records`.
+pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSummary> {
+    cells
+        .iter()
+        .map(|name| {
+            let mut seeds: Vec<&ObservedRecord> = Vec::new();
+            let mut fits: Vec<&FitRecord> = Vec::new();
+            let (mut truths, mut salted): (Vec<&TruthRecord>, Vec<&TruthRecord>) =
+                (Vec::new(), Vec::new());
+            for r in records.iter().filter(|r| r.cell() == name.as_str()) {
+                match r {
+                    Record::Observed(s) => seeds.push(s),
+                    Record::Fitted(s) => fits.push(s),
+                    Record::Truth(t) if t.salted => salted.push(t),
+                    Record::Truth(t) => truths.push(t),
+                }
+            }
+            let truth = truth(&truths, level);
+            let salted_fn = truth_rate(&salted, level, |s| {
+                (s.false_negatives as f64, s.arrivals as f64)
+            });
+            let mut rows = Vec::new();
+            if let Some(t) = &truth {
+                let (f, fp) = (t.fn_rate.estimate, t.fp_count_instance.estimate);
+                // One row per number of hash seeds the records hold, the one rbf prints
+                // by default first.
+                let mut counts: Vec<u64> = seeds
+                    .first()
+                    .map(|s| s.variants.iter().map(|v| v.hash_seeds).collect())
+                    .unwrap_or_default();
+                let printed = u64::from(DEFAULT_HASH_SEEDS);
+                counts.sort_by_key(|&n| (n != printed, n));
+                for n in counts {
+                    let label = |what: &str| {
+                        let tail = if n == printed { ", printed" } else { "" };
+                        format!(
+                            "{what} ({n} hash seed{}{tail})",
+                            if n == 1 { "" } else { "s" }
+                        )
+                    };
+                    let pick =
+                        |s: &ObservedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
+                    rows.push(coverage(
+                        name,
+                        &label("observed FN"),
+                        &seeds,
+                        |s| pick(s).and_then(|v| v.fn_rate.interval),
+                        |_| f,
+                    ));
+                    rows.push(coverage(
+                        name,
+                        &label("observed FP count-instance"),
+                        &seeds,
+                        |s| pick(s).and_then(|v| v.fp_count_instance.interval),
+                        |_| fp,
+                    ));
+                }
+            }
+            rows.push(coverage(
+                name,
+                "p_r",
+                &fits,
+                |s| s.p_repeat,
+                |s| s.true_p_repeat,
+            ));
+            rows.push(coverage(
+                name,
+                "S at the median distance (pointwise)",
+                &fits,
+                |s| s.s_median.map(|k| k.interval),
+                |s| s.s_median.map_or(0.0, |k| k.truth),
+            ));
+            rows.push(share(name, "reuse band, every knot at once", &fits, |s| {
+                (s.band.knots > 0).then(|| s.band.covers())
+            }));
+            rows.push(share(
+                name,
+                "conservative bound >= true-workload bound",
+                &fits,
+                |s| s.conservative_bound.map(|c| c >= s.true_bound),
+            ));
+            let point_outside_interval = seeds
+                .iter()
+                .flat_map(|s| &s.variants)
+                .filter(|v| {
+                    v.fn_rate
+                        .interval
+                        .is_some_and(|i| !i.contains(v.fn_rate.estimate))
+                })
+                .count() as u64;
+            CellSummary {
+                cell: name.clone(),
+                seeds: seeds.len().max(fits.len()) as u64,
+                truth,
+                salted_fn,
+                true_bound: fits
+                    .first()
+                    .map(|s| s.true_bound)
+                    .or(truths.first().map(|t| t.true_bound)),
+                point_outside_interval,
+                mean_cycles: mean(&seeds.iter().map(|s| s.cycles as f64).collect::<Vec<_>>()),
+                rows,
+            }
+        })
+        .collect()
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}", 100.0 * x)
+}
+
+/// The summaries as a Markdown document: the truths, then one coverage table.
+pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
+    let mut out = String::new();
+    out.push_str("### Truths\n\n");
+    out.push_str(&format!("| cell | seeds | complete cycles per seed | long-run FN [{l}] | hash s.d. | true-workload renewal bound | bound vs long-run FN | long-run FP count-instance [{l}] | long replays x arrivals |\n", l = format!("{:.0} %", 100.0 * level)));
+    out.push_str("|---|---:|---:|---|---:|---:|---|---|---|\n");
+    for s in summaries {
+        let t = s.truth.as_ref();
+        let iv = |i: &Interval| format!("{:.6} [{:.6}, {:.6}]", i.estimate, i.low, i.high);
+        let verdict = match (t, s.true_bound) {
+            (Some(t), Some(b)) if t.fn_rate.high <= b => "holds",
+            (Some(t), Some(b)) if t.fn_rate.low > b => "VIOLATED",
+            (Some(_), Some(_)) => "undecided",
+            _ => "-",
+        };
+        out.push_str(&format!(
+            "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} |\n",
+            s.cell,
+            s.seeds,
+            s.mean_cycles,
+            t.map_or("-".into(), |t| iv(&t.fn_rate)),
+            t.map_or("-".into(), |t| format!("{:.2e}", t.fn_hash_sd)),
+            s.true_bound.map_or("-".into(), |b| format!("{b:.6}")),
+            verdict,
+            t.map_or("-".into(), |t| iv(&t.fp_count_instance)),
+            t.map_or("-".into(), |t| format!(
+                "{} x {:.3e}",
+                t.replays, t.arrivals
+            )),
+        ));
+    }
+    if summaries.iter().any(|s| s.salted_fn.is_some()) {
+        out.push_str(
+            "\n### The renewal model's own process: new hash positions at every recycle\n\n",
+        );
+        out.push_str("| cell | long-run FN, new positions per cycle | long-run FN, fixed positions (hash average) | true-workload renewal bound | bound vs new positions per cycle |\n");
+        out.push_str("|---|---|---|---:|---|\n");
+        for s in summaries {
+            let Some(f) = &s.salted_fn else { continue };
+            let iv = |i: &Interval| format!("{:.6} [{:.6}, {:.6}]", i.estimate, i.low, i.high);
+            let verdict = match s.true_bound {
+                Some(b) if f.high <= b => "holds",
+                Some(b) if f.low > b => "VIOLATED",
+                Some(_) => "undecided",
+                None => "-",
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                s.cell,
+                iv(f),
+                s.truth.as_ref().map_or("-".into(), |t| iv(&t.fn_rate)),
+                s.true_bound.map_or("-".into(), |b| format!("{b:.6}")),
+                verdict
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\n### Coverage of rbf's {:.0} % intervals\n\n",
+        100.0 * level
+    ));
+    out.push_str("| cell | interval | seeds | covered | coverage % | 95 % Wilson | misses below / above | no interval | median half-width / truth |\n");
+    out.push_str("|---|---|---:|---:|---:|---|---|---:|---:|\n");
+    for s in summaries {
+        for r in s.rows.iter().filter(|r| r.seeds + r.without > 0) {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | [{}, {}] | {} / {} | {} | {} |\n",
+                r.cell,
+                r.interval,
+                r.seeds,
+                r.covered,
+                pct(r.coverage),
+                pct(r.coverage_low),
+                pct(r.coverage_high),
+                r.below,
+                r.above,
+                r.without,
+                r.median_relative_half_width
+                    .map_or("-".into(), |w| format!("{:.2}%", 100.0 * w)),
+            ));
+        }
+    }
+    let outside: Vec<String> = summaries
+        .iter()
+        .filter(|s| s.point_outside_interval > 0)
+        .map(|s| format!("{} ({} seeds)", s.cell, s.point_outside_interval))
+        .collect();
+    out.push_str(&format!(
+        "\nObserved FN point outside its own interval: {}.\n",
+        if outside.is_empty() {
+            "never".to_string()
+        } else {
+            outside.join(", ")
+        }
+    ));
+    out
+}
+
+/// The coverage rows as CSV (names quoted where they hold a comma).
+pub fn csv(summaries: &[CellSummary]) -> String {
+    let mut out = String::from(
+        "cell,interval,seeds,covered,coverage,coverage_low,coverage_high,below,above,without,median_relative_half_width\n",
+    );
+    for s in summaries {
+        for r in &s.rows {
+            out.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{},{}\n",
+                csv_field(&r.cell),
+                csv_field(&r.interval),
+                r.seeds,
+                r.covered,
+                r.coverage,
+                r.coverage_low,
+                r.coverage_high,
+                r.below,
+                r.above,
+                r.without,
+                r.median_relative_half_width
+                    .map_or(String::new(), |w| w.to_string()),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_names_with_commas() {
+        let row = Coverage::count(
+            "a, b",
+            "FN (4 hash seeds, printed)",
+            (2, 1),
+            (1, 0),
+            0,
+            None,
+        );
+        let text = csv(&[CellSummary {
+            cell: "a, b".into(),
+            seeds: 2,
+            truth: None,
+            salted_fn: None,
+            true_bound: None,
+            point_outside_interval: 0,
+            mean_cycles: 0.0,
+            rows: vec![row],
+        }]);
+        let line = text.lines().nth(1).expect("a row");
+        assert!(
+            line.starts_with("\"a, b\",\"FN (4 hash seeds, printed)\",2,1,"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn wilson_matches_a_reference() {
+        // 95 % Wilson interval for 198 of 200: [0.9643, 0.9973] (standard tables).
+        let (lo, hi) = wilson(198, 200, 0.95);
+        assert!(
+            (lo - 0.9643).abs() < 5e-4 && (hi - 0.9973).abs() < 5e-4,
+            "{lo} {hi}"
+        );
+        assert_eq!(wilson(0, 0, 0.95), (0.0, 1.0));
+    }
+}
