@@ -180,32 +180,15 @@ impl Placement {
                 bottom,
                 segments,
             } => {
-                let mut all = vec![*top, *bottom];
-                all.extend(segments);
-                Probabilities::from_weights("placement", &all)?;
-                if segments.len() > distinct {
-                    return Err(Error::config(
-                        "placement",
-                        format!(
-                            "{} segments need at least as many ranks, but D = {distinct}",
-                            segments.len()
-                        ),
-                    ));
-                }
-                Ok(())
+                Probabilities::from_weights(
+                    "placement",
+                    &mixture_weights(*top, *bottom, segments),
+                )?;
+                segments_fit(segments.len(), distinct)
             }
             Placement::Segments(w) => {
                 Probabilities::from_weights("placement", w)?;
-                if w.len() > distinct {
-                    return Err(Error::config(
-                        "placement",
-                        format!(
-                            "{} segments need at least as many ranks, but D = {distinct}",
-                            w.len()
-                        ),
-                    ));
-                }
-                Ok(())
+                segments_fit(w.len(), distinct)
             }
         }
     }
@@ -229,9 +212,10 @@ impl Placement {
                 bottom,
                 segments,
             } => {
-                let mut all = vec![*top, *bottom];
-                all.extend(segments);
-                let w = Probabilities::from_weights("placement", &all)?;
+                let w = Probabilities::from_weights(
+                    "placement",
+                    &mixture_weights(*top, *bottom, segments),
+                )?;
                 let mut z = spread_segments(&w[2..], distinct);
                 z[0] += w[0];
                 z[distinct - 1] += w[1];
@@ -239,6 +223,24 @@ impl Placement {
             }
         }
     }
+}
+
+/// A mixture's weights in one list: top, bottom, then the segments.
+fn mixture_weights(top: f64, bottom: f64, segments: &[f64]) -> Vec<f64> {
+    let mut all = vec![top, bottom];
+    all.extend(segments);
+    all
+}
+
+/// Equal rank segments need at least one rank each.
+fn segments_fit(segments: usize, distinct: usize) -> Result<()> {
+    if segments > distinct {
+        return Err(Error::config(
+            "placement",
+            format!("{segments} segments need at least as many ranks, but D = {distinct}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Weights of equal rank segments spread evenly over their ranks (at least one rank
