@@ -347,13 +347,9 @@ impl Evaluated<'_> {
         options: &JudgeOptions,
     ) -> Result<Vec<Record>> {
         let ranges = match self.q_check {
-            Some(c) if !c.alternatives.is_empty() => alternative_ranges(
-                filter,
-                &c.alternatives,
-                &options.methods,
-                options,
-                self.report,
-            )?,
+            Some(c) if !c.alternatives.is_empty() => {
+                alternative_ranges(filter, &c.alternatives, options, self.report)?
+            }
             _ => Vec::new(),
         };
         let mut records = Vec::new();
@@ -429,11 +425,11 @@ pub fn judge_record(r: &mut Record, observed: &Observed) {
 fn alternative_ranges(
     filter: &FilterConfig,
     alternatives: &[Workload],
-    methods: &[Method],
     options: &JudgeOptions,
     fitted: &FnReport,
 ) -> Result<Vec<(Method, Range)>> {
-    let q_methods: Vec<Method> = methods
+    let q_methods: Vec<Method> = options
+        .methods
         .iter()
         .copied()
         .filter(|m| Bound::of(*m).reads_q())
