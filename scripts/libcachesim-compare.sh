@@ -74,7 +74,7 @@ run() { # label, command...: one line "label wall cpu rss load"
   echo "$user + $sys" | bc >> "$work/$label.cpus"
 }
 rm -f "$work"/*.walls "$work"/*.cpus
-rbf_cmd=("$rbf" replay "$trace" --format auto -m "$memory" -k 4 --sigma 400000 --warmup 1000000 --quiet)
+rbf_cmd=("$rbf" replay "$trace" --format auto -m "$memory" -k 4 --sigma 400000 --warmup 1000000 --hash-seeds 1 --quiet)
 peer_cmd=("$py" "$peer" replay "$trace" "$cache")
 for ((i = 1; i <= rounds; i++)); do
   if [ $((i % 2)) = 1 ]; then
