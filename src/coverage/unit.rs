@@ -15,6 +15,7 @@ use crate::filter::{mix64, FilterConfig};
 use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::{for_each_key_batch, KeyHasher};
 use crate::model::fneg::{FnModel, RenewalOptions};
+use crate::progress::{check_interrupt, interrupted};
 use crate::replay::{confidence, Replay, ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::Workload;
@@ -60,13 +61,22 @@ impl Unit {
 /// Truth traces and their hash seeds are drawn from seeds far from the study's.
 const TRUTH_SEED_BASE: u64 = 1 << 40;
 
-fn synthesizer(workload: &Workload, arrivals: u64, seed: u64) -> Result<Synthesizer> {
-    Synthesizer::new(&SynthConfig {
+/// A unit's synthetic trace, cut short by Ctrl-C: a long truth pass (minutes) stops
+/// within a batch, and the unit then returns [`check_interrupt`]'s error instead of a
+/// record, so nothing partial is recorded.
+fn stream(
+    workload: &Workload,
+    arrivals: u64,
+    seed: u64,
+) -> Result<impl Iterator<Item = crate::message::Message>> {
+    Ok(Synthesizer::new(&SynthConfig {
         workload: workload.clone(),
         arrivals,
         seed,
         prologue: true,
-    })
+    })?
+    .messages(KeyHasher::default())
+    .take_while(|_| !interrupted()))
 }
 
 fn filter_with_seed(cell: &Cell, seed: u64) -> FilterConfig {
@@ -94,7 +104,8 @@ pub fn run_observed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Re
         .unwrap_or(1)
         .max(DEFAULT_HASH_SEEDS);
     let mut replay = Replays::new(&filter_with_seed(cell, seed), options, most)?;
-    replay.run(synthesizer(&cell.workload, c.arrivals, seed)?.messages(KeyHasher::default()));
+    replay.run(stream(&cell.workload, c.arrivals, seed)?);
+    check_interrupt()?;
     let first = replay.first().report();
     let measured = replay.first().measured();
     let stats: Vec<_> = replay.replays().iter().map(Replay::cycle_stats).collect();
@@ -127,12 +138,16 @@ pub fn run_observed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Re
 pub fn run_fit(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Result<Record> {
     let t = Instant::now();
     let c = &cell.config;
+    // The record reads p_r, the reuse profile and the renewal bounds from it, none of
+    // which uses Q: its fit (seconds per seed) is left out.
     let mut fitter = Fitter::new(FitOptions {
         warmup: c.warmup(),
         confidence: level,
+        popularity: false,
         ..FitOptions::default()
     })?;
-    fitter.run(synthesizer(&cell.workload, c.arrivals, seed)?.messages(KeyHasher::default()));
+    fitter.run(stream(&cell.workload, c.arrivals, seed)?);
+    check_interrupt()?;
     let fit = fitter.finish()?;
     let (fitted_bound, conservative_bound) = fitted_bounds(cell, &fit)?;
     let reuse = fit.reuse.as_ref();
@@ -219,10 +234,10 @@ pub fn run_truth(
         })
         .collect::<Result<Vec<_>>>()?;
     for_each_key_batch(
-        synthesizer(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?
-            .messages(KeyHasher::default()),
+        stream(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?,
         |keys| replays.iter_mut().for_each(|r| r.run_keys(keys)),
     );
+    check_interrupt()?;
     let seconds = t.elapsed().as_secs_f64() / replays.len() as f64;
     Ok(hashes
         .zip(&replays)
@@ -257,10 +272,10 @@ pub fn run_salted(cell: &Cell, fingerprint: &str, trace: u64, length: u64) -> Re
     let mut replay =
         super::salted::SaltedReplay::new(&filter_with_seed(cell, seed), c.warmup(), true)?;
     for_each_key_batch(
-        synthesizer(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?
-            .messages(KeyHasher::default()),
+        stream(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?,
         |keys| replay.run_keys(keys),
     );
+    check_interrupt()?;
     let (batch_arrivals, batches) = replay.cycle_stats().time_batches();
     let totals = replay.cycle_stats().totals();
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };

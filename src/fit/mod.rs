@@ -60,6 +60,10 @@ pub struct FitOptions {
     pub head: usize,
     /// Confidence level of the p_r interval.
     pub confidence: f64,
+    /// Fit Q, D and the placement (the Markov methods' inputs; most of a short trace's
+    /// fitting time). Off where only p_r and the reuse profile are used (the renewal
+    /// bound from a profile does not read Q: the coverage study's fit units).
+    pub popularity: bool,
 }
 
 pub const DEFAULT_WINDOW: u64 = 1 << 16;
@@ -72,6 +76,7 @@ impl Default for FitOptions {
             pair_cap: successor::DEFAULT_PAIR_CAP,
             head: 5,
             confidence: 0.99,
+            popularity: true,
         }
     }
 }
@@ -484,14 +489,18 @@ impl Fitter {
         let keys_repeated = self.states.iter().filter(|s| s.total >= 2).count() as u64;
         let p_repeat = self.repeats as f64 / arrivals as f64;
         let measured = self.observables.estimate(&min_distance::scales(arrivals));
-        let popularity = min_distance::fit(
-            &measured,
-            p_repeat,
-            Hints {
-                distinct: keys_repeated.max(2) as f64,
-                keys: distinct as f64,
-            },
-        );
+        let popularity = if self.options.popularity {
+            min_distance::fit(
+                &measured,
+                p_repeat,
+                Hints {
+                    distinct: keys_repeated.max(2) as f64,
+                    keys: distinct as f64,
+                },
+            )
+        } else {
+            None
+        };
         let (q, zeta, q_check) = match &popularity {
             Some(f) => {
                 let w = f.family.workload(p_repeat);
@@ -507,9 +516,13 @@ impl Fitter {
                 (
                     q,
                     zeta,
-                    QFitCheck::untested(format!(
-                        "the trace is too short to test a fit of Q ({arrivals} measured arrivals): Q is the keys' repeat counts ranked, the placement uniform"
-                    )),
+                    QFitCheck::untested(if self.options.popularity {
+                        format!(
+                            "the trace is too short to test a fit of Q ({arrivals} measured arrivals): Q is the keys' repeat counts ranked, the placement uniform"
+                        )
+                    } else {
+                        "Q and the placement were not fitted (only p_r and the reuse profile were asked for): Q is the keys' repeat counts ranked, the placement uniform".to_string()
+                    }),
                 )
             }
         };

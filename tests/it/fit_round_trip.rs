@@ -266,3 +266,54 @@ fn tragen_trace_fit_is_consistent() {
     assert_eq!(csv.lines().count(), f.q.len() + 1);
     assert!(csv.starts_with("rank,q,zeta\n"));
 }
+
+/// Without the fit of Q (`popularity: false`, what the coverage study asks for) p_r,
+/// the reuse profile and the renewal bounds from it are exactly those of the full fit:
+/// a bound from a measured profile never reads Q.
+#[test]
+fn renewal_from_the_profile_does_not_need_the_fit_of_q() {
+    let with = |popularity: bool| {
+        let s = Synthesizer::new(&SynthConfig {
+            workload: Workload::zipf(D, 1.0, P_R, Placement::Bottom),
+            arrivals: 100_000,
+            seed: 5,
+            prologue: true,
+        })
+        .expect("valid workload");
+        fit(
+            FitOptions {
+                warmup: WARMUP,
+                popularity,
+                ..FitOptions::default()
+            },
+            s.messages(KeyHasher::default()),
+        )
+        .expect("fit succeeds")
+    };
+    let (full, profile_only) = (with(true), with(false));
+    assert!(full.summary.popularity.is_some());
+    assert!(profile_only.summary.popularity.is_none());
+    assert_eq!(full.summary.p_repeat, profile_only.summary.p_repeat);
+    assert_eq!(
+        format!("{:?}", full.summary.p_repeat_interval),
+        format!("{:?}", profile_only.summary.p_repeat_interval)
+    );
+    let filter = FilterConfig::sigma_bounded(32_000, 4, 8299);
+    let bound = |w: &Workload| {
+        FnModel::new(&filter, w, 1e-9)
+            .expect("model")
+            .renewal(RenewalOptions::default())
+            .expect("renewal")
+            .fn_upper
+    };
+    let point = |f: &Fit| bound(&f.workload().expect("workload"));
+    let conservative = |f: &Fit| {
+        let w = f.conservative_workloads().expect("workloads");
+        bound(&w[0])
+    };
+    assert_eq!(point(&full).to_bits(), point(&profile_only).to_bits());
+    assert_eq!(
+        conservative(&full).to_bits(),
+        conservative(&profile_only).to_bits()
+    );
+}
