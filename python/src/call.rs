@@ -74,6 +74,7 @@ fn run_detached(
                     let mut io = cli::io::Io::terminal(&mut out);
                     io.memory = memory;
                     io.wrap = keys::stop_on_interrupt;
+                    io.announce = false;
                     let result = cli::run(command, &mut io);
                     let written = std::mem::take(&mut io.written);
                     drop(io);

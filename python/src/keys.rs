@@ -2,6 +2,11 @@
 //! NumPy array, or anything exporting the buffer protocol) read in place, without a
 //! copy; or a sequence of str/bytes keys, hashed once into 8 bytes per key.
 //!
+//! Integers that are not hashed keys yet are hashed on a thread of their own, batch by
+//! batch ([`ReadAhead`], as a trace file is decoded): hashing a key takes about as long
+//! as replaying it, so on two cores the replay thread only replays (docs/PERFORMANCE.md,
+//! issue 32). The messages are the same, in the same order, either way.
+//!
 //! A key means what it means in a text trace (`rbf replay keys.txt`, one key per line):
 //! an integer is its decimal text, a string its UTF-8 bytes, hashed with the CLI's key
 //! hasher; so an array and the file listing the same keys give the same results. With
@@ -9,12 +14,15 @@
 //! stream) and are used as they are.
 
 use std::ptr::NonNull;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Arc;
 
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+use rbf::ingest::readahead::ReadAhead;
 use rbf::ingest::{IngestSummary, MessageSource};
 use rbf::message::{KeyHasher, Message};
 
@@ -46,6 +54,12 @@ decimal_key!(u64, i64, u32, i32, u16, i16, u8, i8);
 #[derive(Clone, Copy)]
 #[repr(transparent)]
 struct Hashed(u64);
+
+/// A 64-bit integer type, whose slices may be read as slices of [`Hashed`]
+/// (repr(transparent) over u64, which has the layout of i64).
+trait Word {}
+impl Word for u64 {}
+impl Word for i64 {}
 
 impl KeyValue for Hashed {
     #[inline]
@@ -88,24 +102,30 @@ fn decimal(mut v: u64, buf: &mut [u8; 21], negative: bool) -> usize {
     at
 }
 
-/// The caller's keys, borrowed for the length of one call (the buffer is released when
-/// this is dropped, attached to the interpreter).
+/// The caller's keys, borrowed for the length of one call: the buffer is released when
+/// this is dropped, attached to the interpreter, once every source reading it is gone.
 pub struct Keys {
     storage: Storage,
     prehashed: bool,
+    /// Each source reading the keys holds a clone of this sender; `gone` disconnects
+    /// when the last one is dropped.
+    readers: Option<SyncSender<()>>,
+    gone: Receiver<()>,
 }
 
+/// The keys' memory, shared with the sources reading it (a source may end on a
+/// hashing thread after the command that read it has returned).
 enum Storage {
-    U64(PyBuffer<u64>),
-    I64(PyBuffer<i64>),
-    U32(PyBuffer<u32>),
-    I32(PyBuffer<i32>),
-    U16(PyBuffer<u16>),
-    I16(PyBuffer<i16>),
-    U8(PyBuffer<u8>),
-    I8(PyBuffer<i8>),
+    U64(Arc<PyBuffer<u64>>),
+    I64(Arc<PyBuffer<i64>>),
+    U32(Arc<PyBuffer<u32>>),
+    I32(Arc<PyBuffer<i32>>),
+    U16(Arc<PyBuffer<u16>>),
+    I16(Arc<PyBuffer<i16>>),
+    U8(Arc<PyBuffer<u8>>),
+    I8(Arc<PyBuffer<i8>>),
     /// str/bytes keys, hashed up front.
-    Hashed(Vec<u64>),
+    Hashed(Arc<Vec<u64>>),
 }
 
 /// The keys of `obj`: an integer array (buffer protocol, one dimension, contiguous) or
@@ -119,7 +139,7 @@ pub fn borrow(py: Python<'_>, obj: &Bound<'_, PyAny>, prehashed: bool) -> PyResu
              given as a str naming a file, not as keys)",
         ));
     } else {
-        Storage::Hashed(hash_objects(py, obj)?)
+        Storage::Hashed(Arc::new(hash_objects(py, obj)?))
     };
     let wide = matches!(storage, Storage::U64(_) | Storage::I64(_));
     if prehashed && !wide {
@@ -127,7 +147,13 @@ pub fn borrow(py: Python<'_>, obj: &Bound<'_, PyAny>, prehashed: bool) -> PyResu
             "prehashed: hashed keys are 64-bit integers (uint64 or int64), not text or narrower integers",
         ));
     }
-    Ok(Keys { storage, prehashed })
+    let (readers, gone) = mpsc::sync_channel(0);
+    Ok(Keys {
+        storage,
+        prehashed,
+        readers: Some(readers),
+        gone,
+    })
 }
 
 fn integer_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Option<Storage>> {
@@ -139,21 +165,21 @@ fn integer_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Option<Storage>> {
         return Ok(None);
     }
     let s = if let Some(b) = get::<u64>(obj) {
-        Storage::U64(check(b)?)
+        Storage::U64(Arc::new(check(b)?))
     } else if let Some(b) = get::<i64>(obj) {
-        Storage::I64(check(b)?)
+        Storage::I64(Arc::new(check(b)?))
     } else if let Some(b) = get::<u32>(obj) {
-        Storage::U32(check(b)?)
+        Storage::U32(Arc::new(check(b)?))
     } else if let Some(b) = get::<i32>(obj) {
-        Storage::I32(check(b)?)
+        Storage::I32(Arc::new(check(b)?))
     } else if let Some(b) = get::<u16>(obj) {
-        Storage::U16(check(b)?)
+        Storage::U16(Arc::new(check(b)?))
     } else if let Some(b) = get::<i16>(obj) {
-        Storage::I16(check(b)?)
+        Storage::I16(Arc::new(check(b)?))
     } else if let Some(b) = get::<u8>(obj) {
-        Storage::U8(check(b)?)
+        Storage::U8(Arc::new(check(b)?))
     } else if let Some(b) = get::<i8>(obj) {
-        Storage::I8(check(b)?)
+        Storage::I8(Arc::new(check(b)?))
     } else {
         // Not integers (strings, objects, floats): read element by element.
         return Ok(None);
@@ -204,54 +230,73 @@ fn hash_objects(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
 }
 
 impl Keys {
-    /// The keys as a message stream (borrowing them).
-    pub fn source(&self) -> Box<dyn MessageSource + '_> {
-        fn slice<T: Element>(b: &PyBuffer<T>) -> &[T] {
-            // SAFETY: `check` made sure the buffer is one contiguous run of
-            // `item_count` elements of T; the buffer (and so the memory) lives as long
-            // as `b`. The caller must not resize the array during the call (NumPy
-            // refuses while a buffer is exported).
-            match b.as_slice_ptr() {
-                Some(p) => unsafe { &*NonNull::as_ptr(p) },
-                None => &[],
-            }
+    /// The keys as a message stream. Integers that are not hashed keys yet are hashed
+    /// on a thread of their own, which starts at the stream's first message.
+    pub fn source(&self) -> Box<dyn MessageSource> {
+        fn slice<T: Element>(b: &PyBuffer<T>) -> NonNull<[T]> {
+            // `check` made sure the buffer is one contiguous run of `item_count`
+            // elements of T.
+            b.as_slice_ptr().unwrap_or(NonNull::from(&[][..]))
         }
-        fn hashed(s: &[u64]) -> &[Hashed] {
-            // SAFETY: Hashed is repr(transparent) over u64.
-            unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<Hashed>(), s.len()) }
+        fn hashed<T: Word>(s: NonNull<[T]>) -> NonNull<[Hashed]> {
+            NonNull::slice_from_raw_parts(s.cast::<Hashed>(), s.len())
         }
-        fn hashed_i(s: &[i64]) -> &[Hashed] {
-            // SAFETY: as above; i64 and u64 have one layout.
-            unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<Hashed>(), s.len()) }
-        }
+        let lease = self.readers.clone();
+        let hash_ahead = ReadAhead::spawn;
         match &self.storage {
-            Storage::U64(b) if self.prehashed => MemorySource::boxed(hashed(slice(b))),
-            Storage::I64(b) if self.prehashed => MemorySource::boxed(hashed_i(slice(b))),
-            Storage::U64(b) => MemorySource::boxed(slice(b)),
-            Storage::I64(b) => MemorySource::boxed(slice(b)),
-            Storage::U32(b) => MemorySource::boxed(slice(b)),
-            Storage::I32(b) => MemorySource::boxed(slice(b)),
-            Storage::U16(b) => MemorySource::boxed(slice(b)),
-            Storage::I16(b) => MemorySource::boxed(slice(b)),
-            Storage::U8(b) => MemorySource::boxed(slice(b)),
-            Storage::I8(b) => MemorySource::boxed(slice(b)),
-            Storage::Hashed(v) => MemorySource::boxed(hashed(v)),
+            Storage::U64(b) if self.prehashed => MemorySource::boxed(hashed(slice(b)), b, lease),
+            Storage::I64(b) if self.prehashed => MemorySource::boxed(hashed(slice(b)), b, lease),
+            Storage::U64(b) => hash_ahead(MemorySource::boxed(slice(b), b, lease)),
+            Storage::I64(b) => hash_ahead(MemorySource::boxed(slice(b), b, lease)),
+            Storage::U32(b) => hash_ahead(MemorySource::boxed(slice(b), b, lease)),
+            Storage::I32(b) => hash_ahead(MemorySource::boxed(slice(b), b, lease)),
+            Storage::U16(b) => hash_ahead(MemorySource::boxed(slice(b), b, lease)),
+            Storage::I16(b) => hash_ahead(MemorySource::boxed(slice(b), b, lease)),
+            Storage::U8(b) => hash_ahead(MemorySource::boxed(slice(b), b, lease)),
+            Storage::I8(b) => hash_ahead(MemorySource::boxed(slice(b), b, lease)),
+            Storage::Hashed(v) => {
+                MemorySource::boxed(hashed(NonNull::from(v.as_slice())), v, lease)
+            }
         }
     }
 }
 
-struct MemorySource<'a, T> {
-    keys: &'a [T],
+impl Drop for Keys {
+    fn drop(&mut self) {
+        // A source dropped early (an error, Ctrl-C) may still be ending on its hashing
+        // thread, at that thread's next hand-over (microseconds; it never waits for the
+        // interpreter). Waiting for it here makes this the buffers' last owner, so they
+        // are released now, attached to the interpreter, before the call returns.
+        self.readers = None;
+        let _ = self.gone.recv();
+    }
+}
+
+/// Keys in memory as a message stream.
+///
+/// Its fields are dropped in order: the keys' owner before the lease, so that once
+/// every lease is gone, [`Keys`] holds the last reference to the memory.
+struct MemorySource<T> {
+    /// Points into the memory `_owner` keeps alive.
+    keys: NonNull<[T]>,
+    _owner: Arc<dyn Send + Sync>,
+    _lease: Option<SyncSender<()>>,
     at: usize,
     hasher: KeyHasher,
     summary: IngestSummary,
 }
 
-impl<'a, T: KeyValue> MemorySource<'a, T> {
-    fn boxed(keys: &'a [T]) -> Box<dyn MessageSource + 'a> {
+impl<T: KeyValue> MemorySource<T> {
+    fn boxed(
+        keys: NonNull<[T]>,
+        owner: &Arc<impl Send + Sync + 'static>,
+        lease: Option<SyncSender<()>>,
+    ) -> Box<dyn MessageSource> {
         let n = keys.len() as u64;
         Box::new(MemorySource {
             keys,
+            _owner: owner.clone(),
+            _lease: lease,
             at: 0,
             hasher: KeyHasher::default(),
             summary: IngestSummary {
@@ -263,14 +308,22 @@ impl<'a, T: KeyValue> MemorySource<'a, T> {
             },
         })
     }
+
+    #[inline]
+    fn keys(&self) -> &[T] {
+        // SAFETY: `keys` points into memory `_owner` keeps alive (a buffer export pins
+        // the exporter's memory: NumPy refuses to resize an array while it is
+        // exported); the source only reads it.
+        unsafe { self.keys.as_ref() }
+    }
 }
 
-impl<T: KeyValue> Iterator for MemorySource<'_, T> {
+impl<T: KeyValue> Iterator for MemorySource<T> {
     type Item = Message;
 
     #[inline]
     fn next(&mut self) -> Option<Message> {
-        let k = *self.keys.get(self.at)?;
+        let k = *self.keys().get(self.at)?;
         if self.at.is_multiple_of(POLL_EVERY) && rbf::progress::interrupted() {
             return None;
         }
@@ -284,12 +337,29 @@ impl<T: KeyValue> Iterator for MemorySource<'_, T> {
     }
 }
 
-// SAFETY: the source only reads the borrowed keys, which no one writes during a call.
-unsafe impl<T: KeyValue> Send for MemorySource<'_, T> {}
+// SAFETY: the source only reads the keys, which no one writes during a call, in memory
+// its `_owner` keeps alive wherever the source goes.
+unsafe impl<T: KeyValue> Send for MemorySource<T> {}
 
-impl<T: KeyValue> MessageSource for MemorySource<'_, T> {
+impl<T: KeyValue> MessageSource for MemorySource<T> {
     fn summary(&self) -> &IngestSummary {
         &self.summary
+    }
+
+    /// A batch in one loop (the hashing thread's work), ended early by Ctrl-C.
+    fn fill(&mut self, out: &mut Vec<Message>, max: usize) {
+        if rbf::progress::interrupted() {
+            return;
+        }
+        let keys = self.keys();
+        let end = keys.len().min(self.at + max.saturating_sub(out.len()));
+        let hasher = &self.hasher;
+        out.extend(
+            keys[self.at..end]
+                .iter()
+                .map(|k| Message::new(k.key(hasher))),
+        );
+        self.at = end;
     }
 }
 

@@ -158,6 +158,7 @@ def test_ctrl_c_stops_long_work_with_keyboard_interrupt_and_the_session_goes_on(
 LONG_REPLAY = (
     "import numpy as np, rbf, time\n"
     "keys = np.tile(np.arange(65536, dtype=np.uint16), 2300)  # 150 M keys, 300 MB\n"
+    "keys = keys.copy()  # an array owning its memory can be resized (below)\n"
     "print('started', flush=True)\n"
     "t = time.monotonic()\n"
     "try:\n"
@@ -165,11 +166,13 @@ LONG_REPLAY = (
     "    print('finished', flush=True)\n"
     "except KeyboardInterrupt:\n"
     "    print('KeyboardInterrupt', flush=True)\n"
+    "keys.resize(10)  # refused while the hashing thread still held the array\n"
+    "print('released', flush=True)\n"
 )
 
 
 def test_ctrl_c_stops_a_replay_of_keys_in_memory():
     """Replay does not poll the interrupt flag itself: the key source ends the stream."""
     words, took = interrupted(LONG_REPLAY, 0.3)
-    assert words == ["KeyboardInterrupt"]
+    assert words == ["KeyboardInterrupt", "released"]
     assert took < 3, "slow to stop"

@@ -76,6 +76,23 @@ def test_fit_and_compare_take_keys(tmp_path, keys):
         {k: v for k, v in r.replay.items()})
 
 
+def test_the_keys_are_released_when_the_call_returns():
+    """The array is exported to the hashing thread during the call, and no longer after
+    it (a bytearray cannot grow while exported), whether the call succeeds or fails."""
+    data = bytearray(range(256)) * 200
+    assert rbf.replay(data, **FILTER).ingest.messages == len(data)
+    data.extend(b"x")
+    empty = bytearray()
+    with pytest.raises(rbf.TraceError, match="no usable record"):
+        rbf.replay(empty, **FILTER)
+    empty.extend(b"x")
+
+
+def test_fit_does_not_name_its_own_temporary_files(capfd, keys):
+    rbf.fit(keys, window=4096)
+    assert "wrote" not in capfd.readouterr().err
+
+
 def test_bad_keys_are_refused():
     with pytest.raises(rbf.TraceError, match="no usable record"):
         rbf.replay(np.array([], dtype=np.uint64), **FILTER)

@@ -80,15 +80,11 @@ pub fn run(a: FitArgs, io: &mut super::io::Io) -> Result<()> {
     let fit = fitter.finish()?;
     if let Some(path) = &a.output {
         fit.workload()?.save(path)?;
-        if !is_stdio(path) {
-            eprintln!("wrote workload to {}", path.display());
-        }
+        io.wrote("workload", path);
     }
     if let Some(path) = &a.table {
         table::write_rank_table(&fit, path)?;
-        if !is_stdio(path) {
-            eprintln!("wrote rank table to {}", path.display());
-        }
+        io.wrote("rank table", path);
     }
     // With data on stdout, the summary must not be mixed into it.
     let mut stderr = std::io::stderr();

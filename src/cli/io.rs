@@ -3,7 +3,7 @@
 //! Python package (python/), which runs these same commands with the same flags.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rbf::ingest::MessageSource;
 use rbf::Result;
@@ -20,6 +20,10 @@ pub struct Io<'a> {
     pub wrap: for<'s> fn(Box<dyn MessageSource + 's>) -> Box<dyn MessageSource + 's>,
     /// Output directories the command wrote (`rbf run`).
     pub written: Vec<PathBuf>,
+    /// Name the files a command wrote on stderr ("wrote ... to ..."): the command
+    /// line's user learns where they went; the package's caller named them or reads
+    /// them back (its own temporary files are nobody's business).
+    pub announce: bool,
 }
 
 impl<'a> Io<'a> {
@@ -30,6 +34,7 @@ impl<'a> Io<'a> {
             memory: None,
             wrap: |s| s,
             written: Vec::new(),
+            announce: true,
         }
     }
 
@@ -46,6 +51,13 @@ impl<'a> Io<'a> {
                 Ok(s)
             }
             None => Ok((self.wrap)(flags.open(paths)?)),
+        }
+    }
+
+    /// Says on stderr that `what` was written to `path` (unless `path` is stdout).
+    pub fn wrote(&self, what: &str, path: &Path) {
+        if self.announce && !rbf::output_file::is_stdio(path) {
+            eprintln!("wrote {what} to {}", path.display());
         }
     }
 
