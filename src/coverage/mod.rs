@@ -189,17 +189,29 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
             .open(&path)
             .map_err(|e| Error::io(&path, e))?,
     );
-    // Long replays cost `truth_length` seeds each: the bar counts seed-equivalents.
-    let cost = |u: &Unit| match u {
-        Unit::Observed { .. } | Unit::Fit { .. } => 1.0,
-        Unit::Truth { hashes, .. } => (config.truth_length * (hashes.end - hashes.start)) as f64,
-        Unit::Salted { .. } => config.truth_length as f64,
+    // The bar counts millions of arrivals through one filter, so that the up-front
+    // estimate (from the pace of the first units) holds for a mix of short seeds and
+    // long truth replays: drawing a trace costs about one filter's replay, a seed's
+    // observed unit replays `VARIANTS`' largest number of filters, its fit about two,
+    // a salted filter (new positions at every recycle) about two.
+    let cost = |u: &Unit| {
+        let c = &config.cells[u.cell()];
+        let seed = c.arrivals as f64 / 1e6;
+        let most = unit::VARIANTS.iter().copied().max().unwrap_or(1) as f64;
+        match u {
+            Unit::Observed { .. } => seed * (1.0 + most),
+            Unit::Fit { .. } => seed * 3.0,
+            Unit::Truth { hashes, .. } => {
+                seed * config.truth_length as f64 * (1.0 + (hashes.end - hashes.start) as f64)
+            }
+            Unit::Salted { .. } => seed * config.truth_length as f64 * 3.0,
+        }
     };
     let bar = if progress {
         Progress::new(
             "rbf bench coverage",
             todo.iter().map(cost).sum(),
-            "seed-equivalents",
+            "M filter-arrivals",
         )
     } else {
         Progress::hidden()
@@ -230,12 +242,14 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
                 hashes.clone(),
                 config.truth_length,
                 config.level,
+                &|share| bar.add(share * cost(u)),
             )?,
             Unit::Salted { trace, .. } => vec![unit::run_salted(
                 cell,
                 &fp(Kind::Truth),
                 *trace,
                 config.truth_length,
+                &|share| bar.add(share * cost(u)),
             )?],
         };
         let mut line = String::new();
@@ -251,7 +265,10 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
             .map_err(|_| Error::invalid("the records file's lock was poisoned"))?
             .write_all(line.as_bytes())
             .map_err(|e| Error::io(&path, e))?;
-        bar.add(cost(u));
+        if matches!(u, Unit::Observed { .. } | Unit::Fit { .. }) {
+            // Long units reported their shares as they ran.
+            bar.add(cost(u));
+        }
         Ok(())
     })?;
     bar.finish();

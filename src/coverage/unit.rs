@@ -79,6 +79,50 @@ fn stream(
     .take_while(|_| !interrupted()))
 }
 
+/// A long unit's progress as shares of the whole, reported about every 2^20 arrivals,
+/// so that the study's pace (and its up-front estimate) counts replays still running.
+struct Share<'a> {
+    total: f64,
+    pending: usize,
+    reported: f64,
+    report: &'a dyn Fn(f64),
+}
+
+impl<'a> Share<'a> {
+    fn new(arrivals: u64, report: &'a dyn Fn(f64)) -> Share<'a> {
+        Share {
+            total: arrivals.max(1) as f64,
+            pending: 0,
+            reported: 0.0,
+            report,
+        }
+    }
+
+    fn add(&mut self, keys: usize) {
+        self.pending += keys;
+        if self.pending >= 1 << 20 {
+            self.flush(false);
+        }
+    }
+
+    fn flush(&mut self, last: bool) {
+        // The trace has a prologue beyond its arrivals: the shares stop at the whole.
+        let to = if last {
+            1.0
+        } else {
+            (self.reported + self.pending as f64 / self.total).min(1.0)
+        };
+        (self.report)(to - self.reported);
+        self.reported = to;
+        self.pending = 0;
+    }
+
+    /// Reports the rest of the whole (once the unit has run to its end).
+    fn finish(&mut self) {
+        self.flush(true);
+    }
+}
+
 fn filter_with_seed(cell: &Cell, seed: u64) -> FilterConfig {
     let mut f = cell.filter.clone();
     f.seed = seed;
@@ -219,6 +263,7 @@ pub fn run_truth(
     hashes: std::ops::Range<u64>,
     length: u64,
     level: f64,
+    progress: &dyn Fn(f64),
 ) -> Result<Vec<Record>> {
     let t = Instant::now();
     let c = &cell.config;
@@ -233,10 +278,15 @@ pub fn run_truth(
             Replay::new(&filter_with_seed(cell, seed), options)
         })
         .collect::<Result<Vec<_>>>()?;
+    let mut share = Share::new(c.arrivals * length, progress);
     for_each_key_batch(
         stream(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?,
-        |keys| replays.iter_mut().for_each(|r| r.run_keys(keys)),
+        |keys| {
+            replays.iter_mut().for_each(|r| r.run_keys(keys));
+            share.add(keys.len());
+        },
     );
+    share.finish();
     check_interrupt()?;
     let seconds = t.elapsed().as_secs_f64() / replays.len() as f64;
     Ok(hashes
@@ -265,16 +315,27 @@ pub fn run_truth(
 }
 
 /// Long trace `trace` (as [`run_truth`]'s) through the salted filter.
-pub fn run_salted(cell: &Cell, fingerprint: &str, trace: u64, length: u64) -> Result<Record> {
+pub fn run_salted(
+    cell: &Cell,
+    fingerprint: &str,
+    trace: u64,
+    length: u64,
+    progress: &dyn Fn(f64),
+) -> Result<Record> {
     let t = Instant::now();
     let c = &cell.config;
     let seed = mix64(TRUTH_SEED_BASE + (trace << 20) + 0xfff);
     let mut replay =
         super::salted::SaltedReplay::new(&filter_with_seed(cell, seed), c.warmup(), true)?;
+    let mut share = Share::new(c.arrivals * length, progress);
     for_each_key_batch(
         stream(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?,
-        |keys| replay.run_keys(keys),
+        |keys| {
+            replay.run_keys(keys);
+            share.add(keys.len());
+        },
     );
+    share.finish();
     check_interrupt()?;
     let (batch_arrivals, batches) = replay.cycle_stats().time_batches();
     let totals = replay.cycle_stats().totals();
