@@ -278,10 +278,17 @@ impl Progress {
     /// loop pays one addition per item, not a lock). The iteration ends early after
     /// Ctrl-C (with [`install_interrupt_handler`]); the caller then checks [`interrupted`].
     pub fn track<I: Iterator>(&self, iter: I) -> Tracked<'_, I> {
+        self.track_weighted(iter, 1.0)
+    }
+
+    /// [`Progress::track`], each item counting `weight` units (work whose items cost
+    /// different amounts in different loops, e.g. one arrival through several filters).
+    pub fn track_weighted<I: Iterator>(&self, iter: I, weight: f64) -> Tracked<'_, I> {
         Tracked {
             progress: self,
             iter,
             pending: 0,
+            weight,
         }
     }
 
@@ -351,6 +358,7 @@ pub struct Tracked<'a, I> {
     progress: &'a Progress,
     iter: I,
     pending: u32,
+    weight: f64,
 }
 
 impl<I: Iterator> Iterator for Tracked<'_, I> {
@@ -360,7 +368,7 @@ impl<I: Iterator> Iterator for Tracked<'_, I> {
     fn next(&mut self) -> Option<I::Item> {
         self.pending += 1;
         if self.pending == TRACK_BATCH {
-            self.progress.add(f64::from(self.pending));
+            self.progress.add(f64::from(self.pending) * self.weight);
             self.pending = 0;
             if interrupted() {
                 return None;
@@ -372,7 +380,7 @@ impl<I: Iterator> Iterator for Tracked<'_, I> {
 
 impl<I> Drop for Tracked<'_, I> {
     fn drop(&mut self) {
-        self.progress.add(f64::from(self.pending));
+        self.progress.add(f64::from(self.pending) * self.weight);
     }
 }
 

@@ -190,27 +190,31 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
             .map_err(|e| Error::io(&path, e))?,
     );
     // The bar counts millions of arrivals through one filter, so that the up-front
-    // estimate (from the pace of the first units) holds for a mix of short seeds and
-    // long truth replays: drawing a trace costs about one filter's replay, a seed's
-    // observed unit replays `VARIANTS`' largest number of filters, its fit about two,
-    // a salted filter (new positions at every recycle) about two.
-    let cost = |u: &Unit| {
-        let c = &config.cells[u.cell()];
-        let seed = c.arrivals as f64 / 1e6;
+    // estimate (from the pace of the work so far, long truth replays counted as they
+    // run) holds for a mix of short seeds and long replays: drawing a trace costs
+    // about one filter's replay, a seed's observed unit replays `VARIANTS`' largest
+    // number of filters, its fit about two, a salted filter (new positions at every
+    // recycle) about two. Each unit counts its arrivals at its filters per arrival.
+    let per_arrival = |u: &Unit| {
         let most = unit::VARIANTS.iter().copied().max().unwrap_or(1) as f64;
+        let filters = match u {
+            Unit::Observed { .. } => 1.0 + most,
+            Unit::Fit { .. } | Unit::Salted { .. } => 3.0,
+            Unit::Truth { hashes, .. } => 1.0 + (hashes.end - hashes.start) as f64,
+        };
+        filters / 1e6
+    };
+    let arrivals = |u: &Unit| {
+        let seed = config.cells[u.cell()].arrivals as f64;
         match u {
-            Unit::Observed { .. } => seed * (1.0 + most),
-            Unit::Fit { .. } => seed * 3.0,
-            Unit::Truth { hashes, .. } => {
-                seed * config.truth_length as f64 * (1.0 + (hashes.end - hashes.start) as f64)
-            }
-            Unit::Salted { .. } => seed * config.truth_length as f64 * 3.0,
+            Unit::Observed { .. } | Unit::Fit { .. } => seed,
+            Unit::Truth { .. } | Unit::Salted { .. } => seed * config.truth_length as f64,
         }
     };
     let bar = if progress {
         Progress::new(
             "rbf bench coverage",
-            todo.iter().map(cost).sum(),
+            todo.iter().map(|u| arrivals(u) * per_arrival(u)).sum(),
             "M filter-arrivals",
         )
     } else {
@@ -232,9 +236,16 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
                     &fp(Kind::Observed),
                     *seed,
                     config.level,
+                    (&bar, per_arrival(u)),
                 )?]
             }
-            Unit::Fit { seed, .. } => vec![run_fit(cell, &fp(Kind::Fitted), *seed, config.level)?],
+            Unit::Fit { seed, .. } => vec![run_fit(
+                cell,
+                &fp(Kind::Fitted),
+                *seed,
+                config.level,
+                (&bar, per_arrival(u)),
+            )?],
             Unit::Truth { trace, hashes, .. } => run_truth(
                 cell,
                 &fp(Kind::Truth),
@@ -242,14 +253,14 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
                 hashes.clone(),
                 config.truth_length,
                 config.level,
-                &|share| bar.add(share * cost(u)),
+                (&bar, per_arrival(u)),
             )?,
             Unit::Salted { trace, .. } => vec![unit::run_salted(
                 cell,
                 &fp(Kind::Truth),
                 *trace,
                 config.truth_length,
-                &|share| bar.add(share * cost(u)),
+                (&bar, per_arrival(u)),
             )?],
         };
         let mut line = String::new();
@@ -265,10 +276,6 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
             .map_err(|_| Error::invalid("the records file's lock was poisoned"))?
             .write_all(line.as_bytes())
             .map_err(|e| Error::io(&path, e))?;
-        if matches!(u, Unit::Observed { .. } | Unit::Fit { .. }) {
-            // Long units reported their shares as they ran.
-            bar.add(cost(u));
-        }
         Ok(())
     })?;
     bar.finish();

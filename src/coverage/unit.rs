@@ -15,7 +15,7 @@ use crate::filter::{mix64, FilterConfig};
 use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::{for_each_key_batch, KeyHasher};
 use crate::model::fneg::{FnModel, RenewalOptions};
-use crate::progress::{check_interrupt, interrupted};
+use crate::progress::{check_interrupt, Progress};
 use crate::replay::{confidence, Replay, ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
 use crate::synth::{SynthConfig, Synthesizer};
 use crate::workload::Workload;
@@ -61,66 +61,25 @@ impl Unit {
 /// Truth traces and their hash seeds are drawn from seeds far from the study's.
 const TRUTH_SEED_BASE: u64 = 1 << 40;
 
-/// A unit's synthetic trace, cut short by Ctrl-C: a long truth pass (minutes) stops
-/// within a batch, and the unit then returns [`check_interrupt`]'s error instead of a
-/// record, so nothing partial is recorded.
-fn stream(
+/// A unit's synthetic trace, counted on the study's bar as it is drawn (each arrival
+/// `weight` units: the filters it goes through) and cut short by Ctrl-C: a long truth
+/// pass (minutes) stops within a batch, and the unit then returns [`check_interrupt`]'s
+/// error instead of a record, so nothing partial is recorded.
+fn stream<'p>(
     workload: &Workload,
     arrivals: u64,
     seed: u64,
-) -> Result<impl Iterator<Item = crate::message::Message>> {
-    Ok(Synthesizer::new(&SynthConfig {
+    progress: &'p Progress,
+    weight: f64,
+) -> Result<impl Iterator<Item = crate::message::Message> + 'p> {
+    let messages = Synthesizer::new(&SynthConfig {
         workload: workload.clone(),
         arrivals,
         seed,
         prologue: true,
     })?
-    .messages(KeyHasher::default())
-    .take_while(|_| !interrupted()))
-}
-
-/// A long unit's progress as shares of the whole, reported about every 2^20 arrivals,
-/// so that the study's pace (and its up-front estimate) counts replays still running.
-struct Share<'a> {
-    total: f64,
-    pending: usize,
-    reported: f64,
-    report: &'a dyn Fn(f64),
-}
-
-impl<'a> Share<'a> {
-    fn new(arrivals: u64, report: &'a dyn Fn(f64)) -> Share<'a> {
-        Share {
-            total: arrivals.max(1) as f64,
-            pending: 0,
-            reported: 0.0,
-            report,
-        }
-    }
-
-    fn add(&mut self, keys: usize) {
-        self.pending += keys;
-        if self.pending >= 1 << 20 {
-            self.flush(false);
-        }
-    }
-
-    fn flush(&mut self, last: bool) {
-        // The trace has a prologue beyond its arrivals: the shares stop at the whole.
-        let to = if last {
-            1.0
-        } else {
-            (self.reported + self.pending as f64 / self.total).min(1.0)
-        };
-        (self.report)(to - self.reported);
-        self.reported = to;
-        self.pending = 0;
-    }
-
-    /// Reports the rest of the whole (once the unit has run to its end).
-    fn finish(&mut self) {
-        self.flush(true);
-    }
+    .messages(KeyHasher::default());
+    Ok(progress.track_weighted(messages, weight))
 }
 
 fn filter_with_seed(cell: &Cell, seed: u64) -> FilterConfig {
@@ -134,7 +93,13 @@ pub const VARIANTS: [u32; 4] = [1, 2, 4, 8];
 
 /// One seed of a cell, observed: the trace of seed `seed` through filters hashed with
 /// `seed` and the further hash seeds, as `rbf compare` replays it.
-pub fn run_observed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Result<Record> {
+pub fn run_observed(
+    cell: &Cell,
+    fingerprint: &str,
+    seed: u64,
+    level: f64,
+    progress: (&Progress, f64),
+) -> Result<Record> {
     let t = Instant::now();
     let c = &cell.config;
     let options = ReplayOptions {
@@ -148,7 +113,13 @@ pub fn run_observed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Re
         .unwrap_or(1)
         .max(DEFAULT_HASH_SEEDS);
     let mut replay = Replays::new(&filter_with_seed(cell, seed), options, most)?;
-    replay.run(stream(&cell.workload, c.arrivals, seed)?);
+    replay.run(stream(
+        &cell.workload,
+        c.arrivals,
+        seed,
+        progress.0,
+        progress.1,
+    )?);
     check_interrupt()?;
     let first = replay.first().report();
     let measured = replay.first().measured();
@@ -179,7 +150,13 @@ pub fn run_observed(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Re
 
 /// One seed of a cell, fitted: the trace of seed `seed` as `rbf compare` fits it, and
 /// the renewal bounds from the fit.
-pub fn run_fit(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Result<Record> {
+pub fn run_fit(
+    cell: &Cell,
+    fingerprint: &str,
+    seed: u64,
+    level: f64,
+    progress: (&Progress, f64),
+) -> Result<Record> {
     let t = Instant::now();
     let c = &cell.config;
     // The record reads p_r, the reuse profile and the renewal bounds from it, none of
@@ -190,7 +167,13 @@ pub fn run_fit(cell: &Cell, fingerprint: &str, seed: u64, level: f64) -> Result<
         popularity: false,
         ..FitOptions::default()
     })?;
-    fitter.run(stream(&cell.workload, c.arrivals, seed)?);
+    fitter.run(stream(
+        &cell.workload,
+        c.arrivals,
+        seed,
+        progress.0,
+        progress.1,
+    )?);
     check_interrupt()?;
     let fit = fitter.finish()?;
     let (fitted_bound, conservative_bound) = fitted_bounds(cell, &fit)?;
@@ -263,7 +246,7 @@ pub fn run_truth(
     hashes: std::ops::Range<u64>,
     length: u64,
     level: f64,
-    progress: &dyn Fn(f64),
+    progress: (&Progress, f64),
 ) -> Result<Vec<Record>> {
     let t = Instant::now();
     let c = &cell.config;
@@ -278,15 +261,16 @@ pub fn run_truth(
             Replay::new(&filter_with_seed(cell, seed), options)
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut share = Share::new(c.arrivals * length, progress);
     for_each_key_batch(
-        stream(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?,
-        |keys| {
-            replays.iter_mut().for_each(|r| r.run_keys(keys));
-            share.add(keys.len());
-        },
+        stream(
+            &cell.workload,
+            c.arrivals * length,
+            TRUTH_SEED_BASE + trace,
+            progress.0,
+            progress.1,
+        )?,
+        |keys| replays.iter_mut().for_each(|r| r.run_keys(keys)),
     );
-    share.finish();
     check_interrupt()?;
     let seconds = t.elapsed().as_secs_f64() / replays.len() as f64;
     Ok(hashes
@@ -320,22 +304,23 @@ pub fn run_salted(
     fingerprint: &str,
     trace: u64,
     length: u64,
-    progress: &dyn Fn(f64),
+    progress: (&Progress, f64),
 ) -> Result<Record> {
     let t = Instant::now();
     let c = &cell.config;
     let seed = mix64(TRUTH_SEED_BASE + (trace << 20) + 0xfff);
     let mut replay =
         super::salted::SaltedReplay::new(&filter_with_seed(cell, seed), c.warmup(), true)?;
-    let mut share = Share::new(c.arrivals * length, progress);
     for_each_key_batch(
-        stream(&cell.workload, c.arrivals * length, TRUTH_SEED_BASE + trace)?,
-        |keys| {
-            replay.run_keys(keys);
-            share.add(keys.len());
-        },
+        stream(
+            &cell.workload,
+            c.arrivals * length,
+            TRUTH_SEED_BASE + trace,
+            progress.0,
+            progress.1,
+        )?,
+        |keys| replay.run_keys(keys),
     );
-    share.finish();
     check_interrupt()?;
     let (batch_arrivals, batches) = replay.cycle_stats().time_batches();
     let totals = replay.cycle_stats().totals();
