@@ -69,8 +69,7 @@ fn stream<'p>(
     workload: &Workload,
     arrivals: u64,
     seed: u64,
-    progress: &'p Progress,
-    weight: f64,
+    (progress, weight): (&'p Progress, f64),
 ) -> Result<impl Iterator<Item = crate::message::Message> + 'p> {
     let messages = Synthesizer::new(&SynthConfig {
         workload: workload.clone(),
@@ -113,13 +112,7 @@ pub fn run_observed(
         .unwrap_or(1)
         .max(DEFAULT_HASH_SEEDS);
     let mut replay = Replays::new(&filter_with_seed(cell, seed), options, most)?;
-    replay.run(stream(
-        &cell.workload,
-        c.arrivals,
-        seed,
-        progress.0,
-        progress.1,
-    )?);
+    replay.run(stream(&cell.workload, c.arrivals, seed, progress)?);
     check_interrupt()?;
     let first = replay.first().report();
     let measured = replay.first().measured();
@@ -167,13 +160,7 @@ pub fn run_fit(
         popularity: false,
         ..FitOptions::default()
     })?;
-    fitter.run(stream(
-        &cell.workload,
-        c.arrivals,
-        seed,
-        progress.0,
-        progress.1,
-    )?);
+    fitter.run(stream(&cell.workload, c.arrivals, seed, progress)?);
     check_interrupt()?;
     let fit = fitter.finish()?;
     let (fitted_bound, conservative_bound) = fitted_bounds(cell, &fit)?;
@@ -266,8 +253,7 @@ pub fn run_truth(
             &cell.workload,
             c.arrivals * length,
             TRUTH_SEED_BASE + trace,
-            progress.0,
-            progress.1,
+            progress,
         )?,
         |keys| replays.iter_mut().for_each(|r| r.run_keys(keys)),
     );
@@ -316,8 +302,7 @@ pub fn run_salted(
             &cell.workload,
             c.arrivals * length,
             TRUTH_SEED_BASE + trace,
-            progress.0,
-            progress.1,
+            progress,
         )?,
         |keys| replay.run_keys(keys),
     );
