@@ -135,3 +135,43 @@ fn shipped_studies_load() {
         "configs/coverage.toml and coverage-corner.toml: {found} found"
     );
 }
+
+/// A cell's `observed_seeds` adds observed replays beyond the study's seeds, never fits;
+/// fewer than the study's seeds is an error that names the key.
+#[test]
+fn observed_seeds_add_replays_not_fits() {
+    use rbf::coverage::Unit;
+    let text = CONFIG.replacen(
+        "target_fp = 1e-3\n",
+        "target_fp = 1e-3\nobserved_seeds = 100\n",
+        1,
+    );
+    let config: CoverageConfig = toml::from_str(&text).expect("config");
+    config.validate().expect("valid");
+    let count = |cell: usize| {
+        let units = coverage::units(&config);
+        let observed = units
+            .iter()
+            .filter(|u| matches!(u, Unit::Observed { cell: c, .. } if *c == cell))
+            .count();
+        let fits = units
+            .iter()
+            .filter(|u| matches!(u, Unit::Fit { cell: c, .. } if *c == cell))
+            .count();
+        (observed, fits)
+    };
+    assert_eq!(count(0), (100, 40));
+    assert_eq!(count(1), (40, 40));
+
+    let text = CONFIG.replacen(
+        "target_fp = 1e-3\n",
+        "target_fp = 1e-3\nobserved_seeds = 20\n",
+        1,
+    );
+    let config: CoverageConfig = toml::from_str(&text).expect("config");
+    let err = config.validate().expect_err("fewer than seeds").to_string();
+    assert!(
+        err.contains("cell `bottom-one-phase`: observed_seeds") && err.contains("(40)"),
+        "{err}"
+    );
+}
