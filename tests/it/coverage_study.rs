@@ -107,6 +107,16 @@ fn printed_intervals_hold_their_level_on_a_small_study() {
             );
         }
     }
+    // The printed intervals are also judged against the seeds' pooled mean.
+    for c in &cells {
+        let pooled: Vec<_> = c
+            .rows
+            .iter()
+            .filter(|r| r.interval.ends_with("against the 40 seeds' pooled mean"))
+            .collect();
+        assert_eq!(pooled.len(), 2, "{}", c.cell);
+        assert!(pooled.iter().all(|r| r.seeds == 40), "{}", c.cell);
+    }
     // Records are resumable: a second run finds every unit done and changes nothing.
     let before = std::fs::read_to_string(dir.join("records/shard-0-of-1.jsonl")).unwrap();
     coverage::run(&config, &dir, Shard::ALL, false).expect("resume");
