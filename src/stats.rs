@@ -290,9 +290,54 @@ pub fn binomial_half_width(p: f64, n: f64, level: f64) -> f64 {
     normal_quantile(0.5 + level / 2.0) * (p * (1.0 - p) / n).sqrt()
 }
 
+/// P(X >= k) for X ~ Binomial(n, p), summed in log space (exact enough for the tails
+/// a verdict count needs, n up to millions).
+pub fn binomial_tail(n: u64, p: f64, k: u64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if k > n || p <= 0.0 {
+        return 0.0;
+    }
+    if p >= 1.0 {
+        return 1.0;
+    }
+    let (ln_p, ln_q) = (p.ln(), (1.0 - p).ln());
+    // ln C(n, k) built up term by term from ln C(n, 0) = 0.
+    let mut ln_c: f64 = (0..k).map(|i| ((n - i) as f64 / (i + 1) as f64).ln()).sum();
+    let mut total = 0.0;
+    for j in k..=n {
+        let term = (ln_c + j as f64 * ln_p + (n - j) as f64 * ln_q).exp();
+        total += term;
+        if j > k && term < total * 1e-17 {
+            break;
+        }
+        ln_c += ((n - j) as f64 / (j + 1) as f64).ln();
+    }
+    total.min(1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binomial_tails() {
+        // P(X >= 1) = 1 - q^n; P(X >= n) = p^n.
+        assert!((binomial_tail(10, 0.1, 1) - (1.0 - 0.9f64.powi(10))).abs() < 1e-12);
+        assert!((binomial_tail(10, 0.1, 10) - 1e-10).abs() < 1e-22);
+        assert_eq!(binomial_tail(10, 0.1, 0), 1.0);
+        assert_eq!(binomial_tail(10, 0.1, 11), 0.0);
+        // n = 869, p = 0.005: P(X >= 6) against a direct sum of the pmf below 6.
+        let (n, p) = (869u64, 0.005f64);
+        let mut pmf = (1.0 - p).powi(n as i32);
+        let mut below = 0.0;
+        for j in 0..6u64 {
+            below += pmf;
+            pmf *= (n - j) as f64 / (j + 1) as f64 * p / (1.0 - p);
+        }
+        assert!((binomial_tail(n, p, 6) - (1.0 - below)).abs() < 1e-12);
+    }
 
     #[test]
     fn normal_quantiles() {

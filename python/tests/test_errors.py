@@ -176,3 +176,25 @@ def test_ctrl_c_stops_a_replay_of_keys_in_memory():
     words, took = interrupted(LONG_REPLAY, 0.3)
     assert words == ["KeyboardInterrupt", "released"]
     assert took < 3, "slow to stop"
+
+
+LONG_FIT = (
+    "import numpy as np, os, rbf, sys, tempfile\n"
+    "keys = np.tile(np.arange(65536, dtype=np.uint16), 2300)  # 150 M keys\n"
+    "out = os.path.join(tempfile.mkdtemp(), 'workload.json')\n"
+    "print('started', flush=True)\n"
+    "try:\n"
+    "    rbf.fit(keys, output=out, quiet=True)\n"
+    "    print('finished', flush=True)\n"
+    "except KeyboardInterrupt:\n"
+    "    print('KeyboardInterrupt', flush=True)\n"
+    "print('written' if os.path.exists(out) else 'not-written', flush=True)\n"
+)
+
+
+def test_ctrl_c_during_a_fit_writes_no_named_output():
+    """The key source ends the stream at Ctrl-C and the fit of what was read completes,
+    but it is not the fit of the trace: the named output is not put in place."""
+    words, took = interrupted(LONG_FIT, 0.3)
+    assert words == ["KeyboardInterrupt", "not-written"]
+    assert took < 10, "slow to stop"

@@ -107,9 +107,21 @@ pub struct CellConfig {
     /// `truth_hash_seeds`.
     #[serde(default, skip_serializing)]
     pub salted: bool,
+    /// Seeds whose observed replay runs, when more than the study's `seeds`: a cell
+    /// whose replays are cheap measures its observed intervals' coverage more precisely
+    /// (a share near 99 % is known to +-1.4 % from 200 seeds, +-0.6 % from 1 000), while
+    /// the fits, the costly part, run for the study's seeds. Left out of the serialised
+    /// form, as `truth_hash_seeds`: it says how many records there are, not what one means.
+    #[serde(default, skip_serializing)]
+    pub observed_seeds: Option<u64>,
 }
 
 impl CellConfig {
+    /// Seeds whose observed replay runs (validated to be at least the study's).
+    pub fn observed_seeds(&self, study: u64) -> u64 {
+        self.observed_seeds.unwrap_or(study).max(study)
+    }
+
     /// Hash seeds per truth trace.
     pub fn truth_hash_seeds(&self, study: u64) -> u64 {
         self.truth_hash_seeds.unwrap_or(study).max(1)
@@ -177,6 +189,16 @@ impl CoverageConfig {
         }
         for (i, c) in self.cells.iter().enumerate() {
             c.validate()?;
+            if c.observed_seeds.is_some_and(|n| n < self.seeds) {
+                return Err(Error::config(
+                    format!("cell `{}`: observed_seeds", c.name),
+                    format!(
+                        "must be at least the study's seeds ({}): every seed's fit is \
+                         judged beside its replay",
+                        self.seeds
+                    ),
+                ));
+            }
             if self.cells[..i].iter().any(|o| o.name == c.name) {
                 return Err(Error::config(
                     "cell",

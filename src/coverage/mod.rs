@@ -94,9 +94,11 @@ pub fn units(config: &CoverageConfig) -> Vec<Unit> {
                 out.push(Unit::Salted { cell, trace });
             }
         }
-        for seed in 1..=config.seeds {
+        for seed in 1..=c.observed_seeds(config.seeds) {
             out.push(Unit::Observed { cell, seed });
-            out.push(Unit::Fit { cell, seed });
+            if seed <= config.seeds {
+                out.push(Unit::Fit { cell, seed });
+            }
         }
     }
     out

@@ -95,8 +95,11 @@ fn default_measures() -> Vec<Measure> {
 fn default_eps() -> f64 {
     1e-10
 }
+/// The level of observed intervals unless a config says otherwise.
+pub const DEFAULT_CONFIDENCE: f64 = 0.99;
+
 fn default_confidence() -> f64 {
-    0.99
+    DEFAULT_CONFIDENCE
 }
 fn default_hash_seeds() -> u32 {
     crate::replay::DEFAULT_HASH_SEEDS

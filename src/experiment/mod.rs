@@ -164,6 +164,7 @@ pub fn run_resumable(
         total_points: total,
         shard: options.shard,
         measures: measure_names(config),
+        confidence: config.confidence,
         config: Some(config.to_toml()),
         sources: sources
             .iter()
@@ -264,7 +265,11 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
         }
     }
     for p in &parts {
-        if p.name != name || p.total_points != total || p.measures != first.measures {
+        if p.name != name
+            || p.total_points != total
+            || p.measures != first.measures
+            || p.confidence != first.confidence
+        {
             return Err(Error::invalid(format!(
                 "cannot merge shards of different experiments: `{}` ({} points) and `{}` ({} points)",
                 name, total, p.name, p.total_points

@@ -258,7 +258,7 @@ fn markdown(results: &Results, plots: &[Plot]) -> String {
         extent(results),
         files.join(", ")
     );
-    let summary = tables::summary(&results.rows);
+    let summary = tables::summary(results);
     if !summary.is_empty() {
         s.push_str("## Bounds against observed FN\n\n");
         for line in &summary {
@@ -367,6 +367,7 @@ mod tests {
             total_points: 2,
             shard: crate::experiment::Shard::ALL,
             measures: vec![],
+            confidence: 0.99,
             config: None,
             sources: vec![],
             rows,
@@ -381,7 +382,7 @@ mod tests {
         );
         let wide = tables::wide(&results.rows);
         assert!(wide.contains("not judged"), "{wide}");
-        let summary = tables::summary(&results.rows).join("\n");
+        let summary = tables::summary(&results).join("\n");
         assert!(
             summary.contains(&format!("not judged at 2: {label}")),
             "{summary}"

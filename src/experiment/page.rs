@@ -123,7 +123,7 @@ pub fn html(results: &Results, plots: &[Plot]) -> String {
         let _ = writeln!(s, "<p>{}</p>", escape(results.description.trim()));
     }
     let _ = writeln!(s, "<p>{}</p>", escape(&texts::extent(results)));
-    let summary = tables::summary(&results.rows);
+    let summary = tables::summary(results);
     let sources = texts::source_sections(results);
     let sections = [
         ("verdicts", "Verdicts", !summary.is_empty()),

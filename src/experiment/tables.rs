@@ -38,12 +38,13 @@ pub fn notes_text(r: &Row) -> String {
 }
 
 /// One line per bound (see [`judged::summary`]).
-pub fn summary(rows: &[Row]) -> Vec<String> {
-    let records: Vec<(usize, &crate::compare::Record)> = rows
+pub fn summary(results: &Results) -> Vec<String> {
+    let records: Vec<(usize, &crate::compare::Record)> = results
+        .rows
         .iter()
         .flat_map(|r| r.models.iter().map(move |m| (r.point, m)))
         .collect();
-    judged::summary(&records)
+    judged::summary(&records, results.confidence)
 }
 
 /// "3, 5-8, 12": point numbers with runs collapsed.
@@ -434,7 +435,7 @@ pub fn terminal(results: &Results, wide_table: bool) -> String {
     } else {
         narrow(results, false)
     };
-    let summary = summary(&results.rows);
+    let summary = summary(results);
     if !summary.is_empty() {
         s.push('\n');
         for line in summary {

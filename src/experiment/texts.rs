@@ -101,7 +101,12 @@ bound against the observed FN interval. *holds*: the whole interval is on the bo
 bound, or there is no interval. The bounds describe the steady state; a replay with fewer than \
 10 recycles per replay measures the transient after the warm-up, so its verdict goes in the \
 transient column. `{key}_excess`: how far the observed point is beyond the bound, relative to \
-the bound.\n\
+the bound. Each verdict rests on one point's interval (99 % unless `confidence` says \
+otherwise), so over many points some are *violated* \
+by chance even where the bound is exact: the summary says how many chance alone makes \
+likely (about (1 - level) / 2 of the points for a bound equal to the true rate everywhere, \
+fewer where it lies above) and how probable the count found would be if the points were \
+independent (points sharing a trace are not, which makes larger counts likelier).\n\
 - **capacity**: messages per cycle a filter of M bits holds at the target FP under the sigma-bounded \
 model and under classic worst-case sizing (FP paper eq. 1); the ratio shows how much worst-case \
 sizing under-uses memory.\n";

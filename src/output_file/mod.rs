@@ -138,8 +138,20 @@ impl OutputFile {
     }
 
     /// Flushes, fsyncs and renames the file into place (and fsyncs its directory, so
-    /// the rename survives a crash).
-    pub fn commit(mut self) -> Result<()> {
+    /// the rename survives a crash). Once the user has asked to stop, a named output is
+    /// not put in place: whatever the work produced after the request (a fit of a
+    /// stream cut short by Ctrl-C, say) is not the result of the whole input, and the
+    /// call ends with [`Error::Interrupted`], the old file untouched.
+    pub fn commit(self) -> Result<()> {
+        let stopped = crate::stop::interrupted();
+        self.commit_unless(stopped)
+    }
+
+    fn commit_unless(mut self, stopped: bool) -> Result<()> {
+        if stopped && matches!(self.sink, Some(Sink::Temp { .. })) {
+            // Dropped: the temporary file is removed.
+            return Err(Error::Interrupted);
+        }
         let name = self.name.clone();
         let io = |e| Error::io(&name, e);
         match self.sink.take() {
@@ -259,6 +271,21 @@ mod tests {
         );
         write_file(&p, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn no_named_output_is_committed_after_a_stop_request() {
+        let d = scratch("stopped");
+        let p = d.join("a.txt");
+        std::fs::write(&p, "old").unwrap();
+        let mut o = OutputFile::create(&p).unwrap();
+        o.write_all(b"a result of part of the input").unwrap();
+        // The flag itself is process-wide (other tests poll it): its value is passed in.
+        let e = o.commit_unless(true).unwrap_err();
+        assert!(matches!(e, Error::Interrupted), "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "no temp file left");
         std::fs::remove_dir_all(&d).unwrap();
     }
 

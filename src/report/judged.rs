@@ -132,10 +132,51 @@ fn reason(note: &str) -> &str {
     note.split(';').next().unwrap_or(note).trim()
 }
 
+/// What chance alone makes of a violation count. Each verdict is a two-sided interval
+/// at `level` against its bound, so even a bound exactly equal to the true rate at
+/// every point is VIOLATED at a point with probability (1 - level) / 2, and a bound
+/// above the true rate less often: among `n` points about n (1 - level) / 2 VIOLATED
+/// are expected from chance alone, whatever the points' dependence (linearity of
+/// expectation). The binomial tail is exact only for independent points (separate
+/// traces, seeds and hash positions); points sharing a trace move together, which
+/// makes larger counts likelier than it says. Said, not decided: a count above the
+/// chance level is evidence against the bound, one within it is no evidence for it.
+fn chance_note(violated: usize, n: usize, level: f64, claim: Claim) -> String {
+    let per_point = (1.0 - level) / 2.0;
+    let expected = n as f64 * per_point;
+    let side = if claim == Claim::LowerBound {
+        "below"
+    } else {
+        "above"
+    };
+    let tail = crate::stats::binomial_tail(n as u64, per_point, violated as u64);
+    format!(
+        " (by chance: a bound equal to the true rate everywhere is VIOLATED at about {} \
+         of {n}, each {} interval lying wholly {side} it {} of the time; {violated} or \
+         more: P = {} if the points were independent)",
+        if expected < 0.1 {
+            format!("{expected:.1e}")
+        } else if expected < 10.0 {
+            format!("{expected:.1}")
+        } else {
+            format!("{expected:.0}")
+        },
+        percent(level),
+        percent(per_point),
+        if tail < 0.01 {
+            format!("{tail:.1e}")
+        } else {
+            format!("{tail:.2}")
+        }
+    )
+}
+
 /// One line per bound: its standing at the points that have it, then per regime how
-/// many points hold, are undecided and are violated, and where the observed point lies
-/// beyond the bound. `records` pairs each record with its point's number.
-pub fn summary(records: &[(usize, &Record)]) -> Vec<String> {
+/// many points hold, are undecided and are violated (with what chance alone would
+/// make of that count, [`chance_note`]), and where the observed point lies beyond the
+/// bound. `records` pairs each record with its point's number; `level` is the
+/// observed intervals' confidence level.
+pub fn summary(records: &[(usize, &Record)], level: f64) -> Vec<String> {
     let mut out = Vec::new();
     for bound in Bound::ALL {
         let of: Vec<(usize, &Record)> = records
@@ -192,6 +233,10 @@ pub fn summary(records: &[(usize, &Record)]) -> Vec<String> {
                 counts.join(", "),
                 judged.len()
             );
+            let violated = count(BoundVerdict::Violated);
+            if violated > 0 {
+                line.push_str(&chance_note(violated, judged.len(), level, bound.claim()));
+            }
         }
         let not_judged: Vec<&str> = of
             .iter()
@@ -297,7 +342,7 @@ mod tests {
             Some(BoundVerdict::Holds),
             Standing::FittedModel,
         );
-        let lines = summary(&[(0, &v), (1, &nj), (2, &h)]);
+        let lines = summary(&[(0, &v), (1, &nj), (2, &h)], 0.99);
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(
             lines[0].starts_with(
@@ -310,6 +355,14 @@ mod tests {
             "{lines:?}"
         );
         assert!(lines[1].contains("not judged at 1: why"), "{lines:?}");
+        // One VIOLATED of one judged point: at a 99 % level chance alone gives 0.005.
+        assert!(
+            lines[1].contains(
+                "VIOLATED at about 5.0e-3 of 1, each 99.0 % interval lying wholly below \
+                 it 0.50 % of the time; 1 or more: P = 5.0e-3 if the points were independent"
+            ),
+            "{lines:?}"
+        );
         assert!(
             lines[1].contains("beyond the bound at 0 (53.8 % below)"),
             "{lines:?}"

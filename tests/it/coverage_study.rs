@@ -107,6 +107,16 @@ fn printed_intervals_hold_their_level_on_a_small_study() {
             );
         }
     }
+    // The printed intervals are also judged against the seeds' pooled mean.
+    for c in &cells {
+        let pooled: Vec<_> = c
+            .rows
+            .iter()
+            .filter(|r| r.interval.ends_with("against the 40 seeds' pooled mean"))
+            .collect();
+        assert_eq!(pooled.len(), 2, "{}", c.cell);
+        assert!(pooled.iter().all(|r| r.seeds == 40), "{}", c.cell);
+    }
     // Records are resumable: a second run finds every unit done and changes nothing.
     let before = std::fs::read_to_string(dir.join("records/shard-0-of-1.jsonl")).unwrap();
     coverage::run(&config, &dir, Shard::ALL, false).expect("resume");
@@ -133,5 +143,45 @@ fn shipped_studies_load() {
     assert!(
         found >= 2,
         "configs/coverage.toml and coverage-corner.toml: {found} found"
+    );
+}
+
+/// A cell's `observed_seeds` adds observed replays beyond the study's seeds, never fits;
+/// fewer than the study's seeds is an error that names the key.
+#[test]
+fn observed_seeds_add_replays_not_fits() {
+    use rbf::coverage::Unit;
+    let text = CONFIG.replacen(
+        "target_fp = 1e-3\n",
+        "target_fp = 1e-3\nobserved_seeds = 100\n",
+        1,
+    );
+    let config: CoverageConfig = toml::from_str(&text).expect("config");
+    config.validate().expect("valid");
+    let count = |cell: usize| {
+        let units = coverage::units(&config);
+        let observed = units
+            .iter()
+            .filter(|u| matches!(u, Unit::Observed { cell: c, .. } if *c == cell))
+            .count();
+        let fits = units
+            .iter()
+            .filter(|u| matches!(u, Unit::Fit { cell: c, .. } if *c == cell))
+            .count();
+        (observed, fits)
+    };
+    assert_eq!(count(0), (100, 40));
+    assert_eq!(count(1), (40, 40));
+
+    let text = CONFIG.replacen(
+        "target_fp = 1e-3\n",
+        "target_fp = 1e-3\nobserved_seeds = 20\n",
+        1,
+    );
+    let config: CoverageConfig = toml::from_str(&text).expect("config");
+    let err = config.validate().expect_err("fewer than seeds").to_string();
+    assert!(
+        err.contains("cell `bottom-one-phase`: observed_seeds") && err.contains("(40)"),
+        "{err}"
     );
 }
