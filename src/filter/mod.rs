@@ -212,13 +212,14 @@ impl RecyclingFilter {
     /// Counts a bit-setting insertion and recycles when the trigger fires.
     #[inline(always)]
     fn settle(&mut self, key: u64, found: bool, new_bits: u32, inserted: bool) -> Outcome {
-        let mut recycled = false;
-        if new_bits > 0 {
-            self.inserts += 1;
-            if self.exceeded() {
-                self.recycle(key);
-                recycled = true;
-            }
+        // Whether an arrival sets a bit is random: counted without a branch, and the
+        // trigger (which only a bit-setting arrival can fire) tested without a
+        // short-circuit, so that the one branch left is the rarely taken recycle.
+        let bit_setting = new_bits > 0;
+        self.inserts += u64::from(bit_setting);
+        let recycled = bit_setting & self.exceeded();
+        if recycled {
+            self.recycle(key);
         }
         Outcome {
             found,
@@ -228,7 +229,7 @@ impl RecyclingFilter {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn exceeded(&self) -> bool {
         match self.trigger {
             Trigger::Sigma(s) => self.arrays[self.active].count_ones() > s,

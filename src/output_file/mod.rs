@@ -285,7 +285,11 @@ mod tests {
         let e = o.commit_unless(true).unwrap_err();
         assert!(matches!(e, Error::Interrupted), "{e}");
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "old");
-        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "no temp file left");
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            1,
+            "no temp file left"
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -77,7 +77,7 @@ impl GroundTruth {
 
     /// Finds or creates the record of `key` and says what the arrival truly is, given
     /// the current cycle and how many recent cycles count as recorded.
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&mut self, key: u64, cycle: u64, window: u64) -> Slot<'_> {
         let (value, fresh) = self.table.entry(key);
         Slot::classify(value, fresh, cycle, window)
@@ -88,13 +88,11 @@ impl<'a> Slot<'a> {
     #[inline(always)]
     fn classify(value: &'a mut u64, fresh: bool, cycle: u64, window: u64) -> Self {
         let rec = *value & !FLAG;
-        let truth = if fresh {
-            Truth::New
-        } else if rec != 0 && rec + window > cycle + 1 {
-            Truth::Repeat
-        } else {
-            Truth::NonRepeat
-        };
+        // Without branches (whether an arrival is new, a repeat or neither is random):
+        // 0 New, 1 NonRepeat, 2 Repeat.
+        let repeat = (rec != 0) & (rec + window > cycle + 1);
+        let code = u8::from(!fresh) + u8::from(!fresh & repeat);
+        let truth = [Truth::New, Truth::NonRepeat, Truth::Repeat][usize::from(code)];
         Slot { truth, value }
     }
 
