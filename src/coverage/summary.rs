@@ -9,6 +9,9 @@ use crate::output_file::frame::csv_field;
 use crate::replay::{batch_length, rebatch, CycleSums, DEFAULT_HASH_SEEDS};
 use crate::stats::{normal_quantile, replicated_ratio, Interval, RatioEstimate};
 
+/// One observed measure of a seed's variant (its FN or its FP count-instance).
+type Measure = fn(&super::record::Variant) -> super::record::Observed;
+
 /// Confidence of the Wilson interval around a measured coverage.
 pub const COVERAGE_LEVEL: f64 = 0.95;
 
@@ -295,16 +298,24 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                 // independent of the intervals judged against it, but each seed is one
                 // of hundreds in it.
                 let most = counts.iter().copied().max().unwrap_or(printed);
-                let pooled = |get: fn(&super::record::Variant) -> f64| {
+                let pooled = |get: Measure| {
                     let xs: Vec<f64> = seeds
                         .iter()
                         .filter_map(|s| s.variants.iter().find(|v| v.hash_seeds == most))
-                        .map(get)
+                        .map(|v| get(v).estimate)
                         .collect();
                     mean(&xs)
                 };
-                let pooled_fn = pooled(|v| v.fn_rate.estimate);
-                let pooled_fp = pooled(|v| v.fp_count_instance.estimate);
+                // What each seed's variant prints, its long-run truth and the pooled mean.
+                let measures: [(&str, Measure, f64, f64); 2] = [
+                    ("observed FN", |v| v.fn_rate, f, pooled(|v| v.fn_rate)),
+                    (
+                        "observed FP count-instance",
+                        |v| v.fp_count_instance,
+                        fp,
+                        pooled(|v| v.fp_count_instance),
+                    ),
+                ];
                 counts.sort_by_key(|&n| (n != printed, n));
                 for n in counts {
                     let label = |what: &str| {
@@ -316,36 +327,23 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                     };
                     let pick =
                         |s: &ObservedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
-                    rows.push(coverage(
-                        name,
-                        &label("observed FN"),
-                        &seeds,
-                        |s| pick(s).and_then(|v| v.fn_rate.interval),
-                        |_| f,
-                    ));
-                    rows.push(coverage(
-                        name,
-                        &label("observed FP count-instance"),
-                        &seeds,
-                        |s| pick(s).and_then(|v| v.fp_count_instance.interval),
-                        |_| fp,
-                    ));
-                    if n == printed && seeds.len() > 1 {
-                        let against = format!(", against the {} seeds' pooled mean", seeds.len());
-                        rows.push(coverage(
-                            name,
-                            &(label("observed FN") + &against),
-                            &seeds,
-                            |s| pick(s).and_then(|v| v.fn_rate.interval),
-                            |_| pooled_fn,
-                        ));
-                        rows.push(coverage(
-                            name,
-                            &(label("observed FP count-instance") + &against),
-                            &seeds,
-                            |s| pick(s).and_then(|v| v.fp_count_instance.interval),
-                            |_| pooled_fp,
-                        ));
+                    let against = format!(", against the {} seeds' pooled mean", seeds.len());
+                    let targets: &[(bool, &str)] = if n == printed && seeds.len() > 1 {
+                        &[(false, ""), (true, &against)]
+                    } else {
+                        &[(false, "")]
+                    };
+                    for &(use_pooled, tail) in targets {
+                        for (what, get, truth, pooled) in measures {
+                            let target = if use_pooled { pooled } else { truth };
+                            rows.push(coverage(
+                                name,
+                                &(label(what) + tail),
+                                &seeds,
+                                |s| pick(s).and_then(|v| get(&v).interval),
+                                |_| target,
+                            ));
+                        }
                     }
                 }
             }
