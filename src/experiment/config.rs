@@ -95,11 +95,10 @@ fn default_measures() -> Vec<Measure> {
 fn default_eps() -> f64 {
     1e-10
 }
-/// The level of observed intervals unless a config says otherwise.
-pub const DEFAULT_CONFIDENCE: f64 = 0.99;
-
-fn default_confidence() -> f64 {
-    DEFAULT_CONFIDENCE
+/// The level of observed intervals unless a config says otherwise (also what results
+/// written before the level was recorded used).
+pub(crate) fn default_confidence() -> f64 {
+    0.99
 }
 fn default_hash_seeds() -> u32 {
     crate::replay::DEFAULT_HASH_SEEDS

@@ -20,7 +20,7 @@ pub struct Results {
     /// Confidence level of the observed intervals (the config's `confidence`): what
     /// the verdicts' chance note counts with. Results written before it was recorded
     /// used the default.
-    #[serde(default = "default_confidence")]
+    #[serde(default = "super::config::default_confidence")]
     pub confidence: f64,
     /// The experiment file as rbf read it ([`super::ExperimentConfig::to_toml`]):
     /// shown by report.html; absent in results written before it was recorded.
@@ -49,10 +49,6 @@ pub struct SourceInfo {
     /// The reader's summary, with each file's own (the per-file detail).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestSummary>,
-}
-
-fn default_confidence() -> f64 {
-    super::config::DEFAULT_CONFIDENCE
 }
 
 pub const RESULTS_FORMAT: &str = "rbf-experiment/3";
