@@ -72,7 +72,11 @@ pub fn run(a: RunArgs, io: &mut super::io::Io) -> Result<()> {
             shard,
             progress: true,
         };
-        let results = match experiment::run_resumable(&config, options, Some(&journal)) {
+        // A stop while the outputs are written (all points done) is a stop too: the
+        // outputs are refused whole and the journal, complete, makes the rerun instant.
+        let finished = experiment::run_resumable(&config, options, Some(&journal))
+            .and_then(|results| Ok((output::write(&results, &dir)?, results)));
+        let (written, results) = match finished {
             Err(Error::Interrupted) => {
                 eprintln!(
                     "the finished points are kept in {}: run the same command again to resume",
@@ -82,7 +86,6 @@ pub fn run(a: RunArgs, io: &mut super::io::Io) -> Result<()> {
             }
             other => other?,
         };
-        let written = output::write(&results, &dir)?;
         journal.finish()?;
         if !is_quiet() {
             io.text(&rbf::experiment::tables::terminal(&results, a.wide))?;

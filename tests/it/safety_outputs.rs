@@ -356,16 +356,25 @@ fn resume_after_kills(tag: &str, kills: &[u64]) {
             "after a kill at {ms} ms: a mix of old and new outputs"
         );
     }
-    // Ctrl-C: the run stops between points, says how to resume, exit status 130.
-    let stopped = interrupt_after(
-        dir,
-        &["run", "grid.toml", "-o", "part", "-q"],
-        Duration::from_millis(250),
-    );
-    if stopped.status.code() == Some(130) {
-        assert!(stderr(&stopped).contains("resume"), "{}", stderr(&stopped));
-    } else {
-        ok(&stopped); // it had finished before the signal
+    // Ctrl-C: the run stops between points or refuses its outputs whole (a signal
+    // during the final writes), says how to resume, exit status 130. The moments run
+    // from the grid to the writes, which a fixed delay once missed and once hit.
+    for per_mille in [250, 700, 900, 960, 990] {
+        let stopped = interrupt_after(
+            dir,
+            &["run", "grid.toml", "-o", "part", "-q"],
+            Duration::from_millis(5 + per_mille * wall / 1000),
+        );
+        if stopped.status.code() == Some(130) {
+            assert!(stderr(&stopped).contains("resume"), "{}", stderr(&stopped));
+        } else {
+            ok(&stopped); // it had finished before the signal
+        }
+        let now = outputs(&dir.join("part"));
+        let stale = now
+            .iter()
+            .any(|(n, b)| n == "results.csv" && b == b"stale\n");
+        assert!(stale || now == whole, "after Ctrl-C: a mix of old and new");
     }
     let out = rbf(dir, &["run", "grid.toml", "-o", "part"]);
     ok(&out);
