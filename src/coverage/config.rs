@@ -102,11 +102,18 @@ pub struct CellConfig {
     #[serde(default, skip_serializing)]
     pub truth_hash_seeds: Option<u64>,
     /// Also replay each truth trace once through a filter that draws new hash
-    /// positions at every recycle (one phase only, [`super::salted`]): the process the
-    /// renewal model describes. Left out of the serialised form, as
-    /// `truth_hash_seeds`.
+    /// positions at every recycle ([`crate::filter::Positions::PerCycle`]): the process
+    /// the models describe. Left out of the serialised form, as `truth_hash_seeds`.
+    /// Implied by `per_cycle_seeds`.
     #[serde(default, skip_serializing)]
     pub salted: bool,
+    /// Seeds (1, 2, ...) also replayed through filters with per-cycle positions, whose
+    /// intervals are judged against the per-cycle truth (the salted long replays):
+    /// does an interval over per-cycle filters cover what the models describe where
+    /// fixed filters' skewed spread between hash positions defeats it? Left out of the
+    /// serialised form, as `truth_hash_seeds`.
+    #[serde(default, skip_serializing)]
+    pub per_cycle_seeds: Option<u64>,
     /// Seeds whose observed replay runs, when more than the study's `seeds`: a cell
     /// whose replays are cheap measures its observed intervals' coverage more precisely
     /// (a share near 99 % is known to +-1.4 % from 200 seeds, +-0.6 % from 1 000), while
@@ -120,6 +127,16 @@ impl CellConfig {
     /// Seeds whose observed replay runs (validated to be at least the study's).
     pub fn observed_seeds(&self, study: u64) -> u64 {
         self.observed_seeds.unwrap_or(study).max(study)
+    }
+
+    /// Seeds replayed with per-cycle positions.
+    pub fn per_cycle_seeds(&self) -> u64 {
+        self.per_cycle_seeds.unwrap_or(0)
+    }
+
+    /// Whether the truth traces are also replayed with per-cycle positions.
+    pub fn salted(&self) -> bool {
+        self.salted || self.per_cycle_seeds() > 0
     }
 
     /// Hash seeds per truth trace.
@@ -145,12 +162,6 @@ impl CellConfig {
         }
         Placement::parse(&self.placement)
             .map_err(|e| Error::config(key("placement"), e.to_string()))?;
-        if self.salted && (self.phases != 1 || self.sigma.is_none() && self.target_fp.is_none()) {
-            return Err(Error::config(
-                key("salted"),
-                "the salted replay is for one-phase, sigma-bounded cells",
-            ));
-        }
         Ok(())
     }
 }

@@ -21,7 +21,6 @@
 mod cell;
 pub mod config;
 pub mod record;
-pub mod salted;
 pub mod summary;
 mod unit;
 
@@ -40,7 +39,9 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::experiment::grid::Shard;
+use crate::filter::Positions;
 use crate::progress::{check_interrupt, interrupted, Progress};
+use crate::replay::DEFAULT_HASH_SEEDS;
 
 /// Change whenever what a record of that kind means changes (an interval method), so
 /// that records of an earlier method are not mixed with new ones; each kind has its
@@ -48,6 +49,8 @@ use crate::progress::{check_interrupt, interrupted, Progress};
 pub const OBSERVED_VERSION: &str =
     "v3: observed: hash seeds x time batches of complete cycles, complete-cycle point";
 pub const FIT_VERSION: &str = "v6: count floor of the band by the exact Poisson limit, worst p_r by partition, reuse band simultaneous (multiplier bootstrap, units of batches spanning 2n), conservative bound over the whole p_r interval, band and interval at (1 + level) / 2";
+pub const PER_CYCLE_VERSION: &str =
+    "v1: per-cycle positions: hash seeds x time batches of complete cycles";
 pub const TRUTH_VERSION: &str = "v1: complete cycles of fixed-hash replays";
 
 /// Memory one truth pass's ground-truth tables may take (two passes run at once on a
@@ -65,12 +68,19 @@ pub fn fingerprint(cell: &CellConfig, level: f64, kind: Kind, truth_length: u64)
             "truth_length": Some(truth_length),
             "version": TRUTH_VERSION,
         }),
-        Kind::Observed | Kind::Fitted => serde_json::json!({
-            "cell": cell,
-            "level": level,
-            "kind": if kind == Kind::Observed { "observed" } else { "fitted" },
-            "version": if kind == Kind::Observed { OBSERVED_VERSION } else { FIT_VERSION },
-        }),
+        Kind::Observed | Kind::Fitted | Kind::PerCycle => {
+            let (name, version) = match kind {
+                Kind::Observed => ("observed", OBSERVED_VERSION),
+                Kind::PerCycle => ("observed-per-cycle", PER_CYCLE_VERSION),
+                _ => ("fitted", FIT_VERSION),
+            };
+            serde_json::json!({
+                "cell": cell,
+                "level": level,
+                "kind": name,
+                "version": version,
+            })
+        }
     }
     .to_string();
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes()))
@@ -90,7 +100,7 @@ pub fn units(config: &CoverageConfig) -> Vec<Unit> {
                     hashes: start..(start + per).min(h),
                 });
             }
-            if c.salted {
+            if c.salted() {
                 out.push(Unit::Salted { cell, trace });
             }
         }
@@ -98,6 +108,9 @@ pub fn units(config: &CoverageConfig) -> Vec<Unit> {
             out.push(Unit::Observed { cell, seed });
             if seed <= config.seeds {
                 out.push(Unit::Fit { cell, seed });
+            }
+            if seed <= c.per_cycle_seeds() {
+                out.push(Unit::PerCycle { cell, seed });
             }
         }
     }
@@ -201,6 +214,8 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
         let most = unit::VARIANTS.iter().copied().max().unwrap_or(1) as f64;
         let filters = match u {
             Unit::Observed { .. } => 1.0 + most,
+            // The general loop (no positions computed ahead): about 1.5 filters each.
+            Unit::PerCycle { .. } => 1.0 + 1.5 * f64::from(DEFAULT_HASH_SEEDS),
             Unit::Fit { .. } | Unit::Salted { .. } => 3.0,
             Unit::Truth { hashes, .. } => 1.0 + (hashes.end - hashes.start) as f64,
         };
@@ -209,7 +224,7 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
     let arrivals = |u: &Unit| {
         let seed = config.cells[u.cell()].arrivals as f64;
         match u {
-            Unit::Observed { .. } | Unit::Fit { .. } => seed,
+            Unit::Observed { .. } | Unit::Fit { .. } | Unit::PerCycle { .. } => seed,
             Unit::Truth { .. } | Unit::Salted { .. } => seed * config.truth_length as f64,
         }
     };
@@ -236,7 +251,16 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
                 vec![run_observed(
                     cell,
                     &fp(Kind::Observed),
-                    *seed,
+                    (*seed, Positions::Fixed),
+                    config.level,
+                    (&bar, per_arrival(u)),
+                )?]
+            }
+            Unit::PerCycle { seed, .. } => {
+                vec![run_observed(
+                    cell,
+                    &fp(Kind::PerCycle),
+                    (*seed, Positions::PerCycle),
                     config.level,
                     (&bar, per_arrival(u)),
                 )?]

@@ -21,6 +21,8 @@ pub enum Record {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Observed,
+    /// Observed with per-cycle positions.
+    PerCycle,
     Fitted,
     Truth,
 }
@@ -44,6 +46,7 @@ impl Record {
 
     pub fn kind(&self) -> Kind {
         match self {
+            Record::Observed(s) if s.per_cycle => Kind::PerCycle,
             Record::Observed(_) => Kind::Observed,
             Record::Fitted(_) => Kind::Fitted,
             Record::Truth(_) => Kind::Truth,
@@ -53,7 +56,7 @@ impl Record {
     /// The unit's key within its cell (what, seed or truth trace, hash seed).
     pub fn key(&self) -> (u8, u64, u64) {
         match self {
-            Record::Observed(s) => (0, s.seed, 0),
+            Record::Observed(s) => (if s.per_cycle { 4 } else { 0 }, s.seed, 0),
             Record::Fitted(s) => (3, s.seed, 0),
             Record::Truth(t) => (if t.salted { 2 } else { 1 }, t.trace, t.hash),
         }
@@ -66,6 +69,10 @@ pub struct ObservedRecord {
     pub cell: String,
     pub fingerprint: String,
     pub seed: u64,
+    /// The filters drew new positions at every recycle
+    /// ([`crate::filter::Positions::PerCycle`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_cycle: bool,
     /// Measured arrivals and complete cycles (of the first hash seed's filter).
     pub arrivals: u64,
     pub cycles: u64,
@@ -158,7 +165,8 @@ impl BandCheck {
 pub struct TruthRecord {
     pub cell: String,
     pub fingerprint: String,
-    /// The filter drew new hash positions at every recycle ([`super::salted`]).
+    /// The filter drew new hash positions at every recycle
+    /// ([`crate::filter::Positions::PerCycle`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub salted: bool,
     /// Which long trace and which hash seed.

@@ -57,8 +57,10 @@ pub struct CellSummary {
     pub cell: String,
     pub seeds: u64,
     pub truth: Option<Truth>,
-    /// The long-run FN of the salted filter (new positions per cycle), if replayed.
+    /// The long-run FN and FP count-instance of the salted filter (new positions per
+    /// cycle), if replayed.
     pub salted_fn: Option<Interval>,
+    pub salted_fp: Option<Interval>,
     pub true_bound: Option<f64>,
     /// Seeds whose observed FN point lies outside its own interval.
     pub point_outside_interval: u64,
@@ -266,11 +268,13 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
         .iter()
         .map(|name| {
             let mut seeds: Vec<&ObservedRecord> = Vec::new();
+            let mut per_cycle: Vec<&ObservedRecord> = Vec::new();
             let mut fits: Vec<&FitRecord> = Vec::new();
             let (mut truths, mut salted): (Vec<&TruthRecord>, Vec<&TruthRecord>) =
                 (Vec::new(), Vec::new());
             for r in records.iter().filter(|r| r.cell() == name.as_str()) {
                 match r {
+                    Record::Observed(s) if s.per_cycle => per_cycle.push(s),
                     Record::Observed(s) => seeds.push(s),
                     Record::Fitted(s) => fits.push(s),
                     Record::Truth(t) if t.salted => salted.push(t),
@@ -280,6 +284,9 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
             let truth = truth(&truths, level);
             let salted_fn = truth_rate(&salted, level, |s| {
                 (s.false_negatives as f64, s.arrivals as f64)
+            });
+            let salted_fp = truth_rate(&salted, level, |s| {
+                ((s.false_positives + s.lucky) as f64, s.first as f64)
             });
             let mut rows = Vec::new();
             if let Some(t) = &truth {
@@ -347,6 +354,47 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                     }
                 }
             }
+            // Per-cycle filters, against the per-cycle truth (what they estimate) and
+            // against the fixed filters' hash average (whether the two processes agree).
+            if let (Some(sf), Some(sp)) = (salted_fn, salted_fp) {
+                let fixed = truth
+                    .as_ref()
+                    .map(|t| (t.fn_rate.estimate, t.fp_count_instance.estimate));
+                let mut counts: Vec<u64> = per_cycle
+                    .first()
+                    .map(|s| s.variants.iter().map(|v| v.hash_seeds).collect())
+                    .unwrap_or_default();
+                let printed = u64::from(DEFAULT_HASH_SEEDS);
+                counts.sort_by_key(|&n| (n != printed, n));
+                for n in counts {
+                    let pick =
+                        |s: &ObservedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
+                    let mut targets = vec![("", (sf.estimate, sp.estimate))];
+                    if n == printed {
+                        if let Some(f) = fixed {
+                            targets.push((", against the fixed filters' long-run rate", f));
+                        }
+                    }
+                    for (tail, (tf, tp)) in targets {
+                        let measures: [(&str, Measure, f64); 2] = [
+                            ("observed FN", |v| v.fn_rate, tf),
+                            ("observed FP count-instance", |v| v.fp_count_instance, tp),
+                        ];
+                        for (what, get, target) in measures {
+                            rows.push(coverage(
+                                name,
+                                &format!(
+                                    "{what}, per-cycle positions ({n} hash seed{}){tail}",
+                                    if n == 1 { "" } else { "s" }
+                                ),
+                                &per_cycle,
+                                |s| pick(s).and_then(|v| get(&v).interval),
+                                |_| target,
+                            ));
+                        }
+                    }
+                }
+            }
             rows.push(coverage(
                 name,
                 "p_r",
@@ -384,6 +432,7 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                 seeds: seeds.len().max(fits.len()) as u64,
                 truth,
                 salted_fn,
+                salted_fp,
                 true_bound: fits
                     .first()
                     .map(|s| s.true_bound)
@@ -435,8 +484,8 @@ pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
         out.push_str(
             "\n### The renewal model's own process: new hash positions at every recycle\n\n",
         );
-        out.push_str("| cell | long-run FN, new positions per cycle | long-run FN, fixed positions (hash average) | true-workload renewal bound | bound vs new positions per cycle |\n");
-        out.push_str("|---|---|---|---:|---|\n");
+        out.push_str("| cell | long-run FN, new positions per cycle | long-run FN, fixed positions (hash average) | true-workload renewal bound | bound vs new positions per cycle | long-run FP count-instance, new positions per cycle | the same, fixed positions |\n");
+        out.push_str("|---|---|---|---:|---|---|---|\n");
         for s in summaries {
             let Some(f) = &s.salted_fn else { continue };
             let iv = |i: &Interval| format!("{:.6} [{:.6}, {:.6}]", i.estimate, i.low, i.high);
@@ -447,12 +496,16 @@ pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
                 None => "-",
             };
             out.push_str(&format!(
-                "| {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
                 s.cell,
                 iv(f),
                 s.truth.as_ref().map_or("-".into(), |t| iv(&t.fn_rate)),
                 s.true_bound.map_or("-".into(), |b| format!("{b:.6}")),
-                verdict
+                verdict,
+                s.salted_fp.as_ref().map_or("-".into(), iv),
+                s.truth
+                    .as_ref()
+                    .map_or("-".into(), |t| iv(&t.fp_count_instance)),
             ));
         }
     }
@@ -543,6 +596,7 @@ mod tests {
             seeds: 2,
             truth: None,
             salted_fn: None,
+            salted_fp: None,
             true_bound: None,
             point_outside_interval: 0,
             mean_cycles: 0.0,

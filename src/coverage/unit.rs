@@ -11,7 +11,7 @@ use super::record::{
 use crate::compare::judge::conservative_renewal;
 use crate::compare::{Observed, Rate};
 use crate::error::Result;
-use crate::filter::{mix64, FilterConfig};
+use crate::filter::{mix64, FilterConfig, Positions};
 use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::{for_each_key_batch, KeyHasher};
 use crate::model::fneg::{FnModel, RenewalOptions};
@@ -35,6 +35,8 @@ pub enum Unit {
     },
     /// Long trace t of cell c through a filter that draws new positions per cycle.
     Salted { cell: usize, trace: u64 },
+    /// Seed s of cell c through filters with per-cycle positions.
+    PerCycle { cell: usize, seed: u64 },
 }
 
 impl Unit {
@@ -43,7 +45,8 @@ impl Unit {
             Unit::Observed { cell, .. }
             | Unit::Fit { cell, .. }
             | Unit::Truth { cell, .. }
-            | Unit::Salted { cell, .. } => cell,
+            | Unit::Salted { cell, .. }
+            | Unit::PerCycle { cell, .. } => cell,
         }
     }
 
@@ -54,6 +57,7 @@ impl Unit {
             Unit::Fit { seed, .. } => vec![(3, *seed, 0)],
             Unit::Truth { trace, hashes, .. } => hashes.clone().map(|h| (1, *trace, h)).collect(),
             Unit::Salted { trace, .. } => vec![(2, *trace, 0)],
+            Unit::PerCycle { seed, .. } => vec![(4, *seed, 0)],
         }
     }
 }
@@ -90,12 +94,17 @@ fn filter_with_seed(cell: &Cell, seed: u64) -> FilterConfig {
 /// Hash seeds of the variants a seed reports (the default among them).
 pub const VARIANTS: [u32; 4] = [1, 2, 4, 8];
 
+/// The variants of a seed replayed with per-cycle positions: a filter's positions no
+/// longer persist, so fewer filters should do.
+pub const PER_CYCLE_VARIANTS: [u32; 3] = [1, 2, 4];
+
 /// One seed of a cell, observed: the trace of seed `seed` through filters hashed with
-/// `seed` and the further hash seeds, as `rbf compare` replays it.
+/// `seed` and the further hash seeds, as `rbf compare` replays it (with `positions`
+/// per cycle: the same, each filter drawing new positions at every recycle).
 pub fn run_observed(
     cell: &Cell,
     fingerprint: &str,
-    seed: u64,
+    (seed, positions): (u64, Positions),
     level: f64,
     progress: (&Progress, f64),
 ) -> Result<Record> {
@@ -105,19 +114,27 @@ pub fn run_observed(
         warmup: c.warmup(),
         confidence: level,
     };
-    let most = VARIANTS
+    let per_cycle = positions == Positions::PerCycle;
+    let variants: &[u32] = if per_cycle {
+        &PER_CYCLE_VARIANTS
+    } else {
+        &VARIANTS
+    };
+    let most = variants
         .iter()
         .copied()
         .max()
         .unwrap_or(1)
         .max(DEFAULT_HASH_SEEDS);
-    let mut replay = Replays::new(&filter_with_seed(cell, seed), options, most)?;
+    let mut filter = filter_with_seed(cell, seed);
+    filter.positions = positions;
+    let mut replay = Replays::new(&filter, options, most)?;
     replay.run(stream(&cell.workload, c.arrivals, seed, progress)?);
     check_interrupt()?;
     let first = replay.first().report();
     let measured = replay.first().measured();
     let stats: Vec<_> = replay.replays().iter().map(Replay::cycle_stats).collect();
-    let variants = VARIANTS
+    let variants = variants
         .iter()
         .map(|&n| {
             let mut r = first.clone();
@@ -133,6 +150,7 @@ pub fn run_observed(
         cell: c.name.clone(),
         fingerprint: fingerprint.to_string(),
         seed,
+        per_cycle,
         arrivals: first.counts.arrivals,
         cycles: first.per_cycle.complete_cycles,
         variants,
@@ -284,7 +302,8 @@ pub fn run_truth(
         .collect())
 }
 
-/// Long trace `trace` (as [`run_truth`]'s) through the salted filter.
+/// Long trace `trace` (as [`run_truth`]'s) through a filter with per-cycle positions
+/// ([`Positions::PerCycle`]): the process the models describe.
 pub fn run_salted(
     cell: &Cell,
     fingerprint: &str,
@@ -295,8 +314,13 @@ pub fn run_salted(
     let t = Instant::now();
     let c = &cell.config;
     let seed = mix64(TRUTH_SEED_BASE + (trace << 20) + 0xfff);
-    let mut replay =
-        super::salted::SaltedReplay::new(&filter_with_seed(cell, seed), c.warmup(), true)?;
+    let mut filter = filter_with_seed(cell, seed);
+    filter.positions = Positions::PerCycle;
+    let options = ReplayOptions {
+        warmup: c.warmup(),
+        confidence: 0.99,
+    };
+    let mut replay = Replay::new(&filter, options)?;
     for_each_key_batch(
         stream(
             &cell.workload,

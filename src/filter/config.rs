@@ -25,6 +25,34 @@ impl Hashing {
     }
 }
 
+/// Whether a filter's hash positions stay fixed or are drawn anew at every recycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Positions {
+    /// Every message keeps its positions for the filter's life: a deployed filter.
+    #[default]
+    Fixed,
+    /// An array that is cleared draws new positions for its next cycle (a new salt
+    /// per cycle), so that cycles are independent draws of the positions: the process
+    /// the models describe, which average over hash positions (FN paper §5; FP paper
+    /// §III). A long replay of it estimates the hash-averaged rates directly
+    /// (docs/coverage/README.md).
+    PerCycle,
+}
+
+impl Positions {
+    pub fn is_fixed(&self) -> bool {
+        *self == Positions::Fixed
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Positions::Fixed => "fixed",
+            Positions::PerCycle => "per-cycle",
+        }
+    }
+}
+
 /// When the filter recycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -51,6 +79,7 @@ pub enum Trigger {
 /// copy_over = true      # two-phase only
 /// independent_halves = false
 /// seed = 0
+/// positions = "fixed"  # or "per-cycle"
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -85,6 +114,9 @@ pub struct FilterConfig {
     /// Seed of the bit-position hashing.
     #[serde(default)]
     pub seed: u64,
+    /// Fixed positions (a deployed filter) or new positions at every recycle.
+    #[serde(default, skip_serializing_if = "Positions::is_fixed")]
+    pub positions: Positions,
 }
 
 fn one() -> u8 {
@@ -114,6 +146,7 @@ impl FilterConfig {
             copy_over: true,
             independent_halves: false,
             seed: 0,
+            positions: Positions::Fixed,
         }
     }
 

@@ -12,7 +12,7 @@ mod config;
 mod positions;
 
 pub use bits::BitArray;
-pub use config::{FilterConfig, Hashing, Trigger, MAX_HASHES, MAX_MEMORY};
+pub use config::{FilterConfig, Hashing, Positions, Trigger, MAX_HASHES, MAX_MEMORY};
 pub use positions::{mix64, PositionBuf, PositionHasher};
 
 use crate::error::Result;
@@ -39,6 +39,9 @@ pub struct Outcome {
 pub struct RecyclingFilter {
     arrays: Vec<BitArray>,
     hashers: Vec<PositionHasher>,
+    /// Each array's own seed, from which its per-cycle seeds derive.
+    seeds: Vec<u64>,
+    positions: Positions,
     active: usize,
     trigger: Trigger,
     retaining: bool,
@@ -60,20 +63,28 @@ impl RecyclingFilter {
         )?;
         let phases = usize::from(config.phases);
         let half = config.half_memory();
-        let hashers = (0..phases)
+        let seeds: Vec<u64> = (0..phases)
             .map(|i| {
                 // Independent halves: the second array draws positions with another seed.
-                let seed = if config.independent_halves {
+                if config.independent_halves {
                     config.seed ^ mix64(i as u64 + 1)
                 } else {
                     config.seed
-                };
+                }
+            })
+            .collect();
+        let hashers = seeds
+            .iter()
+            .map(|&seed| {
+                let seed = cycle_seed(config.positions, seed, 0);
                 PositionHasher::new(half, config.hashes, config.hashing, seed)
             })
             .collect();
         Ok(RecyclingFilter {
             arrays: (0..phases).map(|_| BitArray::new(half)).collect(),
             hashers,
+            seeds,
+            positions: config.positions,
             active: 0,
             trigger: config.trigger()?,
             retaining: config.retaining,
@@ -204,7 +215,13 @@ impl RecyclingFilter {
             .unwrap_or(0)
     }
 
-    /// The position generator of physical array `array`.
+    /// Fixed positions, or new ones at every recycle.
+    pub fn positions_mode(&self) -> Positions {
+        self.positions
+    }
+
+    /// The position generator of physical array `array` (for [`Positions::PerCycle`],
+    /// the current cycle's).
     pub fn hasher(&self, array: usize) -> &PositionHasher {
         &self.hashers[array]
     }
@@ -251,6 +268,11 @@ impl RecyclingFilter {
         self.active = next;
         self.inserts = 0;
         self.recycles += 1;
+        if self.positions == Positions::PerCycle {
+            let h = &self.hashers[next];
+            let seed = cycle_seed(self.positions, self.seeds[next], self.recycles);
+            self.hashers[next] = PositionHasher::new(h.range(), h.k() as u32, h.hashing(), seed);
+        }
         if self.retaining {
             let p = self.hashers[next].positions(key, &mut self.buf);
             if self.arrays[next].insert(p) > 0 {
@@ -266,6 +288,15 @@ impl RecyclingFilter {
 
     pub fn k(&self) -> usize {
         self.k
+    }
+}
+
+/// The seed of an array whose own seed is `seed` for the cycle that starts with
+/// recycle number `recycle` (0: the first cycle): `seed` itself for fixed positions.
+pub fn cycle_seed(positions: Positions, seed: u64, recycle: u64) -> u64 {
+    match positions {
+        Positions::Fixed => seed,
+        Positions::PerCycle => mix64(seed ^ mix64(recycle.wrapping_add(0x5a17))),
     }
 }
 

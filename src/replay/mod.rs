@@ -287,7 +287,9 @@ impl Replay {
     /// Replays a slice of keys. Lookups of the key PREFETCH_DISTANCE arrivals ahead are
     /// started before each arrival is processed, hiding memory latency.
     pub fn run_keys(&mut self, keys: &[u64]) {
-        if self.filter.phases() == 1 {
+        // The one-phase loop computes positions arrivals ahead, which per-cycle
+        // positions would make stale at a recycle: they take the general loop.
+        if self.filter.phases() == 1 && self.filter.positions_mode().is_fixed() {
             return self.run_keys_one_phase(keys);
         }
         if self.filter.array_bytes() > CACHED_FILTER_BYTES {

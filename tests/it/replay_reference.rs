@@ -2,11 +2,15 @@
 //! arrays, recycling by clearing whole vectors, and ground truth kept as explicit
 //! `HashSet`s of the keys recorded in each half. Both use the same bit positions (the
 //! reference asks an untouched `RecyclingFilter` for them), so every count must agree
-//! exactly, for every variant, on many small random traces.
+//! exactly, for every variant, on many small random traces. Filters with per-cycle
+//! positions get theirs from a [`PositionHasher`] seeded as documented for each
+//! array and cycle (the rule of `rbf::filter::cycle_seed`, written out again here).
 
 use std::collections::HashSet;
 
-use rbf::filter::{FilterConfig, Hashing, RecyclingFilter, Trigger};
+use rbf::filter::{
+    mix64, FilterConfig, Hashing, PositionHasher, Positions, RecyclingFilter, Trigger,
+};
 use rbf::replay::{Replay, ReplayOptions};
 use rbf::synth::Rng;
 
@@ -66,12 +70,29 @@ fn reference(c: &FilterConfig, keys: &[u64], warmup: usize) -> Counts {
     let phases = c.phases as usize;
     let mut halves: Vec<Half> = (0..phases).map(|_| Half::new(m)).collect();
     let mut active = 0usize;
+    // Per-cycle positions: the recycle that last cleared each array.
+    let mut cleared_at = [0u64; 2];
+    let mut recycles = 0u64;
+    let positions = |key: u64, array: usize, cleared_at: &[u64; 2]| -> Vec<u64> {
+        if c.positions == Positions::Fixed {
+            return oracle.positions(key, array);
+        }
+        let own = if c.independent_halves {
+            c.seed ^ mix64(array as u64 + 1)
+        } else {
+            c.seed
+        };
+        let seed = mix64(own ^ mix64(cleared_at[array].wrapping_add(0x5a17)));
+        let h = PositionHasher::new(m as u64, c.hashes, c.hashing, seed);
+        let mut buf = [0; 64];
+        h.positions(key, &mut buf).to_vec()
+    };
     let mut seen = HashSet::new();
     let mut out = Counts::default();
     let trigger = c.trigger().unwrap();
     for (t, &key) in keys.iter().enumerate() {
         let counting = t >= warmup;
-        let pa = oracle.positions(key, active);
+        let pa = positions(key, active, &cleared_at);
         let truth = if !seen.contains(&key) {
             0
         } else if halves.iter().any(|h| h.recorded.contains(&key)) {
@@ -87,7 +108,7 @@ fn reference(c: &FilterConfig, keys: &[u64], warmup: usize) -> Counts {
             (found, n)
         } else {
             let f = 1 - active;
-            let pf = oracle.positions(key, f);
+            let pf = positions(key, f, &cleared_at);
             let in_frozen = halves[f].all_set(&pf);
             let in_active = halves[active].all_set(&pa);
             if !in_frozen || c.copy_over || in_active {
@@ -129,9 +150,11 @@ fn reference(c: &FilterConfig, keys: &[u64], warmup: usize) -> Counts {
                 }
                 let next = if phases == 2 { 1 - active } else { active };
                 halves[next].clear();
+                recycles += 1;
+                cleared_at[next] = recycles;
                 active = next;
                 if c.retaining {
-                    let p = oracle.positions(key, active);
+                    let p = positions(key, active, &cleared_at);
                     if halves[active].set(&p) > 0 {
                         halves[active].inserts = 1;
                     }
@@ -167,6 +190,9 @@ fn random_config(rng: &mut Rng) -> FilterConfig {
     c.copy_over = rng.chance(0.5);
     c.independent_halves = rng.chance(0.3);
     c.seed = rng.next_u64();
+    if rng.chance(0.3) {
+        c.positions = Positions::PerCycle;
+    }
     c
 }
 
