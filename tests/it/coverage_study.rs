@@ -3,7 +3,9 @@
 //! positions move a filter's FN as much as the arrivals do), one and two phases, 40
 //! seeds each (a new trace and new hash positions per seed), every interval rbf prints
 //! checked against the truth: the exact p_r and S(n), and the long-run FN and FP of
-//! replays 10 times longer, averaged over 2 traces x 8 hash seeds.
+//! replays 10 times longer, averaged over 2 traces x 8 hash seeds. The same seeds
+//! through filters with per-cycle positions are checked against that process's own
+//! long replays.
 //!
 //! Tolerance from the sample size: each interval must cover at 98 % or more (issue
 //! 30); with 40 seeds a coverage of exactly 98 % gives at most 4 misses with
@@ -33,6 +35,7 @@ arrivals = 200000
 memory = 8000
 hashes = 4
 target_fp = 1e-3
+per_cycle_seeds = 40
 
 [[cell]]
 name = "uniform-two-phase"
@@ -45,6 +48,7 @@ memory = 8000
 hashes = 4
 target_fp = 1e-3
 phases = 2
+per_cycle_seeds = 40
 "#;
 
 /// Most misses of 40 when the coverage is 98 %, at probability 0.998.
@@ -116,6 +120,27 @@ fn printed_intervals_hold_their_level_on_a_small_study() {
             .collect();
         assert_eq!(pooled.len(), 2, "{}", c.cell);
         assert!(pooled.iter().all(|r| r.seeds == 40), "{}", c.cell);
+    }
+    // Filters with per-cycle positions: their intervals hold against their own
+    // process's long-run rates (one salted long replay per truth trace).
+    for c in &cells {
+        assert!(c.salted_fn.is_some() && c.salted_fp.is_some(), "{}", c.cell);
+        for name in ["observed FN", "observed FP count-instance"] {
+            let label = format!("{name}, per-cycle positions (4 hash seeds)");
+            let r = c
+                .rows
+                .iter()
+                .find(|r| r.interval == label)
+                .unwrap_or_else(|| panic!("{}: no row {label}", c.cell));
+            assert!(r.seeds >= 38, "{}: {label}: {} seeds", c.cell, r.seeds);
+            assert!(
+                r.seeds - r.covered <= MAX_MISSES,
+                "{}: {label}: {} of {} covered",
+                c.cell,
+                r.covered,
+                r.seeds
+            );
+        }
     }
     // Records are resumable: a second run finds every unit done and changes nothing.
     let before = std::fs::read_to_string(dir.join("records/shard-0-of-1.jsonl")).unwrap();
