@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::filter::{FilterConfig, Hashing};
+use rbf::filter::{FilterConfig, Hashing, Positions};
 use rbf::{Error, Result};
 
 #[derive(Args, Debug, Clone)]
@@ -48,6 +48,19 @@ pub struct FilterArgs {
     /// Seed of the bit-position hashing.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Hash positions: `fixed` for the filter's life (a deployed filter, the default),
+    /// or `per-cycle`: drawn anew whenever an array is cleared, the process the models
+    /// describe (averaged over hash positions), whose intervals cover the models'
+    /// rates where a few popular messages make fixed filters' rates depend on their
+    /// positions (docs/coverage/README.md).
+    #[arg(long, value_enum)]
+    pub positions: Option<PositionsArg>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum PositionsArg {
+    Fixed,
+    PerCycle,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -133,6 +146,12 @@ impl FilterArgs {
         }
         if let Some(s) = self.seed {
             c.seed = s;
+        }
+        if let Some(p) = self.positions {
+            c.positions = match p {
+                PositionsArg::Fixed => Positions::Fixed,
+                PositionsArg::PerCycle => Positions::PerCycle,
+            };
         }
         if c.phases == 1 {
             let two_phase_flag = [

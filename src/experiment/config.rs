@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::filter::FilterConfig;
-use crate::filter::Hashing;
+use crate::filter::{Hashing, Positions};
 use crate::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
 use crate::ingest::packet::key::FlowKeyKind;
 use crate::ingest::Format;
@@ -74,6 +74,11 @@ pub struct ExperimentConfig {
     /// positions' randomness as the models do ([`crate::replay::Replays`]).
     #[serde(default = "default_hash_seeds")]
     pub hash_seeds: u32,
+    /// Hash positions of the replayed filters: `fixed` (a deployed filter, the
+    /// default) or `per-cycle` (new positions at every recycle: the process the models
+    /// describe; docs/coverage/README.md).
+    #[serde(default, skip_serializing_if = "Positions::is_fixed")]
+    pub positions: Positions,
     #[serde(default, rename = "trace")]
     pub traces: Vec<TraceSource>,
     /// Synthetic sources; a `[[synthetic]]` table whose `distinct`, `zipf`,

@@ -165,8 +165,10 @@ fn replay_once(
     seed: u64,
 ) -> Result<ReplayReport> {
     // One filter per hash seed, so that the intervals cover the hash positions.
+    let mut filter = filter.clone();
+    filter.positions = config.positions;
     let mut r = Replays::new(
-        filter,
+        &filter,
         ReplayOptions {
             warmup: source.warmup,
             confidence: config.confidence,

@@ -295,6 +295,9 @@ impl FilterConfig {
                 s.push_str(" independent-halves");
             }
         }
+        if !self.positions.is_fixed() {
+            s.push_str(" per-cycle-positions");
+        }
         s
     }
 }

@@ -236,3 +236,59 @@ fn filter_config_file_matches_flags() {
     assert_eq!(a["cycles"], b["cycles"]);
     assert_eq!(b["filter"]["phases"], 2);
 }
+
+/// `--positions per-cycle` (or `positions = "per-cycle"` in a filter file) replays the
+/// same arrivals through filters whose positions change at every recycle: arrivals and
+/// new messages stay (the rest depends on where cycles end), the filter's errors change, the JSON names the mode; a bad
+/// value names the flag's allowed values.
+#[test]
+fn per_cycle_positions_change_the_errors_not_the_arrivals() {
+    let dir = Scratch::new("cli-positions");
+    let csv = dir.join("p.csv");
+    synth(&csv, "6");
+    let fixed = replay_json(&csv, &[]);
+    let per_cycle = replay_json(&csv, &["--positions", "per-cycle"]);
+    for key in ["arrivals", "new"] {
+        assert_eq!(fixed[key], per_cycle[key], "{key}");
+    }
+    assert!(per_cycle["cycles"].as_u64().unwrap() > 5, "{per_cycle}");
+    assert_ne!(fixed["false_negatives"], per_cycle["false_negatives"]);
+    assert_eq!(per_cycle["filter"]["positions"], "per-cycle");
+    assert!(
+        fixed["filter"].get("positions").is_none(),
+        "{}",
+        fixed["filter"]
+    );
+    let cfg = dir.join("p.toml");
+    std::fs::write(
+        &cfg,
+        "[filter]\nmemory = 4000\nhashes = 3\nsigma = 1200\npositions = \"per-cycle\"\n",
+    )
+    .unwrap();
+    let out = rbf(&[
+        "replay",
+        csv.to_str().unwrap(),
+        "--filter-config",
+        cfg.to_str().unwrap(),
+        "--json",
+    ]);
+    let b = crate::cli::json_of(&out);
+    for key in ["false_negatives", "false_positives", "cycles"] {
+        assert_eq!(per_cycle[key], b[key], "{key}");
+    }
+    let bad = rbf(&[
+        "replay",
+        csv.to_str().unwrap(),
+        "-m",
+        "4000",
+        "-k",
+        "3",
+        "--sigma",
+        "1200",
+        "--positions",
+        "sometimes",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("fixed") && err.contains("per-cycle"), "{err}");
+}
