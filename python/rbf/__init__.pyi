@@ -38,6 +38,7 @@ def replay(
     no_copy_over: bool = False,
     independent_halves: bool = False,
     seed: int | None = None,
+    positions: Literal['fixed', 'per-cycle'] | None = None,
     warmup: int | None = None,
     format: Literal['auto', 'jedi', 'lines', 'pcap', 'csv', 'binary', 'lcs', 'rbfs', 'zeek', 'nfdump-csv'] | None = None,
     key: Literal['five-tuple', 'five-tuple-vlan', 'src-dst', 'dst', 'dst-prefix', 'src-prefix'] | None = None,
@@ -102,6 +103,7 @@ def compare(
     no_copy_over: bool = False,
     independent_halves: bool = False,
     seed: int | None = None,
+    positions: Literal['fixed', 'per-cycle'] | None = None,
     target_fp: float | None = None,
     warmup: int | None = None,
     window: int | None = None,
@@ -142,6 +144,7 @@ def model_fp(
     no_copy_over: bool = False,
     independent_halves: bool = False,
     seed: int | None = None,
+    positions: Literal['fixed', 'per-cycle'] | None = None,
     quiet: bool = False,
 ) -> Result:
     """Average false-positive rate of a sigma-bounded filter (FP paper)."""
@@ -174,6 +177,7 @@ def model_fn(
     no_copy_over: bool = False,
     independent_halves: bool = False,
     seed: int | None = None,
+    positions: Literal['fixed', 'per-cycle'] | None = None,
     zipf: float | None = None,
     distinct: int | None = None,
     workload: str | os.PathLike[str] | None = None,

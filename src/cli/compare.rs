@@ -167,7 +167,8 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
             ingest: source.summary(),
         });
     }
-    println!("filter: {}", config.describe());
+    // The filter as replayed (its positions resolved: per-cycle unless asked).
+    println!("filter: {}", r.filter.describe());
     println!(
         "trace: {} arrivals ({} measured, {} recycles), p_r = {:.4}, {} distinct keys,",
         obs.seen, r.counts.arrivals, r.cycles, s.p_repeat, s.distinct_keys
@@ -177,7 +178,8 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
         s.model_distinct,
         100.0 * s.one_hit_share
     );
-    print!("{}", tables(&c, a.confidence, r.hash_seeds));
+    let per_cycle = r.filter.positions == Some(rbf::filter::Positions::PerCycle);
+    print!("{}", tables(&c, a.confidence, (r.hash_seeds, per_cycle)));
     if let Some(r) = &renewal {
         print!(
             "{}",
@@ -201,7 +203,7 @@ fn interval_cell(i: Option<&Interval>) -> String {
 /// The observed rates with their intervals and the FP model beside them, then every
 /// bound with its claim, standing and verdict against the observed FN; each bound's
 /// note once below.
-fn tables(c: &Comparison, confidence: f64, hash_seeds: u64) -> String {
+fn tables(c: &Comparison, confidence: f64, (hash_seeds, per_cycle): (u64, bool)) -> String {
     let level = format!("{:.0}% interval", 100.0 * confidence);
     let mut t = Table::new(["observed", "value", level.as_str()]).left_aligned(&[2]);
     let row = |t: &mut Table, name: &str, o: &Observed| {
@@ -271,8 +273,14 @@ fn tables(c: &Comparison, confidence: f64, hash_seeds: u64) -> String {
     out.push_str(&wrap(
         &format!(
             "observed: over the complete cycles of {hash_seeds} filters hashed with different \
-             seeds, the intervals over those filters and time batches (the models average over \
-             hash positions and arrivals alike)"
+             seeds{}, the intervals over those filters and time batches (the models average over \
+             hash positions and arrivals alike)",
+            if per_cycle {
+                ", each drawing new positions at every recycle (--positions fixed: positions \
+                 kept, as a deployed filter's)"
+            } else {
+                ", each keeping its positions (as a deployed filter)"
+            }
         ),
         WIDTH,
         "    ",

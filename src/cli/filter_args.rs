@@ -148,10 +148,10 @@ impl FilterArgs {
             c.seed = s;
         }
         if let Some(p) = self.positions {
-            c.positions = match p {
+            c.positions = Some(match p {
                 PositionsArg::Fixed => Positions::Fixed,
                 PositionsArg::PerCycle => Positions::PerCycle,
-            };
+            });
         }
         if c.phases == 1 {
             let two_phase_flag = [

@@ -104,8 +104,11 @@ pub fn units(config: &CoverageConfig) -> Vec<Unit> {
                 out.push(Unit::Salted { cell, trace });
             }
         }
-        for seed in 1..=c.observed_seeds(config.seeds) {
-            out.push(Unit::Observed { cell, seed });
+        let observed = c.observed_seeds(config.seeds);
+        for seed in 1..=observed.max(c.per_cycle_seeds()) {
+            if seed <= observed {
+                out.push(Unit::Observed { cell, seed });
+            }
             if seed <= config.seeds {
                 out.push(Unit::Fit { cell, seed });
             }

@@ -5,6 +5,8 @@
 use serde::Serialize;
 
 use super::record::{FitRecord, ObservedRecord, Record, TruthRecord};
+use crate::compare::JUDGED_POSITIONS;
+use crate::filter::Positions;
 use crate::output_file::frame::csv_field;
 use crate::replay::{batch_length, rebatch, CycleSums, DEFAULT_HASH_SEEDS};
 use crate::stats::{normal_quantile, replicated_ratio, Interval, RatioEstimate};
@@ -324,11 +326,16 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                     ),
                 ];
                 counts.sort_by_key(|&n| (n != printed, n));
+                let printed_here = JUDGED_POSITIONS == Positions::Fixed;
                 for n in counts {
                     let label = |what: &str| {
-                        let tail = if n == printed { ", printed" } else { "" };
+                        let tail = if n == printed && printed_here {
+                            ", printed"
+                        } else {
+                            ""
+                        };
                         format!(
-                            "{what} ({n} hash seed{}{tail})",
+                            "{what}, fixed positions ({n} hash seed{}{tail})",
                             if n == 1 { "" } else { "s" }
                         )
                     };
@@ -384,8 +391,13 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                             rows.push(coverage(
                                 name,
                                 &format!(
-                                    "{what}, per-cycle positions ({n} hash seed{}){tail}",
-                                    if n == 1 { "" } else { "s" }
+                                    "{what}, per-cycle positions ({n} hash seed{}{}){tail}",
+                                    if n == 1 { "" } else { "s" },
+                                    if n == printed && JUDGED_POSITIONS == Positions::PerCycle {
+                                        ", printed"
+                                    } else {
+                                        ""
+                                    }
                                 ),
                                 &per_cycle,
                                 |s| pick(s).and_then(|v| get(&v).interval),

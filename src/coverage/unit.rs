@@ -127,7 +127,7 @@ pub fn run_observed(
         .unwrap_or(1)
         .max(DEFAULT_HASH_SEEDS);
     let mut filter = filter_with_seed(cell, seed);
-    filter.positions = positions;
+    filter.positions = Some(positions);
     let mut replay = Replays::new(&filter, options, most)?;
     replay.run(stream(&cell.workload, c.arrivals, seed, progress)?);
     check_interrupt()?;
@@ -315,7 +315,7 @@ pub fn run_salted(
     let c = &cell.config;
     let seed = mix64(TRUTH_SEED_BASE + (trace << 20) + 0xfff);
     let mut filter = filter_with_seed(cell, seed);
-    filter.positions = Positions::PerCycle;
+    filter.positions = Some(Positions::PerCycle);
     let options = ReplayOptions {
         warmup: c.warmup(),
         confidence: 0.99,

@@ -74,11 +74,12 @@ pub struct ExperimentConfig {
     /// positions' randomness as the models do ([`crate::replay::Replays`]).
     #[serde(default = "default_hash_seeds")]
     pub hash_seeds: u32,
-    /// Hash positions of the replayed filters: `fixed` (a deployed filter, the
-    /// default) or `per-cycle` (new positions at every recycle: the process the models
-    /// describe; docs/coverage/README.md).
-    #[serde(default, skip_serializing_if = "Positions::is_fixed")]
-    pub positions: Positions,
+    /// Hash positions of the replayed filters: `per-cycle` (new positions at every
+    /// recycle: the process the models describe, the default, as for every judged
+    /// replay: [`crate::compare::JUDGED_POSITIONS`]) or `fixed` (a deployed filter's;
+    /// docs/coverage/README.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub positions: Option<Positions>,
     #[serde(default, rename = "trace")]
     pub traces: Vec<TraceSource>,
     /// Synthetic sources; a `[[synthetic]]` table whose `distinct`, `zipf`,

@@ -168,7 +168,7 @@ fn replay_once(
     let mut filter = filter.clone();
     filter.positions = config.positions;
     let mut r = Replays::new(
-        &filter,
+        &crate::compare::judged(&filter),
         ReplayOptions {
             warmup: source.warmup,
             confidence: config.confidence,

@@ -79,7 +79,10 @@ paper's FP: false positives (new messages classified repeat) over all arrivals. 
 or f_a for N-bounded filters; an estimate, not a bound.\n\
 - **obs FN**: false negatives (non-repeats classified new) over all arrivals, mean over seeds; \
 `observed_fn_low/high` is a t-interval over seeds (batch means over cycles with one seed), \
-clamped to [0, 1].\n\
+clamped to [0, 1]. Each replay runs `hash_seeds` filters (4 by default) whose hash positions \
+are drawn anew at every recycle unless the config says `positions = \"fixed\"`: the models \
+average over hash positions, and a filter that keeps its positions has rates that depend on \
+them (docs/coverage/README.md).\n\
 - **the bounds** (one column each, `fn_renewal_upper`, `fn_renewal_fitted`, \
 `fn_renewal_conservative`, `fn_markov_lower`, ...): **renewal** is the FN paper's renewal upper \
 bound (§5) on the source's workload (the true one for synthetic sources, the fitted one for \

@@ -114,9 +114,11 @@ pub struct FilterConfig {
     /// Seed of the bit-position hashing.
     #[serde(default)]
     pub seed: u64,
-    /// Fixed positions (a deployed filter) or new positions at every recycle.
-    #[serde(default, skip_serializing_if = "Positions::is_fixed")]
-    pub positions: Positions,
+    /// Fixed positions (a deployed filter) or new positions at every recycle; absent:
+    /// the command's default ([`FilterConfig::positions_or`]): fixed for a replay of
+    /// the filter, per-cycle where observed rates are judged against the models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub positions: Option<Positions>,
 }
 
 fn one() -> u8 {
@@ -146,8 +148,13 @@ impl FilterConfig {
             copy_over: true,
             independent_halves: false,
             seed: 0,
-            positions: Positions::Fixed,
+            positions: None,
         }
+    }
+
+    /// The positions asked for, else `default`.
+    pub fn positions_or(&self, default: Positions) -> Positions {
+        self.positions.unwrap_or(default)
     }
 
     /// Bits in one filter array: M for one phase, M/2 for each half of two.
@@ -295,7 +302,7 @@ impl FilterConfig {
                 s.push_str(" independent-halves");
             }
         }
-        if !self.positions.is_fixed() {
+        if self.positions == Some(Positions::PerCycle) {
             s.push_str(" per-cycle-positions");
         }
         s

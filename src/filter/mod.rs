@@ -76,7 +76,7 @@ impl RecyclingFilter {
         let hashers = seeds
             .iter()
             .map(|&seed| {
-                let seed = cycle_seed(config.positions, seed, 0);
+                let seed = cycle_seed(config.positions_or(Positions::Fixed), seed, 0);
                 PositionHasher::new(half, config.hashes, config.hashing, seed)
             })
             .collect();
@@ -84,7 +84,7 @@ impl RecyclingFilter {
             arrays: (0..phases).map(|_| BitArray::new(half)).collect(),
             hashers,
             seeds,
-            positions: config.positions,
+            positions: config.positions_or(Positions::Fixed),
             active: 0,
             trigger: config.trigger()?,
             retaining: config.retaining,

@@ -287,9 +287,7 @@ impl Replay {
     /// Replays a slice of keys. Lookups of the key PREFETCH_DISTANCE arrivals ahead are
     /// started before each arrival is processed, hiding memory latency.
     pub fn run_keys(&mut self, keys: &[u64]) {
-        // The one-phase loop computes positions arrivals ahead, which per-cycle
-        // positions would make stale at a recycle: they take the general loop.
-        if self.filter.phases() == 1 && self.filter.positions_mode().is_fixed() {
+        if self.filter.phases() == 1 {
             return self.run_keys_one_phase(keys);
         }
         if self.filter.array_bytes() > CACHED_FILTER_BYTES {
@@ -372,10 +370,14 @@ impl Replay {
     /// The loop of [`Replay::run_keys_one_phase`] for k = K (K = 0: any k). The
     /// positions of arrival j live in ring slot j mod [`RING`] from `lead.positions`
     /// arrivals before it until it is processed.
+    ///
+    /// With per-cycle positions a recycle changes the hasher: the positions computed
+    /// ahead for the next cycle's first arrivals are then computed again.
     #[inline(always)]
     fn run_keys_one_phase_k<const K: usize>(&mut self, keys: &[u64], lead: Lead) {
         debug_assert!(lead.positions <= RING && RING.is_power_of_two());
-        let hasher = *self.filter.hasher(0);
+        let per_cycle = !self.filter.positions_mode().is_fixed();
+        let mut hasher = *self.filter.hasher(0);
         let k = if K == 0 { hasher.k() } else { K };
         debug_assert_eq!(k, hasher.k());
         let slot = |j: usize| j & (RING - 1);
@@ -397,7 +399,14 @@ impl Replay {
                 self.truth.prefetch(next);
             }
             let positions = &ring[slot(i)][..k];
+            let recycles = self.filter.recycles();
             self.push_with(key, |f| f.process_positions(key, positions));
+            if per_cycle && self.filter.recycles() != recycles {
+                hasher = *self.filter.hasher(0);
+                for (j, &next) in keys.iter().enumerate().take(i + lead.positions).skip(i + 1) {
+                    hasher.positions_k::<K>(next, &mut ring[slot(j)]);
+                }
+            }
             let j = i + lead.positions;
             if let Some(&next) = keys.get(j) {
                 let p = hasher.positions_k::<K>(next, &mut ring[slot(j)]);

@@ -98,8 +98,13 @@ pub fn replay_table(r: &ReplayReport) -> String {
     out.push_str(&t.render());
     if let Some(conf) = conf {
         let line = format!(
-            "rates with an interval: over the complete cycles of {} filter(s) hashed with different seeds (the counts above are the first's); intervals over {} batches of {} arrivals{}",
+            "rates with an interval: over the complete cycles of {} filter(s) hashed with different seeds{} (the counts above are the first's); intervals over {} batches of {} arrivals{}",
             conf.hash_seeds,
+            if r.filter.positions == Some(crate::filter::Positions::PerCycle) {
+                ", each drawing new positions at every recycle"
+            } else {
+                ""
+            },
             conf.batches,
             count(conf.batch_arrivals),
             if conf.hash_seeds > 1 {

@@ -98,7 +98,7 @@ pub fn confirm(
     let warmup = synth.prologue_len() as u64 + arrivals / 10;
     // One filter per hash seed: the intervals cover the hash positions too.
     let mut replay = Replays::new(
-        filter,
+        &crate::compare::judged(filter),
         ReplayOptions {
             warmup,
             confidence: level,

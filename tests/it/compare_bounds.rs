@@ -114,8 +114,9 @@ fn replay(
         options.key = KeySpec::new(k, 24, 48).expect("key");
     }
     let source = ingest::open(Path::new(path), &options).expect("trace opens");
+    // As `rbf compare` replays: per-cycle positions unless the filter says otherwise.
     let mut r = Replays::new(
-        filter,
+        &rbf::compare::judged(filter),
         ReplayOptions {
             warmup,
             confidence: 0.99,
@@ -132,9 +133,11 @@ fn replay(
 ///
 /// | M | sigma | observed FN (99 % CI) | renewal, point | renewal, conservative |
 /// |---|---|---|---|---|
-/// | 10 000 | 2226 | 0.1591 [0.1538, 0.1643] | 0.1591 | 0.1670 |
-/// | 30 000 | 6681 | 0.1087 [0.1033, 0.1139] | 0.1080 | 0.1153 |
-/// | 100 000 | 22275 | 0.0613 [0.0541, 0.0707] | 0.0618 | 0.0684 |
+/// | 10 000 | 2226 | 0.1592 [0.1540, 0.1644] | 0.1591 | 0.1697 |
+/// | 30 000 | 6681 | 0.1083 [0.1032, 0.1135] | 0.1080 | 0.1178 |
+/// | 100 000 | 22275 | 0.0623 [0.0542, 0.0704] | 0.0618 | 0.0771 |
+///
+/// (observed with per-cycle positions, as `rbf compare` replays by default, 2026-11-26)
 ///
 /// TRAGEN generates its requests from reuse-distance footprints, which the measured
 /// reuse profile captures almost exactly: the point bound lands inside the observed

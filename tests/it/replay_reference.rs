@@ -74,7 +74,7 @@ fn reference(c: &FilterConfig, keys: &[u64], warmup: usize) -> Counts {
     let mut cleared_at = [0u64; 2];
     let mut recycles = 0u64;
     let positions = |key: u64, array: usize, cleared_at: &[u64; 2]| -> Vec<u64> {
-        if c.positions == Positions::Fixed {
+        if c.positions != Some(Positions::PerCycle) {
             return oracle.positions(key, array);
         }
         let own = if c.independent_halves {
@@ -191,7 +191,7 @@ fn random_config(rng: &mut Rng) -> FilterConfig {
     c.independent_halves = rng.chance(0.3);
     c.seed = rng.next_u64();
     if rng.chance(0.3) {
-        c.positions = Positions::PerCycle;
+        c.positions = Some(Positions::PerCycle);
     }
     c
 }
