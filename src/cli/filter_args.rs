@@ -63,6 +63,15 @@ pub enum PositionsArg {
     PerCycle,
 }
 
+impl From<PositionsArg> for Positions {
+    fn from(p: PositionsArg) -> Positions {
+        match p {
+            PositionsArg::Fixed => Positions::Fixed,
+            PositionsArg::PerCycle => Positions::PerCycle,
+        }
+    }
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub enum HashingArg {
     Colliding,
@@ -148,10 +157,7 @@ impl FilterArgs {
             c.seed = s;
         }
         if let Some(p) = self.positions {
-            c.positions = Some(match p {
-                PositionsArg::Fixed => Positions::Fixed,
-                PositionsArg::PerCycle => Positions::PerCycle,
-            });
+            c.positions = Some(p.into());
         }
         if c.phases == 1 {
             let two_phase_flag = [

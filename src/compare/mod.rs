@@ -64,7 +64,7 @@ impl FpModel {
 /// few popular messages, by up to a quarter of the FP rate), and an interval over four
 /// such filters covered the hash-averaged FP count-instance rate at only 97.0-97.4 %
 /// in two cells of the coverage study, where per-cycle filters cover every observed
-/// rate at 98.5 % or more in every cell (docs/coverage/README.md). `rbf replay`, which
+/// rate at 98.3 % or more in every cell (docs/coverage/README.md). `rbf replay`, which
 /// reports the filter itself, keeps fixed positions unless told otherwise.
 pub const JUDGED_POSITIONS: Positions = Positions::PerCycle;
 

@@ -67,6 +67,10 @@ pub struct ReplayBench {
     /// Write the throughput curve (arrivals/s against M) as an SVG plot.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Hash positions of the filter: fixed (as `rbf replay`), or per-cycle (as the
+    /// judged replays of `rbf compare` and `rbf run`).
+    #[arg(long, value_enum, default_value = "fixed")]
+    positions: crate::cli::filter_args::PositionsArg,
 }
 
 /// One size's timings (seconds).
@@ -161,7 +165,9 @@ pub fn run(a: ReplayBench) -> Result<()> {
                 ));
                 return None;
             }
-            Some(FilterConfig::sigma_bounded(m, a.hashes, sigma))
+            let mut f = FilterConfig::sigma_bounded(m, a.hashes, sigma);
+            f.positions = Some(a.positions.into());
+            Some(f)
         })
         .collect();
     if configs.is_empty() {
