@@ -54,6 +54,25 @@ fn replay_json(path: &Path, extra: &[&str]) -> serde_json::Value {
     crate::cli::json_of(&out)
 }
 
+/// `rbf replay csv --filter-config FILE extra...` with `text` written to FILE in `dir`.
+fn replay_with_filter_file(
+    dir: &Path,
+    csv: &Path,
+    text: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let cfg = dir.join("filter.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let mut args = vec![
+        "replay",
+        csv.to_str().unwrap(),
+        "--filter-config",
+        cfg.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    rbf(&args)
+}
+
 #[test]
 fn synth_then_replay_json_has_the_documented_keys() {
     let dir = Scratch::new("cli-a");
@@ -193,18 +212,12 @@ fn bad_settings_name_the_key_and_exit_2() {
     // A missing input is a data error (exit 1, like cat), not a usage error.
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/trace.csv"));
-    let cfg = dir.join("filter.toml");
-    std::fs::write(
-        &cfg,
+    let out = replay_with_filter_file(
+        &dir,
+        &csv,
         "[filter]\nmemory = 100\nhashes = 3\nsigma = 10\nphase = 2\n",
-    )
-    .unwrap();
-    let out = rbf(&[
-        "replay",
-        csv.to_str().unwrap(),
-        "--filter-config",
-        cfg.to_str().unwrap(),
-    ]);
+        &[],
+    );
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.code() == Some(2) && e.contains("phase") && e.contains("phases"),
@@ -217,20 +230,13 @@ fn filter_config_file_matches_flags() {
     let dir = Scratch::new("cli-d");
     let csv = dir.join("d.csv");
     synth(&csv, "5");
-    let cfg = dir.join("d.toml");
-    std::fs::write(
-        &cfg,
-        "[filter]\nmemory = 4000\nhashes = 3\nsigma = 1200\nphases = 2\nretaining = false\n",
-    )
-    .unwrap();
     let a = replay_json(&csv, &["--phases", "2", "--non-retaining"]);
-    let out = rbf(&[
-        "replay",
-        csv.to_str().unwrap(),
-        "--filter-config",
-        cfg.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = replay_with_filter_file(
+        &dir,
+        &csv,
+        "[filter]\nmemory = 4000\nhashes = 3\nsigma = 1200\nphases = 2\nretaining = false\n",
+        &["--json"],
+    );
     let b: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(a["false_negatives"], b["false_negatives"]);
     assert_eq!(a["cycles"], b["cycles"]);
@@ -259,19 +265,12 @@ fn per_cycle_positions_change_the_errors_not_the_arrivals() {
         "{}",
         fixed["filter"]
     );
-    let cfg = dir.join("p.toml");
-    std::fs::write(
-        &cfg,
+    let out = replay_with_filter_file(
+        &dir,
+        &csv,
         "[filter]\nmemory = 4000\nhashes = 3\nsigma = 1200\npositions = \"per-cycle\"\n",
-    )
-    .unwrap();
-    let out = rbf(&[
-        "replay",
-        csv.to_str().unwrap(),
-        "--filter-config",
-        cfg.to_str().unwrap(),
-        "--json",
-    ]);
+        &["--json"],
+    );
     let b = crate::cli::json_of(&out);
     for key in ["false_negatives", "false_positives", "cycles"] {
         assert_eq!(per_cycle[key], b[key], "{key}");
