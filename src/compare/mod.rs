@@ -65,13 +65,22 @@ impl FpModel {
 /// such filters covered the hash-averaged FP count-instance rate at only 97.0-97.4 %
 /// in two cells of the coverage study, where per-cycle filters cover every observed
 /// rate at 98.3 % or more in every cell (docs/coverage/README.md). `rbf replay`, which
-/// reports the filter itself, keeps fixed positions unless told otherwise.
+/// reports the filter itself, keeps fixed positions unless told otherwise, and so do
+/// two-phase filters whose halves share positions ([`judged`]).
 pub const JUDGED_POSITIONS: Positions = Positions::PerCycle;
 
-/// `filter` as judged replays run it: its positions, else [`JUDGED_POSITIONS`].
+/// `filter` as judged replays run it: its positions, else [`JUDGED_POSITIONS`], except
+/// for two halves that share their positions, which only fixed positions keep shared
+/// (per-cycle positions would judge a filter with independent halves instead).
 pub fn judged(filter: &FilterConfig) -> FilterConfig {
+    let shared_halves = filter.phases == 2 && !filter.independent_halves;
+    let default = if shared_halves {
+        Positions::Fixed
+    } else {
+        JUDGED_POSITIONS
+    };
     let mut f = filter.clone();
-    f.positions = Some(filter.positions_or(JUDGED_POSITIONS));
+    f.positions = Some(filter.positions_or(default));
     f
 }
 
@@ -161,4 +170,26 @@ pub fn compare<I: IntoIterator<Item = Message>>(
     let observation = observe(filter, replay, DEFAULT_HASH_SEEDS, fit, stream)?;
     let (_, comparison) = judge_observation(filter, &observation, options, "the trace")?;
     Ok((observation, comparison))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judged_replays_draw_positions_per_cycle_unless_the_halves_share_them() {
+        let mut f = FilterConfig::sigma_bounded(1000, 3, 300);
+        assert_eq!(judged(&f).positions, Some(Positions::PerCycle));
+        f.phases = 2;
+        assert_eq!(judged(&f).positions, Some(Positions::Fixed));
+        f.independent_halves = true;
+        assert_eq!(judged(&f).positions, Some(Positions::PerCycle));
+        f.positions = Some(Positions::Fixed);
+        assert_eq!(judged(&f).positions, Some(Positions::Fixed));
+        assert!(judged(&f).validate().is_ok());
+        f.independent_halves = false;
+        f.positions = Some(Positions::PerCycle);
+        let e = f.validate().unwrap_err().to_string();
+        assert!(e.contains("positions") && e.contains("independent"), "{e}");
+    }
 }

@@ -80,7 +80,8 @@ or f_a for N-bounded filters; an estimate, not a bound.\n\
 - **obs FN**: false negatives (non-repeats classified new) over all arrivals, mean over seeds; \
 `observed_fn_low/high` is a t-interval over seeds (batch means over cycles with one seed), \
 clamped to [0, 1]. Each replay runs `hash_seeds` filters (4 by default) whose hash positions \
-are drawn anew at every recycle unless the config says `positions = \"fixed\"`: the models \
+are drawn anew at every recycle unless the config says `positions = \"fixed\"` (or the two \
+halves of a two-phase filter share their positions, which only fixed positions keep): the models \
 average over hash positions, and a filter that keeps its positions has rates that depend on \
 them (docs/coverage/README.md).\n\
 - **the bounds** (one column each, `fn_renewal_upper`, `fn_renewal_fitted`, \

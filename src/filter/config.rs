@@ -217,6 +217,19 @@ impl FilterConfig {
                 ),
             ));
         }
+        if self.phases == 2
+            && !self.independent_halves
+            && self.positions == Some(Positions::PerCycle)
+        {
+            // Each half draws its positions when it is cleared, so the halves never
+            // share them: the filter would silently become one with independent halves.
+            return Err(Error::config(
+                "positions",
+                "per-cycle positions give each half its own positions when it is cleared, so \
+                 the halves cannot share them: use independent halves (independent_halves = \
+                 true, --independent-halves) or positions = \"fixed\"",
+            ));
+        }
         let half = self.half_memory();
         FilterConfig::check_hashes(self.hashes)?;
         if self.hashing == Hashing::Distinct && u64::from(self.hashes) > half {

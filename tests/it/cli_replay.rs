@@ -275,6 +275,27 @@ fn per_cycle_positions_change_the_errors_not_the_arrivals() {
     for key in ["false_negatives", "false_positives", "cycles"] {
         assert_eq!(per_cycle[key], b[key], "{key}");
     }
+    // Shared halves cannot have per-cycle positions: refused, naming the key.
+    let shared = rbf(&[
+        "replay",
+        csv.to_str().unwrap(),
+        "-m",
+        "4000",
+        "-k",
+        "3",
+        "--sigma",
+        "1200",
+        "--phases",
+        "2",
+        "--positions",
+        "per-cycle",
+    ]);
+    assert_eq!(shared.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&shared.stderr);
+    assert!(
+        err.contains("positions") && err.contains("independent"),
+        "{err}"
+    );
     let bad = rbf(&[
         "replay",
         csv.to_str().unwrap(),

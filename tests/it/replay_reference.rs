@@ -190,7 +190,8 @@ fn random_config(rng: &mut Rng) -> FilterConfig {
     c.copy_over = rng.chance(0.5);
     c.independent_halves = rng.chance(0.3);
     c.seed = rng.next_u64();
-    if rng.chance(0.3) {
+    // Per-cycle positions need independent halves (they are refused with shared ones).
+    if rng.chance(0.3) && (phases == 1 || c.independent_halves) {
         c.positions = Some(Positions::PerCycle);
     }
     c
