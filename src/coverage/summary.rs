@@ -264,6 +264,57 @@ fn share<T>(cell: &str, name: &str, seeds: &[&T], ok: impl Fn(&T) -> Option<bool
     Coverage::count(cell, name, (n, covered), (n - covered, 0), without, None)
 }
 
+/// The coverage rows of one kind of observed seeds (fixed or per-cycle positions): for
+/// each number of hash seeds the records hold (the printed one first), the FN and the
+/// FP count-instance interval against each target `targets(n)` gives (a label tail and
+/// the two truths).
+fn variant_rows(
+    cell: &str,
+    positions: Positions,
+    seeds: &[&ObservedRecord],
+    targets: impl Fn(u64) -> Vec<(String, (f64, f64))>,
+) -> Vec<Coverage> {
+    let printed = u64::from(DEFAULT_HASH_SEEDS);
+    let mut counts: Vec<u64> = seeds
+        .first()
+        .map(|s| s.variants.iter().map(|v| v.hash_seeds).collect())
+        .unwrap_or_default();
+    counts.sort_by_key(|&n| (n != printed, n));
+    let mut rows = Vec::new();
+    for n in counts {
+        let mark = if n == printed && positions == JUDGED_POSITIONS {
+            ", printed"
+        } else {
+            ""
+        };
+        let pick = |s: &ObservedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
+        for (tail, (fn_truth, fp_truth)) in targets(n) {
+            let measures: [(&str, Measure, f64); 2] = [
+                ("observed FN", |v| v.fn_rate, fn_truth),
+                (
+                    "observed FP count-instance",
+                    |v| v.fp_count_instance,
+                    fp_truth,
+                ),
+            ];
+            for (what, get, target) in measures {
+                rows.push(coverage(
+                    cell,
+                    &format!(
+                        "{what}, {} positions ({n} hash seed{}{mark}){tail}",
+                        positions.name(),
+                        if n == 1 { "" } else { "s" }
+                    ),
+                    seeds,
+                    |s| pick(s).and_then(|v| get(&v).interval),
+                    |_| target,
+                ));
+            }
+        }
+    }
+    rows
+}
+
 /// Summaries of the cells named in `cells`, in that order, from `records`.
 pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSummary> {
     cells
@@ -291,22 +342,18 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                 ((s.false_positives + s.lucky) as f64, s.first as f64)
             });
             let mut rows = Vec::new();
+            let printed = u64::from(DEFAULT_HASH_SEEDS);
             if let Some(t) = &truth {
-                let (f, fp) = (t.fn_rate.estimate, t.fp_count_instance.estimate);
-                // One row per number of hash seeds the records hold, the one rbf prints
-                // by default first.
-                let mut counts: Vec<u64> = seeds
-                    .first()
-                    .map(|s| s.variants.iter().map(|v| v.hash_seeds).collect())
-                    .unwrap_or_default();
-                let printed = u64::from(DEFAULT_HASH_SEEDS);
                 // The mean over every seed of the estimates with the most hash seeds: in
                 // a cell whose long-run rate has a skewed spread between hash positions
                 // the long replays' truth (a few tens of filters) can be off by a few
                 // per cent, while this pools hundreds of seeds x their filters. Not
                 // independent of the intervals judged against it, but each seed is one
                 // of hundreds in it.
-                let most = counts.iter().copied().max().unwrap_or(printed);
+                let most = seeds
+                    .first()
+                    .and_then(|s| s.variants.iter().map(|v| v.hash_seeds).max())
+                    .unwrap_or(printed);
                 let pooled = |get: Measure| {
                     let xs: Vec<f64> = seeds
                         .iter()
@@ -315,51 +362,16 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                         .collect();
                     mean(&xs)
                 };
-                // What each seed's variant prints, its long-run truth and the pooled mean.
-                let measures: [(&str, Measure, f64, f64); 2] = [
-                    ("observed FN", |v| v.fn_rate, f, pooled(|v| v.fn_rate)),
-                    (
-                        "observed FP count-instance",
-                        |v| v.fp_count_instance,
-                        fp,
-                        pooled(|v| v.fp_count_instance),
-                    ),
-                ];
-                counts.sort_by_key(|&n| (n != printed, n));
-                let printed_here = JUDGED_POSITIONS == Positions::Fixed;
-                for n in counts {
-                    let label = |what: &str| {
-                        let tail = if n == printed && printed_here {
-                            ", printed"
-                        } else {
-                            ""
-                        };
-                        format!(
-                            "{what}, fixed positions ({n} hash seed{}{tail})",
-                            if n == 1 { "" } else { "s" }
-                        )
-                    };
-                    let pick =
-                        |s: &ObservedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
-                    let against = format!(", against the {} seeds' pooled mean", seeds.len());
-                    let targets: &[(bool, &str)] = if n == printed && seeds.len() > 1 {
-                        &[(false, ""), (true, &against)]
-                    } else {
-                        &[(false, "")]
-                    };
-                    for &(use_pooled, tail) in targets {
-                        for (what, get, truth, pooled) in measures {
-                            let target = if use_pooled { pooled } else { truth };
-                            rows.push(coverage(
-                                name,
-                                &(label(what) + tail),
-                                &seeds,
-                                |s| pick(s).and_then(|v| get(&v).interval),
-                                |_| target,
-                            ));
-                        }
+                let truths = (t.fn_rate.estimate, t.fp_count_instance.estimate);
+                let pooled = (pooled(|v| v.fn_rate), pooled(|v| v.fp_count_instance));
+                let against = format!(", against the {} seeds' pooled mean", seeds.len());
+                rows.extend(variant_rows(name, Positions::Fixed, &seeds, |n| {
+                    let mut targets = vec![(String::new(), truths)];
+                    if n == printed && seeds.len() > 1 {
+                        targets.push((against.clone(), pooled));
                     }
-                }
+                    targets
+                }));
             }
             // Per-cycle filters, against the per-cycle truth (what they estimate) and
             // against the fixed filters' hash average (whether the two processes agree).
@@ -367,45 +379,13 @@ pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSu
                 let fixed = truth
                     .as_ref()
                     .map(|t| (t.fn_rate.estimate, t.fp_count_instance.estimate));
-                let mut counts: Vec<u64> = per_cycle
-                    .first()
-                    .map(|s| s.variants.iter().map(|v| v.hash_seeds).collect())
-                    .unwrap_or_default();
-                let printed = u64::from(DEFAULT_HASH_SEEDS);
-                counts.sort_by_key(|&n| (n != printed, n));
-                for n in counts {
-                    let pick =
-                        |s: &ObservedRecord| s.variants.iter().find(|v| v.hash_seeds == n).copied();
-                    let mut targets = vec![("", (sf.estimate, sp.estimate))];
-                    if n == printed {
-                        if let Some(f) = fixed {
-                            targets.push((", against the fixed filters' long-run rate", f));
-                        }
+                rows.extend(variant_rows(name, Positions::PerCycle, &per_cycle, |n| {
+                    let mut targets = vec![(String::new(), (sf.estimate, sp.estimate))];
+                    if let Some(f) = fixed.filter(|_| n == printed) {
+                        targets.push((", against the fixed filters' long-run rate".into(), f));
                     }
-                    for (tail, (tf, tp)) in targets {
-                        let measures: [(&str, Measure, f64); 2] = [
-                            ("observed FN", |v| v.fn_rate, tf),
-                            ("observed FP count-instance", |v| v.fp_count_instance, tp),
-                        ];
-                        for (what, get, target) in measures {
-                            rows.push(coverage(
-                                name,
-                                &format!(
-                                    "{what}, per-cycle positions ({n} hash seed{}{}){tail}",
-                                    if n == 1 { "" } else { "s" },
-                                    if n == printed && JUDGED_POSITIONS == Positions::PerCycle {
-                                        ", printed"
-                                    } else {
-                                        ""
-                                    }
-                                ),
-                                &per_cycle,
-                                |s| pick(s).and_then(|v| get(&v).interval),
-                                |_| target,
-                            ));
-                        }
-                    }
-                }
+                    targets
+                }));
             }
             rows.push(coverage(
                 name,

@@ -37,7 +37,8 @@ fn synth(path: &Path, seed: &str) {
     );
 }
 
-fn replay_json(path: &Path, extra: &[&str]) -> serde_json::Value {
+/// `rbf replay path` through the tests' filter (M 4000, k 3, sigma 1200) and `extra`.
+fn replay_out(path: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "replay",
         path.to_str().unwrap(),
@@ -47,11 +48,15 @@ fn replay_json(path: &Path, extra: &[&str]) -> serde_json::Value {
         "3",
         "--sigma",
         "1200",
-        "--json",
     ];
     args.extend_from_slice(extra);
-    let out = rbf(&args);
-    crate::cli::json_of(&out)
+    rbf(&args)
+}
+
+fn replay_json(path: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut extra = extra.to_vec();
+    extra.push("--json");
+    crate::cli::json_of(&replay_out(path, &extra))
 }
 
 /// `rbf replay csv --filter-config FILE extra...` with `text` written to FILE in `dir`.
@@ -276,38 +281,14 @@ fn per_cycle_positions_change_the_errors_not_the_arrivals() {
         assert_eq!(per_cycle[key], b[key], "{key}");
     }
     // Shared halves cannot have per-cycle positions: refused, naming the key.
-    let shared = rbf(&[
-        "replay",
-        csv.to_str().unwrap(),
-        "-m",
-        "4000",
-        "-k",
-        "3",
-        "--sigma",
-        "1200",
-        "--phases",
-        "2",
-        "--positions",
-        "per-cycle",
-    ]);
+    let shared = replay_out(&csv, &["--phases", "2", "--positions", "per-cycle"]);
     assert_eq!(shared.status.code(), Some(2));
     let err = String::from_utf8_lossy(&shared.stderr);
     assert!(
         err.contains("positions") && err.contains("independent"),
         "{err}"
     );
-    let bad = rbf(&[
-        "replay",
-        csv.to_str().unwrap(),
-        "-m",
-        "4000",
-        "-k",
-        "3",
-        "--sigma",
-        "1200",
-        "--positions",
-        "sometimes",
-    ]);
+    let bad = replay_out(&csv, &["--positions", "sometimes"]);
     assert_eq!(bad.status.code(), Some(2));
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("fixed") && err.contains("per-cycle"), "{err}");
