@@ -12,8 +12,10 @@
 # M = 2^20 bits unless --memory) and the peer (a cache of --cache BYTES, 2e8 by default:
 # a tenth of the default trace's 2.05 GB working set) back to back, alternating which goes first, and prints each
 # run's wall time, CPU time, peak memory and the load average; then the medians and
-# their ratio. Timings taken while other work runs are noisy: the load is printed with
-# every run so that a figure can be quoted with the load it was taken under.
+# their ratio. Timings taken while other work runs are noisy: the load and the CPU time
+# the hypervisor gave to other guests while it ran (steal, from /proc/stat) are printed
+# with every run so that a figure can be quoted with the conditions it was taken under.
+# RBF_BIN=path runs another rbf binary (e.g. an older commit's) instead of building one.
 #
 # The venv lives in target/peer-venv (PEER_VENV to override); the peer's version is
 # pinned below. Needs python3 with venv and /usr/bin/time.
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
     --memory) memory=$2; shift ;;
     --cache) cache=$2; shift ;;
     --trace) trace=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -48,8 +50,12 @@ py="$venv/bin/python"
 [ -x "$py" ] || { echo "no peer: run $0 --install-peer first" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
 peer=scripts/libcachesim_peer.py
-cargo build --release --quiet
-rbf=target/release/rbf
+if [ -n "${RBF_BIN:-}" ]; then
+  rbf=$RBF_BIN # another build to compare, e.g. an older commit's
+else
+  cargo build --release --quiet
+  rbf=target/release/rbf
+fi
 mkdir -p "$work"
 if [ -z "$trace" ]; then
   trace=$work/synth-11m.oracleGeneral.bin
@@ -63,13 +69,16 @@ if [ -z "$trace" ]; then
 fi
 echo "trace: $trace ($(stat -c %s "$trace") bytes); rbf M = $memory bits, k = 4, sigma = 400000; peer LRU + Bloom-filter admission, cache $cache bytes"
 cat "$trace" > /dev/null # in the page cache for both
-run() { # label, command...: one line "label wall cpu rss load"
+steal() { awk '/^cpu /{print $9}' /proc/stat; } # ticks (1/100 s) the hypervisor gave away
+run() { # label, command...: one line "label wall cpu rss load steal"
   local label=$1; shift
   local load; load=$(cut -d' ' -f1 /proc/loadavg)
+  local st0; st0=$(steal)
   /usr/bin/time -o "$work/time.out" -f "%e %U %S %M" "$@" > "$work/$label.out" 2> "$work/$label.err" \
     || { echo "$label failed:" >&2; cat "$work/$label.err" >&2; exit 1; }
   read -r wall user sys rss < "$work/time.out"
-  printf '%-11s wall %5.2f s, CPU %5.2f s, peak %4d MB, load %s\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" $((rss / 1024)) "$load"
+  printf '%-11s wall %5.2f s, CPU %5.2f s, peak %4d MB, load %s, steal %s s\n' "$label" "$wall" \
+    "$(echo "$user + $sys" | bc)" $((rss / 1024)) "$load" "$(echo "scale=2; ($(steal) - $st0) / 100" | bc)"
   echo "$wall" >> "$work/$label.walls"
   echo "$user + $sys" | bc >> "$work/$label.cpus"
 }
@@ -86,5 +95,7 @@ done
 median() { sort -n "$1" | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 r=$(median "$work/rbf.walls"); p=$(median "$work/libcachesim.walls")
 echo "median wall: rbf $r s, libCacheSim $p s: rbf is $(echo "scale=2; $p / $r" | bc)x faster"
+pairs=$(paste "$work/rbf.walls" "$work/libcachesim.walls" | awk '{printf "%.2f\n", $2 / $1}' | sort -n | tr '\n' ' ')
+echo "each round's ratio (libCacheSim wall / rbf wall), sorted: $pairs"
 r=$(median "$work/rbf.cpus"); p=$(median "$work/libcachesim.cpus")
 echo "median CPU (all threads): rbf $r s, libCacheSim $p s: $(echo "scale=2; $p / $r" | bc)x"

@@ -84,26 +84,31 @@ pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
 }
 
 /// Whether to size the ground truths (one per filter) up front: the distinct keys the
-/// trace declares (an lcs header), when the predicted peak memory of `filters` filters
-/// fits the machine. A count that would not fit is not trusted blindly (a damaged
-/// header): the replay then grows its tables as it goes, each doubling checked on the
-/// way.
+/// trace declares (an lcs header) or that were estimated from its records
+/// (oracleGeneral's next-access field, [`rbf::ingest::count`]), when the predicted peak
+/// memory of `filters` filters fits the machine. A count that would not fit is not
+/// trusted blindly (a damaged header): the replay then grows its tables as it goes,
+/// each doubling checked on the way.
 pub(crate) fn plan_memory(
     config: &rbf::filter::FilterConfig,
     source: &dyn rbf::ingest::MessageSource,
     filters: u64,
 ) -> Option<u64> {
-    let distinct = source.declared_distinct()?;
+    let (distinct, how) = match (source.declared_distinct(), source.estimated_distinct()) {
+        (Some(d), _) => (d, "declared by its header"),
+        (None, Some(e)) => (e.distinct, e.describe()),
+        (None, None) => return None,
+    };
     let plan = rbf::replay::memory::MemoryPlan::new(config, distinct, true).filters(filters);
     let name = &source.summary().source;
     match rbf::resources::check_memory(
-        &format!("replaying {name} ({distinct} distinct keys declared by its header)"),
+        &format!("replaying {name} ({distinct} distinct keys {how})"),
         plan.total() as f64,
     ) {
         Ok(()) => {
             if plan.total() >= 64 << 20 {
                 rbf::progress::note(&format!(
-                    "{name}: its header declares {distinct} distinct objects: predicted peak memory {}",
+                    "{name}: {distinct} distinct objects {how}: predicted peak memory {}",
                     plan.describe()
                 ));
             }

@@ -150,6 +150,8 @@ pub struct BinarySource {
     announced: Option<u64>,
     /// Distinct objects a header announced.
     objects: Option<u64>,
+    /// The file's distinct objects, estimated from its records ([`super::count`]).
+    estimate: Option<super::count::DistinctEstimate>,
     done: bool,
     summary: IngestSummary,
 }
@@ -221,6 +223,7 @@ impl BinarySource {
             zero_sizes: 0,
             announced: None,
             objects: None,
+            estimate: None,
             done: false,
             summary,
         }
@@ -233,6 +236,16 @@ impl BinarySource {
         self.announced = (requests > 0).then_some(requests);
         // More objects than requests is a damaged header: not a size to plan with.
         self.objects = (objects > 0 && (requests == 0 || objects <= requests)).then_some(objects);
+        self
+    }
+
+    /// Estimates the file's distinct objects from the next-access field of its
+    /// oracleGeneral records ([`super::count`]); only for a plain file read from its
+    /// start (not compressed, not standard input).
+    pub fn estimating(mut self) -> Self {
+        if self.layout == ORACLE_GENERAL {
+            self.estimate = super::count::estimate(&self.path, self.offset, RECORD_LEN, 16);
+        }
         self
     }
 
@@ -377,6 +390,10 @@ impl MessageSource for BinarySource {
 
     fn declared_distinct(&self) -> Option<u64> {
         self.objects
+    }
+
+    fn estimated_distinct(&self) -> Option<super::count::DistinctEstimate> {
+        self.estimate
     }
 
     fn fill(&mut self, out: &mut Vec<Message>, max: usize) {

@@ -285,6 +285,10 @@ impl MessageSource for Decompressed {
     fn declared_distinct(&self) -> Option<u64> {
         self.inner.declared_distinct()
     }
+
+    fn estimated_distinct(&self) -> Option<super::count::DistinctEstimate> {
+        self.inner.estimated_distinct()
+    }
 }
 
 #[cfg(test)]

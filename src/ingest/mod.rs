@@ -13,6 +13,7 @@
 
 pub mod binary;
 pub mod compressed;
+pub mod count;
 pub mod csv;
 pub mod flowlog;
 pub mod gzip;
@@ -45,6 +46,13 @@ pub trait MessageSource: Iterator<Item = Message> + Send {
     /// The number of distinct keys the input declares (an lcs header's object
     /// count), for sizing and checking memory before the work; None when unknown.
     fn declared_distinct(&self) -> Option<u64> {
+        None
+    }
+
+    /// The number of distinct keys estimated from the input's records before they are
+    /// read ([`count`]: oracleGeneral's next-access field), for sizing memory up front
+    /// like [`MessageSource::declared_distinct`]; None when the input carries none.
+    fn estimated_distinct(&self) -> Option<count::DistinctEstimate> {
         None
     }
 
@@ -448,7 +456,7 @@ fn open_decoder(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn M
     let files = series::expand(inputs)?;
     let source: Box<dyn MessageSource> = match files.as_slice() {
         [] => return Err(Error::invalid("no trace file given")),
-        [one] => open_file(one, options)?,
+        [one] => open_file(one, options, true)?,
         _ => Box::new(series::open(files, options)?),
     };
     let Some(timeouts) = options.flows else {
@@ -473,10 +481,17 @@ fn open_decoder(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn M
     Ok(Box::new(packet::flows::FlowExport::new(source, timeouts)))
 }
 
-/// Opens one file (or standard input) as a message stream of its records.
-pub(crate) fn open_file(path: &Path, options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
+/// Opens one file (or standard input) as a message stream of its records; with
+/// `count`, a plain oracleGeneral file has its distinct objects estimated
+/// ([`MessageSource::estimated_distinct`]).
+pub(crate) fn open_file(
+    path: &Path,
+    options: &IngestOptions,
+    count: bool,
+) -> Result<Box<dyn MessageSource>> {
     let mut inp = input::open_with_progress(path, options.progress)?;
     let damage = inp.damage.take();
+    let count = count && damage.is_none() && !input::is_stdin(path);
     let opened = (|| {
         let format = match options.format {
             Format::Auto => detect(path, &mut inp)?,
@@ -487,7 +502,7 @@ pub(crate) fn open_file(path: &Path, options: &IngestOptions) -> Result<Box<dyn 
             refuse_binary(path, &head, format)?;
             input::skip_bom(&mut inp).map_err(|e| Error::io(path, e))?;
         }
-        open_format(path, inp.reader, format, options)
+        open_format(path, inp.reader, format, options, count)
     })();
     match (opened, damage) {
         (Ok(source), None) => Ok(source),
@@ -511,6 +526,7 @@ fn open_format(
     reader: Box<dyn std::io::BufRead + Send>,
     format: Format,
     options: &IngestOptions,
+    count: bool,
 ) -> Result<Box<dyn MessageSource>> {
     let p = path.to_path_buf();
     let (hasher, keep) = (options.hasher, options.keep_keys);
@@ -557,7 +573,10 @@ fn open_format(
             flowlog::nfdump::NfdumpParser::new(options.key),
             options,
         ),
-        Format::Binary => Box::new(binary::BinarySource::new(p, reader, hasher, keep)),
+        Format::Binary => {
+            let source = binary::BinarySource::new(p, reader, hasher, keep);
+            Box::new(if count { source.estimating() } else { source })
+        }
         Format::Lcs => {
             let mut reader = reader;
             let header = lcs::read_header(&p, &mut reader)?;

@@ -57,6 +57,7 @@ pub struct ReadAhead {
     /// The summary of the source as opened, while the decoder has it.
     opened: IngestSummary,
     declared_distinct: Option<u64>,
+    estimated_distinct: Option<super::count::DistinctEstimate>,
 }
 
 impl ReadAhead {
@@ -67,6 +68,7 @@ impl ReadAhead {
         Box::new(ReadAhead {
             opened: source.summary().clone(),
             declared_distinct: source.declared_distinct(),
+            estimated_distinct: source.estimated_distinct(),
             source: Some(source),
             started: false,
             local: false,
@@ -225,6 +227,10 @@ impl MessageSource for ReadAhead {
 
     fn declared_distinct(&self) -> Option<u64> {
         self.declared_distinct
+    }
+
+    fn estimated_distinct(&self) -> Option<super::count::DistinctEstimate> {
+        self.estimated_distinct
     }
 
     fn fill(&mut self, out: &mut Vec<Message>, max: usize) {

@@ -74,7 +74,7 @@ pub fn open(files: Vec<PathBuf>, options: &IngestOptions) -> Result<SeriesSource
     let mut format: Option<(String, PathBuf)> = None;
     let mut firsts = Vec::with_capacity(files.len());
     for f in &files {
-        let mut src = super::open_file(f, options)?;
+        let mut src = super::open_file(f, options, false)?;
         let this = src.summary().format.clone();
         match &format {
             None => format = Some((this, f.clone())),
@@ -205,7 +205,7 @@ impl SeriesSource {
         self.next_file += 1;
         self.first_of_file = true;
         self.starts_early = false;
-        match super::open_file(&path, &self.options) {
+        match super::open_file(&path, &self.options, false) {
             Ok(src) => self.current = Some(src),
             Err(e) => {
                 // Checked when the series was opened: it changed since. What was read

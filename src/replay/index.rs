@@ -25,13 +25,22 @@ const MIN_BITS: u32 = 10;
 /// most 3/4 full, so a lookup is usually one cache line. Key 0 marks an empty slot, and
 /// the real key 0 lives in a side field. Memory: 16 bytes per slot, 21-43 bytes per key
 /// between resizes; while doubling, old and new tables coexist for at most 64 bytes per
-/// key.
+/// key. A table sized for a known number of keys ([`slots_for`]) takes 21.3 bytes per
+/// key and never doubles.
+///
+/// The home slot is the high half of the product of the mixed key and the slot count
+/// (a multiply-shift range reduction), so a table can have any number of slots: grown
+/// tables keep doubling from 1024 (a power of two, where this is the plain shift of
+/// the mixed key), tables sized for a known count are no larger than it needs.
 ///
 /// The doubled slot vector of a mid-sized table is zeroed ahead of need on a helper
 /// thread ([`prefault_at`]): fresh memory is zeroed by the kernel when first touched,
 /// and on the replay's thread that was a third of its time on the project machine.
 pub(crate) struct SlotTable {
     slots: Vec<[u64; 2]>,
+    /// 64 - log2(slots) when the slot count is a power of two (the home slot is then
+    /// a shift of the mixed key, which replay measured 5-10 % faster than the
+    /// multiply), else 0.
     shift: u32,
     len: usize,
     zero: Option<u64>,
@@ -75,7 +84,7 @@ fn faulted_slots(n: usize, parallel: bool) -> Vec<[u64; 2]> {
         }
     };
     let threads = crate::resources::available_threads();
-    if !parallel || n * 16 < 64 << 20 || threads < 2 {
+    if !parallel || n * 16 < 16 << 20 || threads < 2 {
         touch(&mut slots);
         return slots;
     }
@@ -89,13 +98,19 @@ fn faulted_slots(n: usize, parallel: bool) -> Vec<[u64; 2]> {
     slots
 }
 
-/// Slots of a table holding `keys` keys: a power of two, at most 3/4 full.
+/// Slots of a table that grew by doubling to hold `keys` keys: a power of two, at
+/// most 3/4 full.
+pub(crate) fn grown_slots(keys: u64) -> u64 {
+    slots_for(keys).next_power_of_two()
+}
+
+/// Slots of a table sized up front for `keys` keys: the fewest that stay at most 3/4
+/// full, in whole 2 MiB huge pages when larger than one (else whole 16 KiB).
 pub(crate) fn slots_for(keys: u64) -> u64 {
-    // The largest count a table of 2^b slots holds is 3 * 2^b / 4 (see `entry`).
-    keys.saturating_mul(4)
-        .div_ceil(3)
-        .max(1 << MIN_BITS)
-        .next_power_of_two()
+    // The largest count a table of n slots holds is 3n/4 (see `entry`).
+    let least = keys.saturating_mul(4).div_ceil(3).max(1 << MIN_BITS);
+    let huge = (2u64 << 20) / SLOT_BYTES;
+    least.next_multiple_of(if least > huge { huge } else { 1 << MIN_BITS })
 }
 
 /// Bytes of one slot.
@@ -105,23 +120,40 @@ impl SlotTable {
     /// A table that holds `keys` keys without growing, its memory mapped up front
     /// (so that lookups do not wait for the kernel to zero pages as they go).
     pub fn with_capacity(keys: u64) -> Self {
-        Self::from_slots(faulted_slots(slots_for(keys) as usize, true))
+        Self::from_slots(faulted_slots(slots_for(keys) as usize, true), true)
     }
 
     fn with_slots(n: usize) -> Self {
-        Self::from_slots(zeroed_slots(n))
+        Self::from_slots(zeroed_slots(n), false)
     }
 
-    fn from_slots(slots: Vec<[u64; 2]>) -> Self {
+    /// A table over `slots`; `sized` when they were sized for the keys to come, so
+    /// that no doubled successor is prepared (it would be zeroed for nothing).
+    fn from_slots(slots: Vec<[u64; 2]>, sized: bool) -> Self {
         let n = slots.len();
-        SlotTable {
+        let mut t = SlotTable {
+            shift: if n.is_power_of_two() {
+                64 - n.trailing_zeros()
+            } else {
+                0
+            },
             slots,
-            shift: 64 - n.trailing_zeros(),
             len: 0,
             zero: None,
-            prefault_len: prefault_at(n as u64).map_or(usize::MAX, |k| k as usize),
+            prefault_len: usize::MAX,
             next: None,
-        }
+        };
+        t.set_prefault(sized);
+        t
+    }
+
+    /// When the table prepares its doubled successor: never when sized for the keys
+    /// to come.
+    fn set_prefault(&mut self, sized: bool) {
+        self.prefault_len = match prefault_at(self.slots.len() as u64) {
+            Some(k) if !sized => k as usize,
+            _ => usize::MAX,
+        };
     }
 
     /// Starts preparing the doubled slot vector on a helper thread.
@@ -138,7 +170,10 @@ impl SlotTable {
     /// grow (the old one is freed only after the keys moved over), or None when it
     /// would not grow.
     pub fn growth_bytes(&self, more: usize) -> Option<u64> {
-        let target = slots_for((self.len + more) as u64);
+        let mut target = self.slots.len() as u64;
+        while (self.len + more) as u64 * 4 > target * 3 {
+            target *= 2;
+        }
         (target > self.slots.len() as u64).then_some(target * SLOT_BYTES)
     }
 
@@ -153,7 +188,22 @@ impl SlotTable {
 
     #[inline(always)]
     fn home(&self, key: u64) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        let mixed = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        if self.shift != 0 {
+            (mixed >> self.shift) as usize
+        } else {
+            ((u128::from(mixed) * self.slots.len() as u128) >> 64) as usize
+        }
+    }
+
+    /// The slot after `i`.
+    #[inline(always)]
+    fn after(&self, i: usize) -> usize {
+        if i + 1 == self.slots.len() {
+            0
+        } else {
+            i + 1
+        }
     }
 
     /// Asks the CPU to start loading the slot of `key` and the cache line after it (a
@@ -178,7 +228,6 @@ impl SlotTable {
         if key == 0 {
             return self.zero;
         }
-        let mask = self.slots.len() - 1;
         let mut i = self.home(key);
         loop {
             let [k, v] = self.slots[i];
@@ -188,7 +237,7 @@ impl SlotTable {
             if k == 0 {
                 return None;
             }
-            i = (i + 1) & mask;
+            i = self.after(i);
         }
     }
 
@@ -210,7 +259,7 @@ impl SlotTable {
             self.grow();
         }
         let i = self.probe(key);
-        // SAFETY: `probe` returns an index masked by slots.len() - 1.
+        // SAFETY: `probe` returns an index below slots.len().
         let slot = unsafe { self.slots.get_unchecked_mut(i) };
         let fresh = slot[0] == 0;
         debug_assert!(!fresh || slot[1] == 0);
@@ -243,32 +292,33 @@ impl SlotTable {
     /// the probes left it.)
     #[inline(always)]
     fn first_from(&self, home: usize, stop: impl Fn(u64) -> bool) -> usize {
-        let mask = self.slots.len() - 1;
+        let n = self.slots.len();
         let s = self.slots.as_ptr();
-        // SAFETY (all reads below): indices are masked by slots.len() - 1, or below
+        let wrap = |i: usize| if i >= n { i - n } else { i };
+        // SAFETY (all reads below): indices are wrapped below slots.len() (every
+        // table has at least 1024 slots, so home + 4 wraps at most once), or below
         // home + 4 <= slots.len().
-        let hit = |i: usize| u32::from(stop(unsafe { (*s.add(i & mask))[0] }));
-        let window = if home + 3 <= mask {
-            // Nearly always: no wrap-around, so no masking.
+        let hit = |i: usize| u32::from(stop(unsafe { (*s.add(wrap(i)))[0] }));
+        let window = if home + 4 <= n {
+            // Nearly always: no wrap-around.
             let at = |j: usize| u32::from(stop(unsafe { (*s.add(home + j))[0] }));
             at(0) | at(1) << 1 | at(2) << 2 | at(3) << 3
         } else {
             hit(home) | hit(home + 1) << 1 | hit(home + 2) << 2 | hit(home + 3) << 3
         };
         if window != 0 {
-            return (home + window.trailing_zeros() as usize) & mask;
+            return wrap(home + window.trailing_zeros() as usize);
         }
-        let mut i = (home + 4) & mask;
+        let mut i = wrap(home + 4);
         while hit(i) == 0 {
-            i = (i + 1) & mask;
+            i = self.after(i);
         }
         i
     }
 
     #[cold]
     fn grow(&mut self) {
-        let bits = 64 - self.shift + 1;
-        let n = 1usize << bits;
+        let n = self.slots.len() * 2;
         let fresh = self
             .next
             .take()
@@ -276,15 +326,19 @@ impl SlotTable {
             .filter(|v| v.len() == n)
             .unwrap_or_else(|| zeroed_slots(n));
         let old = std::mem::replace(&mut self.slots, fresh);
-        self.shift = 64 - bits;
-        self.prefault_len = prefault_at(n as u64).map_or(usize::MAX, |k| k as usize);
+        self.shift = if n.is_power_of_two() {
+            64 - n.trailing_zeros()
+        } else {
+            0
+        };
+        self.set_prefault(false);
         // Every old slot is moved, empty ones included, without a branch on whether
         // it is (half of them are, at random): an empty slot is [0, 0] and lands on
         // an empty slot of the new table, which it leaves as it was.
         for [k, v] in old {
             debug_assert!(k != 0 || v == 0);
             let i = self.first_from(self.home(k), |k| k == 0);
-            // SAFETY: `first_from` returns an index masked by slots.len() - 1.
+            // SAFETY: `first_from` returns an index below slots.len().
             unsafe { *self.slots.get_unchecked_mut(i) = [k, v] };
         }
     }
@@ -371,6 +425,46 @@ mod tests {
             assert_eq!(t.get(k), Some(n as u64 + 1));
         }
         assert_eq!(t.slots.iter().filter(|s| s[0] != 0).count(), keys.len());
+    }
+
+    #[test]
+    fn a_table_sized_for_its_keys_holds_them_with_any_slot_count() {
+        // 2000 keys: 2667 slots needed, 3072 allocated (not a power of two).
+        let mut t = SlotTable::with_capacity(2000);
+        assert_eq!(t.slots.len(), 3072);
+        assert_eq!(
+            t.prefault_len,
+            usize::MAX,
+            "a sized table prepares no successor"
+        );
+        // Keys whose home is among the last slots come first: their runs wrap.
+        let mut keys: Vec<u64> = (1..)
+            .filter(|&k| t.home(k) >= t.slots.len() - 2)
+            .take(8)
+            .collect();
+        keys.extend((0..2296u64).map(|i| i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1 << 63));
+        for (n, &k) in keys.iter().enumerate() {
+            let (v, fresh) = t.entry(k);
+            assert!(fresh);
+            *v = n as u64 + 1;
+        }
+        assert_eq!(t.slots.len(), 3072, "3/4 full: no growth yet");
+        assert!(
+            t.slots[..8].iter().any(|s| s[0] != 0),
+            "a run wrapped around"
+        );
+        let check = |t: &SlotTable| {
+            for (n, &k) in keys.iter().enumerate() {
+                assert_eq!(t.get(k), Some(n as u64 + 1), "key {k:#x}");
+            }
+            assert_eq!(t.get(12345), None);
+        };
+        check(&t);
+        // One more key doubles it (to 6144 slots), and every key is found again.
+        assert!(t.entry(99).1);
+        assert_eq!(t.slots.len(), 6144);
+        check(&t);
+        assert_eq!(t.len(), keys.len() + 1);
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //! pipeline's buffers and the process itself. Checked against the machine with
 //! [`crate::resources::check_memory`] before the work (issue 31).
 //!
-//! Ground truth: 16-byte slots (key, record), a power of two of them, at most 3/4
-//! full, so 21.3 to 42.7 bytes per distinct key; grown by doubling, the old and the new
-//! slots coexist while the keys move over (1.5 times the final table, up to 64 bytes
-//! per key at that moment). A table sized up front for a known number of keys never
-//! doubles. docs/PERFORMANCE.md (issue 31) has the measured figures.
+//! Ground truth: 16-byte slots (key, record), at most 3/4 full. Grown by doubling, a
+//! power of two of them, so 21.3 to 42.7 bytes per distinct key, and the old and the
+//! new slots coexist while the keys move over (1.5 times the final table, up to 64
+//! bytes per key at that moment). A table sized for a known number of keys (declared
+//! by the trace's header or counted from its records) has the fewest slots that hold
+//! them, 21.3 bytes per key, and never doubles. docs/PERFORMANCE.md (issue 31) has the
+//! measured figures.
 
-use super::index::{prefault_at, slots_for, SLOT_BYTES};
+use super::index::{grown_slots, prefault_at, slots_for, SLOT_BYTES};
 use crate::filter::FilterConfig;
 
 /// Resident memory of the `rbf` process before a replay allocates anything: the
@@ -22,9 +24,15 @@ pub const PROCESS_BYTES: u64 = 14 << 20;
 /// (1 MiB each), a binary reader's record buffer.
 pub const PIPELINE_BYTES: u64 = 6 << 20;
 
-/// Bytes of a ground-truth table holding `distinct` keys.
-pub fn truth_bytes(distinct: u64) -> u64 {
-    slots_for(distinct) * SLOT_BYTES
+/// Bytes of a ground-truth table holding `distinct` keys, sized for them up front or
+/// grown by doubling.
+pub fn truth_bytes(distinct: u64, sized_up_front: bool) -> u64 {
+    let slots = if sized_up_front {
+        slots_for(distinct)
+    } else {
+        grown_slots(distinct)
+    };
+    slots * SLOT_BYTES
 }
 
 /// Most bytes the ground truth holds during a replay that ends with `distinct`
@@ -32,13 +40,12 @@ pub fn truth_bytes(distinct: u64) -> u64 {
 /// tables together; plus the doubled successor a mid-sized table prepares once half
 /// full (`index::prefault_at`), when the trace gets that far.
 pub fn truth_peak_bytes(distinct: u64, sized_up_front: bool) -> u64 {
-    let slots = slots_for(distinct);
-    let t = slots * SLOT_BYTES;
-    let doubling = if sized_up_front || slots <= 1 << 10 {
-        t
-    } else {
-        t + t / 2
-    };
+    let t = truth_bytes(distinct, sized_up_front);
+    if sized_up_front {
+        return t;
+    }
+    let slots = t / SLOT_BYTES;
+    let doubling = if slots <= 1 << 10 { t } else { t + t / 2 };
     let prepared = match prefault_at(slots) {
         Some(at) if distinct >= at => t + 2 * t,
         _ => 0,
@@ -116,16 +123,27 @@ mod tests {
         for n in 1..=100_000u64 {
             t.lookup(n.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1, 0, 1);
             if n % 997 == 0 || n.is_power_of_two() {
-                assert_eq!(t.allocated_bytes() as u64, truth_bytes(n), "{n} keys");
+                assert_eq!(
+                    t.allocated_bytes() as u64,
+                    truth_bytes(n, false),
+                    "{n} keys"
+                );
             }
         }
         for n in [1u64, 768, 769, 3 << 20, (3 << 20) + 1, 50_000_000] {
             let sized = GroundTruth::with_capacity(n);
-            assert_eq!(sized.allocated_bytes() as u64, truth_bytes(n));
-            assert!(truth_bytes(n) as f64 / n as f64 <= 43.0 || n < 1000);
+            assert_eq!(sized.allocated_bytes() as u64, truth_bytes(n, true));
+            assert!(truth_bytes(n, false) as f64 / n as f64 <= 43.0 || n < 1000);
+            // Sized: at most 3/4 full, and no more than 2 MiB (one huge page) over.
+            let bytes = truth_bytes(n, true);
+            assert!(bytes * 3 >= n * 4 * SLOT_BYTES, "{n} keys fit");
+            assert!(bytes < (n * 4).div_ceil(3) * SLOT_BYTES + (2 << 20), "{n}");
         }
-        // 5e7 keys: 2^26 slots, 1 GiB, 21.5 bytes per key.
-        assert_eq!(truth_bytes(50_000_000), 1 << 30);
+        // 5e7 keys grown: 2^26 slots, 1 GiB, 21.5 bytes per key (1.5 GiB while the
+        // last doubling copies); sized up front: 509 huge pages, 21.3 bytes per key.
+        assert_eq!(truth_bytes(50_000_000, false), 1 << 30);
         assert_eq!(truth_peak_bytes(50_000_000, false), 3 << 29);
+        assert_eq!(truth_bytes(50_000_000, true), 509 << 21);
+        assert_eq!(truth_peak_bytes(50_000_000, true), 509 << 21);
     }
 }

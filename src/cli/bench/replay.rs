@@ -333,7 +333,7 @@ fn from_files(
         let load = load_average();
         let (mut wall, mut cpu, mut own) = (Vec::new(), Vec::new(), Vec::new());
         let mut last: Option<(u64, ReplayReport)> = None;
-        let mut sized = false;
+        let mut sized = None;
         for _ in 0..a.repeats.max(1) {
             rbf::progress::check_interrupt()?;
             let c0 = process_cpu_seconds();
@@ -345,7 +345,7 @@ fn from_files(
             if let Some(d) = plan {
                 r.expect_distinct(d);
             }
-            sized = plan.is_some();
+            sized = plan;
             r.run_source(source.as_mut())?;
             let report = r.report();
             wall.push(t0.elapsed().as_secs_f64());
@@ -389,14 +389,18 @@ fn from_files(
             "check: {arrivals} arrivals, {} distinct keys, fn_rate {:.5}, fp_rate {:.3e}, cycles {}",
             report.distinct_keys, report.fn_rate, report.fp_rate, report.cycles
         );
-        let plan = rbf::replay::memory::MemoryPlan::new(config, report.distinct_keys, sized);
+        let plan = rbf::replay::memory::MemoryPlan::new(
+            config,
+            sized.unwrap_or(report.distinct_keys),
+            sized.is_some(),
+        );
         // Measure a single run's peak with `/usr/bin/time -v rbf replay ...`: here the
         // allocator keeps memory between runs.
         println!(
             "memory: predicted peak of `rbf replay` {} ({})",
             plan.describe(),
-            if sized {
-                "ground truth sized from the header"
+            if sized.is_some() {
+                "ground truth sized up front, from the header or the records' next-access field"
             } else {
                 "ground truth grown by doubling"
             }
