@@ -150,8 +150,9 @@ pub struct BinarySource {
     announced: Option<u64>,
     /// Distinct objects a header announced.
     objects: Option<u64>,
-    /// The file's distinct objects, estimated from its records ([`super::count`]).
-    estimate: Option<super::count::DistinctEstimate>,
+    /// The file's distinct objects, estimated from its records ([`super::count`])
+    /// when first asked (only replay asks: other commands do not read the sample).
+    estimate: Option<std::sync::OnceLock<Option<super::count::DistinctEstimate>>>,
     done: bool,
     summary: IngestSummary,
 }
@@ -244,7 +245,7 @@ impl BinarySource {
     /// start (not compressed, not standard input).
     pub fn estimating(mut self) -> Self {
         if self.layout == ORACLE_GENERAL {
-            self.estimate = super::count::estimate(&self.path, self.offset, RECORD_LEN, 16);
+            self.estimate = Some(std::sync::OnceLock::new());
         }
         self
     }
@@ -393,7 +394,9 @@ impl MessageSource for BinarySource {
     }
 
     fn estimated_distinct(&self) -> Option<super::count::DistinctEstimate> {
-        self.estimate
+        *self.estimate.as_ref()?.get_or_init(|| {
+            super::count::estimate(&self.path, self.offset, RECORD_LEN, 16)
+        })
     }
 
     fn fill(&mut self, out: &mut Vec<Message>, max: usize) {

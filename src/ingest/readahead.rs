@@ -57,7 +57,6 @@ pub struct ReadAhead {
     /// The summary of the source as opened, while the decoder has it.
     opened: IngestSummary,
     declared_distinct: Option<u64>,
-    estimated_distinct: Option<super::count::DistinctEstimate>,
 }
 
 impl ReadAhead {
@@ -68,7 +67,6 @@ impl ReadAhead {
         Box::new(ReadAhead {
             opened: source.summary().clone(),
             declared_distinct: source.declared_distinct(),
-            estimated_distinct: source.estimated_distinct(),
             source: Some(source),
             started: false,
             local: false,
@@ -229,8 +227,10 @@ impl MessageSource for ReadAhead {
         self.declared_distinct
     }
 
+    /// Asked before the first message (while the source has not moved to the
+    /// decoding thread); None after.
     fn estimated_distinct(&self) -> Option<super::count::DistinctEstimate> {
-        self.estimated_distinct
+        self.source.as_ref()?.estimated_distinct()
     }
 
     fn fill(&mut self, out: &mut Vec<Message>, max: usize) {
