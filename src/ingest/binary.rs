@@ -394,9 +394,10 @@ impl MessageSource for BinarySource {
     }
 
     fn estimated_distinct(&self) -> Option<super::count::DistinctEstimate> {
-        *self.estimate.as_ref()?.get_or_init(|| {
-            super::count::estimate(&self.path, self.offset, RECORD_LEN, 16)
-        })
+        *self
+            .estimate
+            .as_ref()?
+            .get_or_init(|| super::count::estimate(&self.path, self.offset, RECORD_LEN, 16))
     }
 
     fn fill(&mut self, out: &mut Vec<Message>, max: usize) {
