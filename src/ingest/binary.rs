@@ -73,7 +73,7 @@ impl Field {
     /// The field of record `r` as a signed integer (unsigned 64-bit values keep
     /// their bits; floating-point values are truncated, as libCacheSim does).
     #[inline(always)]
-    fn read(self, r: &[u8]) -> i64 {
+    pub fn read(self, r: &[u8]) -> i64 {
         let b = &r[self.offset..self.offset + self.kind.size()];
         let le8 = |b: &[u8]| {
             let mut a = [0u8; 8];
@@ -123,6 +123,14 @@ pub const ORACLE_GENERAL: RecordLayout = RecordLayout {
         offset: 12,
         kind: FieldKind::U32,
     }),
+};
+
+/// The next-access field of an oracleGeneral record: the logical time of the object's
+/// next request, -1 (or `i64::MAX`) for none. Not part of a message; [`super::count`]
+/// counts objects with it.
+pub const NEXT_ACCESS: Field = Field {
+    offset: 16,
+    kind: FieldKind::I64,
 };
 
 /// Note for records with object size 0.
@@ -394,10 +402,9 @@ impl MessageSource for BinarySource {
     }
 
     fn estimated_distinct(&self) -> Option<super::count::DistinctEstimate> {
-        *self
-            .estimate
-            .as_ref()?
-            .get_or_init(|| super::count::estimate(&self.path, self.offset, RECORD_LEN, 16))
+        *self.estimate.as_ref()?.get_or_init(|| {
+            super::count::estimate(&self.path, self.offset, RECORD_LEN, |r| NEXT_ACCESS.read(r))
+        })
     }
 
     fn fill(&mut self, out: &mut Vec<Message>, max: usize) {

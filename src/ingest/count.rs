@@ -37,7 +37,8 @@ pub struct DistinctEstimate {
 }
 
 impl DistinctEstimate {
-    /// "counted from its records" / "estimated from a sample of its records".
+    /// How the count was made, for messages ("counted from its records' next-access
+    /// field" or "estimated from a sample of ...").
     pub fn describe(&self) -> &'static str {
         if self.exact {
             "counted from its records' next-access field"
@@ -48,19 +49,17 @@ impl DistinctEstimate {
 }
 
 /// The distinct objects of `path` (a plain regular file) whose records, `record`
-/// bytes each from byte `offset` on, hold the next access as a little-endian i64 at
-/// `next_at`; None when the file cannot be read or its records do not carry it (no
-/// record without a next access, or one before any request: < -1).
+/// bytes each from byte `offset` on, give their next access through `next` (e.g.
+/// [`NEXT_ACCESS`](super::binary::NEXT_ACCESS)'s reader); None when the file cannot
+/// be read or its records do not carry it (no record without a next access, or one
+/// before any request: < -1).
 pub fn estimate(
     path: &Path,
     offset: u64,
     record: usize,
-    next_at: usize,
+    next: impl Fn(&[u8]) -> i64,
 ) -> Option<DistinctEstimate> {
     let meta = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
-    if next_at + 8 > record {
-        return None;
-    }
     let records = meta.len().saturating_sub(offset) / record as u64;
     let blocks = records.div_ceil(BLOCK_RECORDS);
     if blocks == 0 {
@@ -77,13 +76,11 @@ pub fn estimate(
         file.read_exact(bytes).ok()?;
         let mut last = 0u64;
         for r in bytes.chunks_exact(record) {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&r[next_at..next_at + 8]);
-            let next = i64::from_le_bytes(b);
-            if next < -1 {
+            let at = next(r);
+            if at < -1 {
                 return None;
             }
-            last += u64::from(next == -1 || next == i64::MAX);
+            last += u64::from(at == -1 || at == i64::MAX);
         }
         Some((last, n))
     };
@@ -147,7 +144,8 @@ mod tests {
             N.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::write(&path, bytes).unwrap();
-        let e = estimate(&path, offset, 24, 16);
+        let next = |r: &[u8]| i64::from_le_bytes(r[16..24].try_into().unwrap());
+        let e = estimate(&path, offset, 24, next);
         std::fs::remove_file(&path).unwrap();
         e
     }

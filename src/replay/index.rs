@@ -113,6 +113,15 @@ pub(crate) fn slots_for(keys: u64) -> u64 {
     least.next_multiple_of(if least > huge { huge } else { 1 << MIN_BITS })
 }
 
+/// [`SlotTable::shift`] of a table of `n` slots.
+fn shift_for(n: usize) -> u32 {
+    if n.is_power_of_two() {
+        64 - n.trailing_zeros()
+    } else {
+        0
+    }
+}
+
 /// Bytes of one slot.
 pub(crate) const SLOT_BYTES: u64 = std::mem::size_of::<[u64; 2]>() as u64;
 
@@ -130,13 +139,8 @@ impl SlotTable {
     /// A table over `slots`; `sized` when they were sized for the keys to come, so
     /// that no doubled successor is prepared (it would be zeroed for nothing).
     fn from_slots(slots: Vec<[u64; 2]>, sized: bool) -> Self {
-        let n = slots.len();
         let mut t = SlotTable {
-            shift: if n.is_power_of_two() {
-                64 - n.trailing_zeros()
-            } else {
-                0
-            },
+            shift: shift_for(slots.len()),
             slots,
             len: 0,
             zero: None,
@@ -326,11 +330,7 @@ impl SlotTable {
             .filter(|v| v.len() == n)
             .unwrap_or_else(|| zeroed_slots(n));
         let old = std::mem::replace(&mut self.slots, fresh);
-        self.shift = if n.is_power_of_two() {
-            64 - n.trailing_zeros()
-        } else {
-            0
-        };
+        self.shift = shift_for(n);
         self.set_prefault(false);
         // Every old slot is moved, empty ones included, without a branch on whether
         // it is (half of them are, at random): an empty slot is [0, 0] and lands on

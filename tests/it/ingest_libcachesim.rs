@@ -344,7 +344,8 @@ fn the_next_access_field_counts_libcachesims_objects() {
     let dir = scratch("lcs-count");
     let raw = unzstd("libcachesim_cloudPhysicsIO.oracleGeneral.bin.zst");
     let plain = write(&dir, "cloudPhysicsIO.oracleGeneral.bin", &raw);
-    let e = rbf::ingest::count::estimate(&plain, 0, 24, 16).expect("a count");
+    let next = |r: &[u8]| rbf::ingest::binary::NEXT_ACCESS.read(r);
+    let e = rbf::ingest::count::estimate(&plain, 0, 24, next).expect("a count");
     assert_eq!((e.distinct, e.exact), (SAMPLE_OBJECTS as u64, true));
     // Only plain files are counted (a compressed one is not read twice), through
     // the decode thread too.
@@ -377,7 +378,7 @@ fn the_next_access_field_counts_libcachesims_objects() {
         }
     }
     let path = write(&dir, "big.oracleGeneral.bin", &big);
-    let e = rbf::ingest::count::estimate(&path, 0, 24, 16).expect("an estimate");
+    let e = rbf::ingest::count::estimate(&path, 0, 24, next).expect("an estimate");
     let truth = SAMPLE_OBJECTS as u64 * copies;
     assert!(!e.exact);
     assert!(
