@@ -23,7 +23,7 @@ pub fn trace_files(t: &TraceSource) -> Result<Vec<PathBuf>> {
     let files = crate::ingest::series::expand(t.path.list())?;
     for f in &files {
         let m = std::fs::metadata(f).map_err(|e| Error::io(f, e))?;
-        if let Some(kind) = read_once_kind(&m) {
+        if let Some(kind) = crate::ingest::input::read_once_kind(&m) {
             return Err(Error::config(
                 "trace.path",
                 format!(
@@ -35,31 +35,6 @@ pub fn trace_files(t: &TraceSource) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(files)
-}
-
-/// What a file that cannot be read twice is ("a FIFO"), or None for one that can.
-fn read_once_kind(m: &std::fs::Metadata) -> Option<&'static str> {
-    if m.is_file() {
-        return None;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = m.file_type();
-        if t.is_block_device() {
-            return None;
-        }
-        if t.is_fifo() {
-            return Some("a FIFO (named pipe)");
-        }
-        if t.is_socket() {
-            return Some("a socket");
-        }
-        if t.is_char_device() {
-            return Some("a character device");
-        }
-    }
-    Some("not a regular file")
 }
 
 /// A source, ready to be replayed any number of times.

@@ -36,6 +36,9 @@ pub struct Input {
     pub reader: Box<dyn BufRead + Send>,
     /// `Some` for a compressed input: where the decompressor records damage.
     pub damage: Option<DamageSlot>,
+    /// The compression removed on the way in (`zstd`, `gzip`), to name it when what
+    /// lies inside is compressed again.
+    pub compression: Option<&'static str>,
 }
 
 impl Input {
@@ -51,10 +54,22 @@ pub fn open(path: &Path) -> Result<Input> {
 
 /// [`open`], with a progress line on stderr for large files when `progress` is set.
 pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
+    // Opening a FIFO blocks until a writer opens it: its display starts first, so that
+    // the wait shows as waiting, as standard input's does.
+    let fifo =
+        !is_stdin(path) && std::fs::metadata(path).is_ok_and(|m| read_once_kind(&m) == Some(FIFO));
+    let waiting = if progress && fifo {
+        ProgressReader::<File>::waiting(&display_name(path))
+    } else {
+        None
+    };
     let (raw, total): (Box<dyn Read + Send>, Option<u64>) = if is_stdin(path) {
         (Box::new(std::io::stdin()), None)
     } else {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        if let Some(display) = waiting {
+            return wrap_decoders(path, Box::new(ProgressReader::with_display(file, display)));
+        }
         let meta = file.metadata().ok();
         if meta.as_ref().is_some_and(|m| m.is_dir()) {
             return Err(Error::Format {
@@ -68,21 +83,30 @@ pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
         (Box::new(file), total)
     };
     let raw: Box<dyn Read + Send> = if progress {
-        let name = if is_stdin(path) {
-            label(path)
-        } else {
-            path.file_name().map_or_else(
-                || path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-        };
-        match ProgressReader::wrap(raw, name, total) {
+        match ProgressReader::wrap(raw, display_name(path), total) {
             Ok(p) => Box::new(p),
             Err(r) => r,
         }
     } else {
         raw
     };
+    wrap_decoders(path, raw)
+}
+
+/// How the progress display names an input: `<stdin>` or the file's name.
+fn display_name(path: &Path) -> String {
+    if is_stdin(path) {
+        label(path)
+    } else {
+        path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+}
+
+/// The raw input, with a zstd or gzip decoder on it when its magic number says so.
+fn wrap_decoders(path: &Path, raw: Box<dyn Read + Send>) -> Result<Input> {
     let mut raw = BufReader::with_capacity(1 << 20, raw);
     let head = raw.fill_buf().map_err(|e| Error::io(path, e))?;
     if compressed::is_zstd(head) {
@@ -95,6 +119,7 @@ pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
         Ok(Input {
             reader: Box::new(BufReader::with_capacity(1 << 20, decoder)),
             damage: Some(slot),
+            compression: Some("zstd"),
         })
     } else if head.starts_with(&GZIP_MAGIC) {
         let slot = DamageSlot::default();
@@ -102,13 +127,46 @@ pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
         Ok(Input {
             reader: Box::new(BufReader::with_capacity(1 << 20, decoder)),
             damage: Some(slot),
+            compression: Some("gzip"),
         })
     } else {
         Ok(Input {
             reader: Box::new(raw),
             damage: None,
+            compression: None,
         })
     }
+}
+
+/// [`read_once_kind`] of a FIFO.
+pub const FIFO: &str = "a FIFO (named pipe)";
+
+/// What a file that cannot be read twice is ([`FIFO`], "a socket", "a character
+/// device"), or None for one that can (a regular file, a block device). Such a file
+/// gives its data once: it cannot be opened to check its format and then read, or be
+/// read once per replay.
+pub fn read_once_kind(m: &std::fs::Metadata) -> Option<&'static str> {
+    if m.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_block_device() {
+            return None;
+        }
+        if t.is_fifo() {
+            return Some(FIFO);
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+    }
+    Some("not a regular file")
 }
 
 /// Up to `n` leading bytes of the (decompressed) input without consuming them.

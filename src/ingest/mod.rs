@@ -499,7 +499,7 @@ pub(crate) fn open_file(
         };
         if format.is_text() {
             let head = input::peek(&mut inp, 4096).map_err(|e| Error::io(path, e))?;
-            refuse_binary(path, &head, format)?;
+            refuse_binary(path, &head, format, inp.compression)?;
             input::skip_bom(&mut inp).map_err(|e| Error::io(path, e))?;
         }
         open_format(path, inp.reader, format, options, count)
@@ -534,7 +534,7 @@ fn open_format(
         Format::Jedi => Box::new(text::TextSource::new(
             p,
             reader,
-            text::JediParser,
+            text::JediParser::default(),
             hasher,
             keep,
         )),
@@ -611,10 +611,10 @@ fn flow_log<P: text::LineParser + 'static>(
     )
 }
 
-/// Magic numbers of compressed formats this reader does not decompress, to name them
-/// (gzip is decompressed when the input is opened: its magic seen here is a gzip inside
-/// another compression, e.g. `.gz.zst`).
-const OTHER_COMPRESSION: [(&[u8], &str, &str); 5] = [
+/// Magic numbers of compression formats, to name them where the data is not a trace.
+/// zstd and gzip are decompressed when the input is opened ([`input::open`]): their
+/// magic seen after that is a compression inside another (e.g. `.gz.zst`).
+const COMPRESSIONS: [(&[u8], &str, &str); 5] = [
     (&[0x1F, 0x8B], "gzip", "gzip -dc"),
     (&[0xFD, b'7', b'z', b'X', b'Z', 0x00], "xz", "xz -dc"),
     (b"BZh", "bzip2", "bzip2 -dc"),
@@ -622,11 +622,26 @@ const OTHER_COMPRESSION: [(&[u8], &str, &str); 5] = [
     (&[0x28, 0xB5, 0x2F, 0xFD], "zstd", "zstd -dc"),
 ];
 
+/// What to tell the user when `head` (the input's first bytes, after the compression
+/// `outer` rbf removed) starts with a compression's magic number: which one, and what
+/// to do about it. None when it does not.
+fn compression_hint(head: &[u8], outer: Option<&str>) -> Option<String> {
+    let (_, name, tool) = COMPRESSIONS.iter().find(|(m, _, _)| head.starts_with(m))?;
+    Some(match outer {
+        Some(outer) => format!(
+            "{name}-compressed data inside {outer} compression (nested compression): rbf removes one layer of zstd or gzip; decompress both (`{outer} -dc FILE | {tool} | rbf ... -`)"
+        ),
+        None => format!(
+            "{name}-compressed, which rbf does not decompress (it reads zstd and gzip): decompress it first (`{tool} FILE | rbf ... -`, or `{tool} FILE > FILE2`)"
+        ),
+    })
+}
+
 /// Refuses to read binary data as a text format (`--format jedi` on a compressed file
 /// would otherwise turn its bytes into thousands of malformed "lines"): a head whose
 /// bytes are more than a quarter control characters or invalid UTF-8 is binary, where
 /// a text trace with a few damaged bytes is still read (and its bad lines counted).
-fn refuse_binary(path: &Path, head: &[u8], format: Format) -> Result<()> {
+fn refuse_binary(path: &Path, head: &[u8], format: Format, outer: Option<&str>) -> Result<()> {
     if head.len() < 16 {
         return Ok(());
     }
@@ -642,12 +657,9 @@ fn refuse_binary(path: &Path, head: &[u8], format: Format) -> Result<()> {
     if odd * 4 <= head.len() {
         return Ok(());
     }
-    let hint = match OTHER_COMPRESSION.iter().find(|(m, _, _)| head.starts_with(m)) {
-        Some((_, name, tool)) => format!(
-            "it is {name}-compressed, which this reader does not decompress: decompress it first (`{tool} FILE | rbf ... -`)"
-        ),
-        None => "compressed or binary data; rbf decompresses zstd by itself, other compressed files must be decompressed first".to_string(),
-    };
+    let hint = compression_hint(head, outer).unwrap_or_else(|| {
+        "compressed or binary data; rbf decompresses zstd and gzip by itself, other compressed files must be decompressed first".to_string()
+    });
     Err(Error::Format {
         path: path.to_path_buf(),
         offset: 0,
@@ -697,8 +709,22 @@ fn detect(path: &Path, inp: &mut input::Input) -> Result<Format> {
     if text::looks_like_jedi(first_line) {
         return Ok(Format::Jedi);
     }
+    // A JEDI log with a header line: the header is skipped by the reader.
+    let mut lines = text.split(|&b| b == b'\n');
+    if let (Some(first), Some(second)) = (lines.next(), lines.next()) {
+        if text::is_jedi_header(first) && text::looks_like_jedi(second) {
+            return Ok(Format::Jedi);
+        }
+    }
     if lcs::looks_like_oracle_general(&head) {
         return Ok(Format::Binary);
+    }
+    if let Some(hint) = compression_hint(&head, inp.compression) {
+        return Err(Error::Format {
+            path: path.to_path_buf(),
+            offset: 0,
+            message: format!("not a trace: {hint}"),
+        });
     }
     Err(Error::Format {
         path: path.to_path_buf(),

@@ -49,6 +49,28 @@ impl<R: Read> ProgressReader<R> {
             first: None,
         })
     }
+
+    /// The display of an input of unknown length, started before the input is opened:
+    /// opening a FIFO blocks until a writer opens it, and that wait must not be silent
+    /// either (`reading NAME: waiting for data`). None with `--quiet`.
+    pub fn waiting(label: &str) -> Option<Arc<Progress>> {
+        if crate::progress::is_quiet() {
+            return None;
+        }
+        let p = Arc::new(Progress::open_ended(format!("reading {label}"), "bytes"));
+        Progress::heartbeat(&p);
+        Some(p)
+    }
+
+    /// Wraps `inner` with a display from [`ProgressReader::waiting`].
+    pub fn with_display(inner: R, progress: Arc<Progress>) -> Self {
+        ProgressReader {
+            inner,
+            progress: Some(progress),
+            pending: None,
+            first: None,
+        }
+    }
 }
 
 impl<R: Read> Read for ProgressReader<R> {

@@ -2,7 +2,12 @@
 //! collectors leave them (`tcpdump -G/-C` rotation, hourly flow logs).
 //!
 //! Inputs are files, directories (their files, by name), glob patterns (`*`, `?`,
-//! `[...]`, sorted by name) and `-` (standard input). Every file is opened and its
+//! `[...]`, sorted by name) and `-` (standard input). Hidden files (names starting
+//! with `.`: `.DS_Store`, an editor's swap file, rsync's temporaries) are not part of
+//! a directory's series, and a pattern matches them only where it spells the dot, as
+//! a shell's does. A FIFO, socket or character device in a series is refused by name:
+//! every file of a series is read twice (its format checked, then its records), and
+//! such a file gives its data once. Every file is opened and its
 //! format checked before any record is read, so a file that is not a trace, or is of
 //! another format than the first, is an error naming it, not a surprise halfway
 //! through. The files are read in the order given, or sorted by the time of their
@@ -28,17 +33,29 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
                 .map(|e| e.map(|e| e.path()).map_err(|e| Error::io(p, e)))
                 .collect::<Result<_>>()?;
             entries.retain(|e| !e.is_dir());
+            let all = entries.len();
+            entries.retain(|e| !is_hidden(e));
             entries.sort();
             if entries.is_empty() {
+                let hidden = match all {
+                    0 => String::new(),
+                    n => format!(" but {n} hidden one(s), whose names start with `.`"),
+                };
                 return Err(Error::NoData(format!(
-                    "{}: the directory holds no files",
+                    "{}: the directory holds no files{hidden}",
                     p.display()
                 )));
             }
+            refuse_read_once(&entries, &format!("in directory {}", p.display()))?;
             files.extend(entries);
         } else if !p.exists() && is_pattern(p) {
             let pattern = p.to_string_lossy();
-            let mut matched: Vec<PathBuf> = glob::glob(&pattern)
+            // As a shell's: `*` does not match a leading dot.
+            let options = glob::MatchOptions {
+                require_literal_leading_dot: true,
+                ..Default::default()
+            };
+            let mut matched: Vec<PathBuf> = glob::glob_with(&pattern, options)
                 .map_err(|e| Error::config("trace path", format!("bad pattern {pattern:?}: {e}")))?
                 .filter_map(std::result::Result::ok)
                 .filter(|m| !m.is_dir())
@@ -47,6 +64,7 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
             if matched.is_empty() {
                 return Err(Error::NoData(format!("{pattern}: no file matches")));
             }
+            refuse_read_once(&matched, &format!("matched by {pattern}"))?;
             files.extend(matched);
         } else {
             files.push(p.clone());
@@ -62,7 +80,35 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
             "`-` (standard input) cannot be part of a series of files: it can be read only once and its format checked only by reading it",
         ));
     }
+    if files.len() > 1 {
+        refuse_read_once(&files, "in a series of files")?;
+    }
     Ok(files)
+}
+
+/// A name starting with `.`: not part of a directory's series.
+fn is_hidden(p: &Path) -> bool {
+    p.file_name()
+        .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
+}
+
+/// Refuses a file that gives its data only once ([`input::read_once_kind`]: a FIFO,
+/// a socket, a character device) among `files`, naming it: a series opens each file
+/// to check its format and then again to read it, and the second open of a FIFO would
+/// wait forever for a writer.
+fn refuse_read_once(files: &[PathBuf], place: &str) -> Result<()> {
+    for f in files.iter().filter(|f| !is_stdin(f)) {
+        let Ok(meta) = std::fs::metadata(f) else {
+            continue; // opening it says what is wrong
+        };
+        if let Some(kind) = input::read_once_kind(&meta) {
+            return Err(Error::invalid(format!(
+                "{}: {kind} {place}: a series reads each of its files twice (to check its format, then its records) and such a file gives its data once; name it alone, or save it to a file first",
+                f.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn is_pattern(p: &Path) -> bool {

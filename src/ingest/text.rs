@@ -261,18 +261,45 @@ pub fn parse_seconds(s: &[u8]) -> Option<Timestamp> {
     Some(Timestamp::from_nanos((x * 1e9).round() as u64))
 }
 
-/// JEDI / TRAGEN request log: `timestamp,object_id,object_size`, no header.
+/// JEDI / TRAGEN request log: `timestamp,object_id,object_size`. The logs have no
+/// header, but some tools that write them add one (`timestamp,obj_id,obj_size`): a
+/// first line of three column names is skipped as a header (and counted), not
+/// reported as malformed.
 #[derive(Default)]
-pub struct JediParser;
+pub struct JediParser {
+    /// The first line was a header.
+    header: bool,
+}
+
+const JEDI_HEADER: &str = "header line (column names)";
+
+/// Whether `line` is a header naming three columns: three comma-separated names
+/// (letters, digits, `_`, `-`, blanks, quotes), none a number where the log has one.
+pub fn is_jedi_header(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let fields: Vec<&[u8]> = line.split(|&b| b == b',').collect();
+    let name = |f: &&[u8]| {
+        let f = f.trim_ascii();
+        !f.is_empty()
+            && f.iter().any(u8::is_ascii_alphabetic)
+            && f.iter()
+                .all(|&b| b.is_ascii_alphanumeric() || b"_- \"'".contains(&b))
+    };
+    fields.len() == 3 && fields.iter().all(name)
+}
 
 impl LineParser for JediParser {
     #[inline]
     fn parse<'a>(
         &'a mut self,
         line: &'a [u8],
-        _line_no: u64,
+        line_no: u64,
     ) -> Result<Option<(&'a [u8], Timestamp)>, String> {
         if line.is_empty() {
+            return Ok(None);
+        }
+        if line_no == 1 && is_jedi_header(line) {
+            self.header = true;
             return Ok(None);
         }
         // Lines are ~20 bytes: a plain scan beats memchr's per-call setup here (this
@@ -297,6 +324,14 @@ impl LineParser for JediParser {
 
     fn name(&self) -> &'static str {
         "jedi"
+    }
+
+    fn skip_reason(&self, line_no: u64) -> &'static str {
+        if line_no == 1 && self.header {
+            JEDI_HEADER
+        } else {
+            "blank or comment line"
+        }
     }
 }
 
@@ -325,6 +360,6 @@ impl LineParser for LinesParser {
 /// Whether a first line looks like a JEDI record (three comma-separated numbers).
 pub fn looks_like_jedi(line: &[u8]) -> bool {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let mut p = JediParser;
+    let mut p = JediParser::default();
     matches!(p.parse(line, 1), Ok(Some((id, _))) if parse_u64(id).is_some())
 }

@@ -207,7 +207,7 @@ fn jedi(a: &IngestBench) -> Result<()> {
         let mut src = TextSource::new(
             PathBuf::from("synthetic.jedi"),
             Box::new(reader),
-            JediParser,
+            JediParser::default(),
             KeyHasher::default(),
             false,
         );

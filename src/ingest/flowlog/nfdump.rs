@@ -1,6 +1,9 @@
 //! `nfdump -o csv` output: a header line naming the columns (`ts,te,td,sa,da,sp,dp,pr,
 //! flg,...`), one flow record per line, then nfdump's summary block (a `Summary` line,
 //! a header and one line of totals), which is not a flow and is skipped (counted).
+//! The block is those three lines and no more: what follows it is read again, so that
+//! concatenated outputs (`cat a.csv b.csv`: a second header, more flows, a second
+//! summary) lose no flow; a header line anywhere restarts the records with its columns.
 //! Columns are found by name in the header (their set differs between nfdump
 //! versions); `te` (the flow's last packet), `sa`, `da`, `sp`, `dp` and `pr` are needed.
 //!
@@ -55,11 +58,22 @@ const HEADER: &str = "nfdump CSV header line";
 const SUMMARY: &str = "nfdump summary block (totals, not a flow)";
 const BLANK: &str = "blank line";
 
+/// Where the parser is in nfdump's summary block: `Summary`, then a header naming the
+/// totals (`flows,bytes,packets,...`), then one line of totals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Summary {
+    Outside,
+    /// After the `Summary` line: the totals' header is next.
+    Title,
+    /// After the totals' header: the totals are next.
+    Header,
+}
+
 /// The [`LineParser`] for `nfdump -o csv` output.
 pub struct NfdumpParser {
     keyer: Keyer,
     columns: Option<Columns>,
-    in_summary: bool,
+    summary: Summary,
     last_skip: &'static str,
 }
 
@@ -68,7 +82,7 @@ impl NfdumpParser {
         NfdumpParser {
             keyer: Keyer::new(spec),
             columns: None,
-            in_summary: false,
+            summary: Summary::Outside,
             last_skip: HEADER,
         }
     }
@@ -76,6 +90,24 @@ impl NfdumpParser {
     /// Whether a first line is nfdump's CSV header.
     pub fn detect(first_line: &[u8]) -> bool {
         first_line.starts_with(b"ts,te,") || first_line.starts_with(b"ts,te\r")
+    }
+}
+
+impl NfdumpParser {
+    /// Whether line `t` belongs to the summary block (and moves through it). Only the
+    /// block's own three lines are taken: anything else is read as what it is.
+    fn in_summary(&mut self, t: &[u8]) -> bool {
+        let totals = |t: &[u8]| t.iter().all(|&b| b.is_ascii_digit() || b == b',');
+        self.summary = match self.summary {
+            _ if t == b"Summary" => Summary::Title,
+            Summary::Title if t.starts_with(b"flows,") => Summary::Header,
+            Summary::Header if totals(t) => Summary::Outside,
+            _ => {
+                self.summary = Summary::Outside;
+                return false;
+            }
+        };
+        true
     }
 }
 
@@ -92,14 +124,14 @@ impl LineParser for NfdumpParser {
             self.last_skip = BLANK;
             return Ok(None);
         }
-        if self.in_summary || t == b"Summary" {
-            self.in_summary = true;
-            self.last_skip = SUMMARY;
-            return Ok(None);
-        }
         if t.starts_with(b"ts,") {
+            self.summary = Summary::Outside;
             self.last_skip = HEADER;
             self.columns = Some(Columns::from_header(t)?);
+            return Ok(None);
+        }
+        if self.in_summary(t) {
+            self.last_skip = SUMMARY;
             return Ok(None);
         }
         let c = self
@@ -254,5 +286,18 @@ mod tests {
         assert_eq!(p.parse(b"Summary", 4), Ok(None));
         assert_eq!(p.parse(b"flows,bytes,packets", 5), Ok(None));
         assert_eq!(p.skip_reason(5), SUMMARY);
+        assert_eq!(p.parse(b"335,1124321,3074", 6), Ok(None));
+        assert_eq!(p.skip_reason(6), SUMMARY);
+        // The block is over: a second output's header and flows are read again.
+        assert_eq!(p.parse(b"ts,te,td,sa,da,sp,dp,pr,flg", 7), Ok(None));
+        assert_eq!(p.skip_reason(7), HEADER);
+        let flow = b"2019-09-21 07:34:07,2019-09-21 07:34:08,0.359,10.0.0.1,10.0.0.2,1,2,UDP,....";
+        assert!(matches!(p.parse(flow, 8), Ok(Some(_))));
+        // So is a line after the totals that is not a header (a flow, or malformed).
+        for (i, line) in [&b"Summary"[..], b"flows,bytes", b"1,2"].iter().enumerate() {
+            assert_eq!(p.parse(line, 9 + i as u64), Ok(None));
+        }
+        assert!(matches!(p.parse(flow, 12), Ok(Some(_))));
+        assert!(p.parse(b"Time window: 0", 13).is_err());
     }
 }
