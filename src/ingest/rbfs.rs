@@ -5,13 +5,15 @@
 //!
 //! ```text
 //! header, uncompressed, 32 bytes
-//!   0  magic "RBFS"           4  version u16 (1)      6  flags u16 (bit 0: STREAMED)
+//!   0  magic "RBFS"           4  version u16 (2; 1 is read)   6  flags u16 (bit 0: STREAMED)
 //!   8  key-hasher seed u64   16  messages u64 (u64::MAX until the writer finished)
 //!  24  reserved u64
 //! body: chunks, each  n u32, len u32, then one zstd frame of len bytes (with checksum)
 //!   n >= 1: a block of n messages (n <= MAX_BLOCK); the frame holds
-//!           n keys u64, base time u64, width u8 (0/1/2/4/8),
-//!           n zigzag time deltas of `width` bytes (delta 0 is from the base)
+//!           version 2: base time u64, width u8 (0/1/2/4/8), then n records of
+//!                      key u64 and zigzag time delta of `width` bytes
+//!           version 1: n keys u64, base time u64, width u8, n deltas of `width` bytes
+//!           (delta 0 is from the base)
 //!   n == 0: the trailer; the frame holds the source's ingest summary as JSON
 //! ```
 //!
@@ -22,9 +24,18 @@
 //! comparable between streams hashed with the same seed. A stream written to a pipe
 //! (`-o -`) cannot go back to fill in the count: it sets STREAMED, and its trailer
 //! alone marks the end.
+//!
+//! A cut stream (a copy interrupted, `head -c`) yields every whole record before the
+//! cut: version 2 puts each record's key and time together and ends a zstd block
+//! (a flush, which keeps the frame's match window) every [`SALVAGE_RECORDS`] records,
+//! so the part of a cut frame the decoder can decompress is whole records, all but at
+//! most the last [`SALVAGE_RECORDS`] before the cut. Version 1 put all of a block's
+//! keys before its times: a cut block there yields nothing.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
 use super::{IngestSummary, MessageSource};
 use crate::error::{Error, Result};
@@ -32,10 +43,14 @@ use crate::message::{KeyHasher, Message, Timestamp};
 use crate::output_file::OutputFile;
 
 pub const MAGIC: [u8; 4] = *b"RBFS";
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
+/// The first version, still read (its blocks cannot be salvaged when cut).
+const VERSION_1: u16 = 1;
 pub const HEADER_LEN: usize = 32;
 /// Messages per block.
 pub const BLOCK: usize = 1 << 16;
+/// Records between zstd flushes within a block: a cut block loses at most these.
+pub const SALVAGE_RECORDS: usize = 1 << 10;
 /// Largest block a reader accepts (a bigger count is corruption).
 const MAX_BLOCK: usize = 1 << 20;
 const UNFINISHED: u64 = u64::MAX;
@@ -70,10 +85,12 @@ const LEVEL: i32 = 1;
 pub struct RbfsWriter {
     path: PathBuf,
     out: OutputFile,
-    compressor: zstd::bulk::Compressor<'static>,
+    compressor: Encoder<'static>,
     keys: Vec<Message>,
     scratch: Vec<u8>,
     frame: Vec<u8>,
+    /// Bytes per record of the block in `scratch` (key and time delta).
+    record_len: usize,
     messages: u64,
 }
 
@@ -91,7 +108,7 @@ impl RbfsWriter {
         h[8..16].copy_from_slice(&hasher.seed().to_le_bytes());
         h[16..24].copy_from_slice(&UNFINISHED.to_le_bytes());
         file.write_all(&h).map_err(io)?;
-        let mut compressor = zstd::bulk::Compressor::new(LEVEL).map_err(io)?;
+        let mut compressor = Encoder::new(LEVEL).map_err(io)?;
         compressor
             .set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
             .map_err(io)?;
@@ -102,6 +119,7 @@ impl RbfsWriter {
             keys: Vec::with_capacity(BLOCK),
             scratch: Vec::new(),
             frame: Vec::new(),
+            record_len: 0,
             messages: 0,
         })
     }
@@ -122,9 +140,6 @@ impl RbfsWriter {
         let n = self.keys.len();
         let s = &mut self.scratch;
         s.clear();
-        for m in &self.keys {
-            s.extend_from_slice(&m.key.to_le_bytes());
-        }
         let raw = |m: &Message| m.time.nanos().unwrap_or(u64::MAX);
         let base = raw(&self.keys[0]);
         let mut prev = base;
@@ -143,24 +158,40 @@ impl RbfsWriter {
         let w = width_for(max);
         s.extend_from_slice(&base.to_le_bytes());
         s.push(w);
-        for d in deltas {
+        for (m, d) in self.keys.iter().zip(deltas) {
+            s.extend_from_slice(&m.key.to_le_bytes());
             s.extend_from_slice(&d.to_le_bytes()[..w as usize]);
         }
+        self.record_len = 8 + w as usize;
         self.chunk(n as u32)?;
         self.messages += n as u64;
         self.keys.clear();
         Ok(())
     }
 
-    /// Compresses `scratch` into one frame and writes it with its chunk header.
+    /// Compresses `scratch` into one frame and writes it with its chunk header. A block
+    /// is flushed every [`SALVAGE_RECORDS`] records (after its 9-byte head), so that a
+    /// cut frame decompresses up to the last flush before the cut.
     fn chunk(&mut self, n: u32) -> Result<()> {
         let io = |e| Error::io(&self.path, e);
+        let piece = if n == 0 {
+            self.scratch.len().max(1)
+        } else {
+            SALVAGE_RECORDS * self.record_len
+        };
+        let pieces = self.scratch.len().div_ceil(piece) + 1;
         self.frame.clear();
+        // Room for the frame whole: every flush ends a zstd block (a 3-byte header).
         self.frame
-            .reserve(zstd::zstd_safe::compress_bound(self.scratch.len()));
-        self.compressor
-            .compress_to_buffer(&self.scratch, &mut self.frame)
-            .map_err(io)?;
+            .reserve(zstd::zstd_safe::compress_bound(self.scratch.len()) + 16 * pieces + 64);
+        compress_flushed(
+            &mut self.compressor,
+            &self.scratch,
+            piece,
+            n > 0,
+            &mut self.frame,
+        )
+        .map_err(io)?;
         self.out.write_all(&n.to_le_bytes()).map_err(io)?;
         self.out
             .write_all(&(self.frame.len() as u32).to_le_bytes())
@@ -187,6 +218,43 @@ impl RbfsWriter {
     }
 }
 
+/// Compresses `data` into one zstd frame in `out`, flushing after its 9-byte block
+/// head (when `block`) and then every `piece` bytes. `out` must have room for the
+/// whole frame: running out of it is an error, not a loop.
+fn compress_flushed(
+    encoder: &mut Encoder<'static>,
+    data: &[u8],
+    piece: usize,
+    block: bool,
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    let full = || std::io::Error::other("zstd output buffer too small for an .rbfs block");
+    let head = if block { 9.min(data.len()) } else { 0 };
+    let (first, rest) = data.split_at(head);
+    let mut buffer = OutBuffer::around(out);
+    for part in std::iter::once(first).chain(rest.chunks(piece)) {
+        let mut input = InBuffer::around(part);
+        while input.pos() < part.len() {
+            let before = (input.pos(), buffer.pos());
+            encoder.run(&mut input, &mut buffer)?;
+            if (input.pos(), buffer.pos()) == before {
+                return Err(full());
+            }
+        }
+        while encoder.flush(&mut buffer)? > 0 {
+            if buffer.pos() == buffer.capacity() {
+                return Err(full());
+            }
+        }
+    }
+    while encoder.finish(&mut buffer, true)? > 0 {
+        if buffer.pos() == buffer.capacity() {
+            return Err(full());
+        }
+    }
+    encoder.reinit()
+}
+
 /// Reads an `.rbfs` stream block by block.
 pub struct RbfsReader {
     path: PathBuf,
@@ -198,12 +266,26 @@ pub struct RbfsReader {
     pub declared: Option<u64>,
     /// Written to a pipe: no count in the header, the trailer marks the end.
     streamed: bool,
+    version: u16,
     block: Vec<Message>,
     raw: Vec<u8>,
     read: u64,
+    /// Bytes of the stream consumed so far, and where the current chunk starts.
+    offset: u64,
+    chunk_start: u64,
+    /// Damage found while a cut block's messages were salvaged: reported once they
+    /// have been handed out.
+    cut: Option<String>,
     trailer: Option<IngestSummary>,
     damage: Option<String>,
     done: bool,
+}
+
+/// A chunk read from the body: whole, or cut by the end of the input after `got` of
+/// its frame's bytes.
+enum Chunk {
+    Whole(usize),
+    Cut { n: usize, got: usize },
 }
 
 impl RbfsReader {
@@ -222,11 +304,13 @@ impl RbfsReader {
             });
         }
         let version = u16::from_le_bytes([h[4], h[5]]);
-        if version != VERSION {
+        if version != VERSION && version != VERSION_1 {
             return Err(Error::Format {
                 path,
                 offset: 4,
-                message: format!(".rbfs version {version}; this rbf reads version {VERSION}"),
+                message: format!(
+                    ".rbfs version {version}; this rbf reads versions {VERSION_1} and {VERSION}"
+                ),
             });
         }
         let u64_at = |i: usize| {
@@ -245,9 +329,13 @@ impl RbfsReader {
             seed: u64_at(8),
             declared,
             streamed,
+            version,
             block: Vec::with_capacity(BLOCK),
             raw: Vec::new(),
             read: 0,
+            offset: HEADER_LEN as u64,
+            chunk_start: HEADER_LEN as u64,
+            cut: None,
             trailer: None,
             damage: None,
             done: false,
@@ -256,62 +344,86 @@ impl RbfsReader {
 
     fn fail(&mut self, what: String) {
         self.damage = Some(format!(
-            "{}: after message {}: {what}; the messages before it were read",
+            "{}: byte offset {}: {what}; the {} message(s) before the damage were read",
             self.path.display(),
+            self.chunk_start,
             self.read
         ));
         self.done = true;
     }
 
-    /// Reads the next chunk header and decompresses its frame into `raw` (at most
-    /// `max` bytes); returns n. A clean end of input before a trailer is truncation.
-    fn read_chunk(&mut self) -> Result<u32, String> {
-        let mut h = [0u8; 8];
-        self.body.read_exact(&mut h).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+    /// Reads up to `len` bytes of the body into `frame`; fewer only at its end.
+    fn read_up_to(&mut self, len: usize) -> Result<usize, String> {
+        self.frame.resize(len, 0);
+        let mut got = 0;
+        while got < len {
+            match self.body.read(&mut self.frame[got..]) {
+                Ok(0) => break,
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("read error: {e}")),
+            }
+        }
+        self.offset += got as u64;
+        Ok(got)
+    }
+
+    /// The largest legitimate content of a chunk of `n` messages: keys, base, width
+    /// and 8-byte deltas, or a trailer.
+    fn max_content(n: usize) -> usize {
+        if n == 0 {
+            64 << 20
+        } else {
+            n * 16 + 9
+        }
+    }
+
+    /// Reads the next chunk header and its frame; a whole frame is decompressed into
+    /// `raw`. A clean end of input before a trailer is truncation.
+    fn read_chunk(&mut self) -> Result<Chunk, String> {
+        self.chunk_start = self.offset;
+        let got = self.read_up_to(8)?;
+        if got < 8 {
+            return Err(if got == 0 {
                 "truncated .rbfs stream (no trailer)".to_string()
             } else {
-                format!("read error: {e}")
-            }
-        })?;
-        let n = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+                format!("truncated .rbfs stream: a block header cut after {got} of its 8 bytes")
+            });
+        }
+        let h = &self.frame;
+        let n = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
         let len = u32::from_le_bytes([h[4], h[5], h[6], h[7]]) as usize;
-        if n as usize > MAX_BLOCK {
+        if n > MAX_BLOCK {
             return Err(format!(
                 "corrupt .rbfs stream: block of {n} messages (at most {MAX_BLOCK})"
             ));
         }
-        // Largest legitimate content: keys + base + width + 8-byte deltas, or a trailer.
-        let max = if n == 0 {
-            64 << 20
-        } else {
-            n as usize * 16 + 9
-        };
+        let max = Self::max_content(n);
         if len > zstd::zstd_safe::compress_bound(max) {
             return Err(format!(
                 "corrupt .rbfs stream: frame of {len} bytes for {n} messages"
             ));
         }
-        self.frame.resize(len, 0);
-        self.body.read_exact(&mut self.frame).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                "truncated .rbfs stream".to_string()
-            } else {
-                format!("read error: {e}")
-            }
-        })?;
+        let got = self.read_up_to(len)?;
+        if got < len {
+            return Ok(Chunk::Cut { n, got });
+        }
         self.raw.clear();
         self.raw.reserve(max);
         self.decompressor
             .decompress_to_buffer(&self.frame, &mut self.raw)
             .map_err(|e| format!("corrupt .rbfs block: {e}"))?;
-        Ok(n)
+        Ok(Chunk::Whole(n))
     }
 
     /// The next block of messages, or `None` at the end (or after damage, see
     /// [`RbfsReader::damage`]).
     pub fn next_block(&mut self) -> Option<&[Message]> {
         if self.done {
+            return None;
+        }
+        if let Some(what) = self.cut.take() {
+            self.fail(what);
             return None;
         }
         match self.decode_block() {
@@ -328,68 +440,61 @@ impl RbfsReader {
     }
 
     fn decode_block(&mut self) -> Result<bool, String> {
-        let n = self.read_chunk()? as usize;
-        if n == 0 {
-            self.read_trailer()?;
-            return Ok(false);
-        }
-        let raw = &self.raw;
-        if raw.len() < n * 8 + 9 {
-            return Err(format!(
-                "corrupt .rbfs block: {} bytes for {n} messages",
-                raw.len()
-            ));
-        }
-        let (keys, rest) = raw.split_at(n * 8);
-        let base = u64::from_le_bytes([
-            rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7],
-        ]);
-        let w = rest[8] as usize;
-        let deltas = &rest[9..];
-        if !matches!(w, 0 | 1 | 2 | 4 | 8) || deltas.len() != n * w {
-            return Err(format!(
-                "corrupt .rbfs block: time width {w} with {} bytes of deltas",
-                deltas.len()
-            ));
-        }
-        self.block.clear();
-        let mut t = base;
-        let push = |block: &mut Vec<Message>, key: u64, t: u64| {
-            let time = if t == u64::MAX {
-                Timestamp::NONE
-            } else {
-                Timestamp::from_nanos(t)
-            };
-            block.push(Message::at(key, time));
+        let n = match self.read_chunk()? {
+            Chunk::Whole(0) => {
+                self.read_trailer()?;
+                return Ok(false);
+            }
+            Chunk::Whole(n) => n,
+            Chunk::Cut { n, got } => return self.salvage(n, got),
         };
-        let keys = keys
-            .chunks_exact(8)
-            .map(|k| u64::from_le_bytes([k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7]]));
-        // One loop per width so that each is a tight, branch-free decode.
-        match w {
-            0 => keys.for_each(|k| push(&mut self.block, k, t)),
-            1 => keys.zip(deltas).for_each(|(k, &d)| {
-                t = t.wrapping_add(unzigzag(u64::from(d)) as u64);
-                push(&mut self.block, k, t)
-            }),
-            2 => keys.zip(deltas.chunks_exact(2)).for_each(|(k, d)| {
-                t = t.wrapping_add(unzigzag(u64::from(u16::from_le_bytes([d[0], d[1]]))) as u64);
-                push(&mut self.block, k, t)
-            }),
-            4 => keys.zip(deltas.chunks_exact(4)).for_each(|(k, d)| {
-                t = t.wrapping_add(
-                    unzigzag(u64::from(u32::from_le_bytes([d[0], d[1], d[2], d[3]]))) as u64,
-                );
-                push(&mut self.block, k, t)
-            }),
-            _ => keys.zip(deltas.chunks_exact(8)).for_each(|(k, d)| {
-                t = t.wrapping_add(unzigzag(u64::from_le_bytes([
-                    d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7],
-                ])) as u64);
-                push(&mut self.block, k, t)
-            }),
+        let records = if self.version == VERSION_1 {
+            decode_v1(&self.raw, n, &mut self.block)?
+        } else {
+            decode_v2(&self.raw, n, &mut self.block, false)?
+        };
+        self.read += records as u64;
+        Ok(true)
+    }
+
+    /// A block cut after `got` of its frame's bytes: the messages whose bytes the
+    /// zstd decoder could recover (every whole record up to its last complete zstd
+    /// block) are handed out, then the cut is reported. Only a cut is salvaged: in a
+    /// corrupt frame, the bytes before the damage are not covered by its checksum.
+    fn salvage(&mut self, n: usize, got: usize) -> Result<bool, String> {
+        let len = self.frame.len();
+        let at = self.offset;
+        let what = |kept: usize| {
+            let whose = if n == 0 {
+                "the trailer".to_string()
+            } else {
+                format!("a block of {n} messages")
+            };
+            format!(
+                "truncated .rbfs stream: {whose} starting here is cut at byte offset {at} (after {got} of its {len} compressed bytes), {kept} of its messages recovered"
+            )
+        };
+        if n == 0 || self.version == VERSION_1 {
+            return Err(what(0));
         }
-        self.read += n as u64;
+        let slot = super::compressed::DamageSlot::default();
+        let decoder = super::compressed::ZstdReader::new(&self.frame[..got], slot)
+            .map_err(|e| format!("zstd: {e}"))?;
+        self.raw.clear();
+        // The decoder stops at the cut (recording it in `slot`, reported here instead).
+        let _ = decoder
+            .take(Self::max_content(n) as u64)
+            .read_to_end(&mut self.raw);
+        let kept = if self.raw.len() > 9 {
+            decode_v2(&self.raw, n, &mut self.block, true)?
+        } else {
+            0
+        };
+        self.read += kept as u64;
+        if kept == 0 {
+            return Err(what(0));
+        }
+        self.cut = Some(what(kept));
         Ok(true)
     }
 
@@ -415,6 +520,124 @@ impl RbfsReader {
     /// The source's summary, once the stream has been read to its end.
     pub fn origin(&self) -> Option<&IngestSummary> {
         self.trailer.as_ref()
+    }
+}
+
+/// The base time and the time width at the start of `head`.
+fn base_and_width(head: &[u8]) -> Result<(u64, usize), String> {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&head[..8]);
+    let w = head[8] as usize;
+    if !matches!(w, 0 | 1 | 2 | 4 | 8) {
+        return Err(format!("corrupt .rbfs block: time width {w}"));
+    }
+    Ok((u64::from_le_bytes(b), w))
+}
+
+/// A version-1 block of `n` messages (keys, then base, width and deltas) into `out`.
+fn decode_v1(raw: &[u8], n: usize, out: &mut Vec<Message>) -> Result<usize, String> {
+    if raw.len() < n * 8 + 9 {
+        return Err(format!(
+            "corrupt .rbfs block: {} bytes for {n} messages",
+            raw.len()
+        ));
+    }
+    let (keys, rest) = raw.split_at(n * 8);
+    let (base, w) = base_and_width(rest)?;
+    let deltas = &rest[9..];
+    if deltas.len() != n * w {
+        return Err(format!(
+            "corrupt .rbfs block: time width {w} with {} bytes of deltas",
+            deltas.len()
+        ));
+    }
+    decode_records(keys, 8, deltas, w, w, n, base, out);
+    Ok(n)
+}
+
+/// A version-2 block of `n` messages (base, width, then key and delta per record)
+/// into `out`; with `prefix`, `raw` may hold only its first records (a cut block),
+/// and the whole ones among them are decoded. Returns how many.
+fn decode_v2(raw: &[u8], n: usize, out: &mut Vec<Message>, prefix: bool) -> Result<usize, String> {
+    let short = || format!("corrupt .rbfs block: {} bytes for {n} messages", raw.len());
+    if raw.len() < 9 {
+        return Err(short());
+    }
+    let (base, w) = base_and_width(raw)?;
+    let records = &raw[9..];
+    let len = 8 + w;
+    let whole = if prefix {
+        (records.len() / len).min(n)
+    } else if records.len() == n * len {
+        n
+    } else {
+        return Err(short());
+    };
+    decode_records(
+        records,
+        len,
+        &records[8.min(records.len())..],
+        len,
+        w,
+        whole,
+        base,
+        out,
+    );
+    Ok(whole)
+}
+
+/// Decodes `n` messages into `out`: message i's key at `keys[i * key_stride..]`, its
+/// time delta (`w` bytes, zigzag) at `deltas[i * delta_stride..]`.
+#[allow(clippy::too_many_arguments)]
+fn decode_records(
+    keys: &[u8],
+    key_stride: usize,
+    deltas: &[u8],
+    delta_stride: usize,
+    w: usize,
+    n: usize,
+    base: u64,
+    out: &mut Vec<Message>,
+) {
+    out.clear();
+    // One loop per width so that each is a tight decode with fixed-size reads.
+    match w {
+        0 => decode_width::<0>(keys, key_stride, deltas, delta_stride, n, base, out),
+        1 => decode_width::<1>(keys, key_stride, deltas, delta_stride, n, base, out),
+        2 => decode_width::<2>(keys, key_stride, deltas, delta_stride, n, base, out),
+        4 => decode_width::<4>(keys, key_stride, deltas, delta_stride, n, base, out),
+        _ => decode_width::<8>(keys, key_stride, deltas, delta_stride, n, base, out),
+    }
+}
+
+#[inline(always)]
+fn le<const W: usize>(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a[..W].copy_from_slice(&b[..W]);
+    u64::from_le_bytes(a)
+}
+
+fn decode_width<const W: usize>(
+    keys: &[u8],
+    key_stride: usize,
+    deltas: &[u8],
+    delta_stride: usize,
+    n: usize,
+    base: u64,
+    out: &mut Vec<Message>,
+) {
+    let mut t = base;
+    for i in 0..n {
+        let key = le::<8>(&keys[i * key_stride..]);
+        if W > 0 {
+            t = t.wrapping_add(unzigzag(le::<W>(&deltas[i * delta_stride..])) as u64);
+        }
+        let time = if t == u64::MAX {
+            Timestamp::NONE
+        } else {
+            Timestamp::from_nanos(t)
+        };
+        out.push(Message::at(key, time));
     }
 }
 
@@ -502,6 +725,46 @@ pub fn write(path: &Path, source: &mut dyn MessageSource, hasher: KeyHasher) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A version-1 stream (keys, then times), written here as that version laid it
+    /// out, is still read.
+    #[test]
+    fn version_1_streams_are_read() {
+        let times = [5u64, 7, 6, u64::MAX];
+        let keys = [11u64, 12, 13, 14];
+        let mut raw = Vec::new();
+        keys.iter()
+            .for_each(|k| raw.extend_from_slice(&k.to_le_bytes()));
+        raw.extend_from_slice(&times[0].to_le_bytes());
+        raw.push(8);
+        let mut prev = times[0];
+        for &t in &times {
+            raw.extend_from_slice(&zigzag(t.wrapping_sub(prev) as i64).to_le_bytes());
+            prev = t;
+        }
+        let frame = zstd::bulk::compress(&raw, 1).expect("compresses");
+        let trailer = zstd::bulk::compress(b"{}", 1).expect("compresses");
+        let mut s = Vec::new();
+        s.extend_from_slice(&MAGIC);
+        s.extend_from_slice(&VERSION_1.to_le_bytes());
+        s.extend_from_slice(&0u16.to_le_bytes());
+        s.extend_from_slice(&0u64.to_le_bytes());
+        s.extend_from_slice(&4u64.to_le_bytes());
+        s.extend_from_slice(&0u64.to_le_bytes());
+        for (n, f) in [(4u32, &frame), (0, &trailer)] {
+            s.extend_from_slice(&n.to_le_bytes());
+            s.extend_from_slice(&(f.len() as u32).to_le_bytes());
+            s.extend_from_slice(f);
+        }
+        let mut r = RbfsReader::new(PathBuf::from("v1.rbfs"), Box::new(std::io::Cursor::new(s)))
+            .expect("opens");
+        let block = r.next_block().expect("a block").to_vec();
+        assert_eq!(block.iter().map(|m| m.key).collect::<Vec<_>>(), keys);
+        let got: Vec<Option<u64>> = block.iter().map(|m| m.time.nanos()).collect();
+        assert_eq!(got, [Some(5), Some(7), Some(6), None]);
+        assert!(r.next_block().is_none());
+        assert_eq!(r.damage(), None);
+    }
 
     #[test]
     fn zigzag_round_trips() {

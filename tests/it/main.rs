@@ -41,6 +41,7 @@ mod safety_configs;
 mod safety_flags;
 mod safety_inputs;
 mod safety_outputs;
+mod safety_readers;
 mod safety_resources;
 mod safety_signals;
 mod safety_sweep;

@@ -154,7 +154,9 @@ fn binary_data_is_not_read_as_text() {
 }
 
 /// What `stream` gives, chunk by chunk, read by a thread of its own.
-fn chunks(mut stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<Vec<u8>> {
+pub fn chunks(
+    mut stream: impl std::io::Read + Send + 'static,
+) -> std::sync::mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = [0u8; 4096];
@@ -168,7 +170,7 @@ fn chunks(mut stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::R
 }
 
 /// Text from `rx` until `wanted` appears or `within` passes.
-fn read_until(
+pub fn read_until(
     rx: &std::sync::mpsc::Receiver<Vec<u8>>,
     wanted: &str,
     within: std::time::Duration,

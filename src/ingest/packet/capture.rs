@@ -325,10 +325,10 @@ fn outcome(
                 Some(m) => i128::from(ts) * i128::from(m),
                 None => (u128::from(ts) * 1_000_000_000 / u128::from(i.units_per_sec)) as i128,
             } + i128::from(i.offset_s) * 1_000_000_000;
-            let ns = ns.clamp(0, i128::from(u64::MAX - 1)) as u64;
+            let time_ns = plausible_time(ns, summary);
             // The block's data is padded to 32 bits: the packet is its first caplen bytes.
             let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
-            (epb.if_id as usize, data, Some(ns))
+            (epb.if_id as usize, data, time_ns)
         }
         PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
             if interfaces.is_empty() {
@@ -347,6 +347,29 @@ fn outcome(
     match decode(interfaces[if_id].linktype, data) {
         Ok(fields) => Outcome::Packet { fields, time_ns },
         Err(s) => Outcome::Skipped(s),
+    }
+}
+
+/// The latest packet time taken as real: 2200-01-01 00:00:00 UTC. pcapng's 64-bit
+/// timestamps reach far beyond any capture (legacy pcap's 32-bit seconds end in 2106).
+const FAR_FUTURE_NS: i128 = 7_258_118_400 * 1_000_000_000;
+
+const IMPLAUSIBLE_TIME: &str =
+    "pcapng packet time after 2200 or before 1970 (damaged): the previous packet's time used";
+
+/// A pcapng packet's time in nanoseconds, or None for one no capture can have (after
+/// 2200, or before 1970 once `if_tsoffset` is applied), counted in a note. Such a time
+/// is damage, not a moment: taken as it is, one packet would move the flow table's
+/// clock centuries ahead and export every live flow at once (a flow exporter stamps
+/// packets with its own clock as they arrive). The packet is kept and given the time
+/// of the packet before it, as a simple packet block (which has no time) is, so one
+/// damaged timestamp changes no flow record.
+fn plausible_time(ns: i128, summary: &mut IngestSummary) -> Option<u64> {
+    if (0..=FAR_FUTURE_NS).contains(&ns) {
+        Some(ns as u64)
+    } else {
+        summary.note(IMPLAUSIBLE_TIME);
+        None
     }
 }
 

@@ -1,0 +1,417 @@
+//! Readers that must not lose records (issue 39, group B): concatenated nfdump
+//! outputs, cut `.rbfs` streams, FIFOs alone and in a series, a JEDI log with a header,
+//! compressions rbf does not read (xz, bzip2) or that are nested, a far-future pcapng
+//! timestamp, and hidden files in a directory series. Each test builds its inputs and
+//! reproduces the issue's commands on them.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::cli::{rbf, stderr};
+use crate::ingest_support::*;
+use crate::safety_inputs::{chunks, read_until};
+use rbf::ingest::packet::flows::FlowTimeouts;
+use rbf::ingest::packet::key::FlowKeyKind;
+use rbf::ingest::{rbfs, Format, IngestOptions};
+
+/// `nfdump -o csv` output of `flows` flows (distinct ports), with its summary block.
+fn nfdump_csv(flows: u32) -> String {
+    let mut s = String::from("ts,te,td,sa,da,sp,dp,pr,flg,ipkt,ibyt\n");
+    for i in 0..flows {
+        s.push_str(&format!(
+            "2020-01-01 00:{:02}:{:02},2020-01-01 00:{:02}:{:02},0.5,10.0.0.1,10.0.0.2,{},{},TCP,....,1,60\n",
+            i / 60 % 60,
+            i % 60,
+            i / 60 % 60,
+            i % 60,
+            1024 + i % 50_000,
+            80 + i / 50_000
+        ));
+    }
+    s.push_str(&format!(
+        "Summary\nflows,bytes,packets,avg_bps,avg_pps,avg_bpp\n{flows},{},{flows},0,0,0\n",
+        60 * flows
+    ));
+    s
+}
+
+/// The issue's `cat a.csv a.csv`: header, 3 000 flows, summary block, twice. Every
+/// flow is read; the summary blocks (3 lines each) and the second header are skipped.
+#[test]
+fn concatenated_nfdump_outputs_lose_no_flow() {
+    let dir = scratch("nfdump-cat");
+    let one = nfdump_csv(3000);
+    std::fs::write(dir.join("a.csv"), &one).unwrap();
+    std::fs::write(dir.join("cat.csv"), one.repeat(2)).unwrap();
+    let o = options(Format::Auto, FlowKeyKind::FiveTuple);
+    let (single, _) = read(&dir.join("a.csv"), &o);
+    let (ms, s) = read(&dir.join("cat.csv"), &o);
+    assert_eq!(single.len(), 3000);
+    assert_eq!(ms.len(), 6000, "{s:?}");
+    assert_eq!(ms[3000..], single[..]);
+    assert_eq!(s.malformed, 0, "{s:?}");
+    let skipped = |what: &str| {
+        s.skipped
+            .iter()
+            .filter(|(k, _)| k.contains(what))
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
+    assert_eq!(skipped("summary"), 6, "{:?}", s.skipped);
+    assert_eq!(skipped("header"), 2, "{:?}", s.skipped);
+    // The command line says the same.
+    let out = rbf(&dir, &["ingest", "cat.csv", "-o", "cat.rbfs"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("6000 message(s)"), "{said}");
+}
+
+/// The issue's `head -c` of an ingested TRAGEN log at 50, 90 and 99 %: every record
+/// before the cut is read but those of the last zstd flush (at most
+/// `rbfs::SALVAGE_RECORDS`), with a warning naming the byte offset. A sweep of cuts
+/// checks the bound everywhere: as the cut moves forward the records read never go
+/// down and never jump by more than one flush.
+#[test]
+fn a_truncated_rbfs_keeps_every_record_before_the_cut() {
+    let dir = scratch("rbfs-cut");
+    let out = rbf(
+        &dir,
+        &[
+            "ingest",
+            data("tragen-100k.csv").to_str().unwrap(),
+            "-o",
+            "t.rbfs",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bytes = std::fs::read(dir.join("t.rbfs")).unwrap();
+    let o = options(Format::Auto, FlowKeyKind::FiveTuple);
+    let (all, _) = read(&dir.join("t.rbfs"), &o);
+    assert_eq!(all.len(), 100_001);
+    for percent in [50, 90, 99] {
+        let name = format!("cut{percent}.rbfs");
+        std::fs::write(dir.join(&name), &bytes[..bytes.len() * percent / 100]).unwrap();
+        let out = rbf(&dir, &["ingest", &name, "-o", "back.rbfs"]);
+        assert!(out.status.success(), "{percent} %: {}", stderr(&out));
+        let said = stderr(&out);
+        assert!(
+            said.contains("truncated .rbfs stream") && said.contains("byte offset"),
+            "{said}"
+        );
+        let (ms, _) = read(&dir.join(&name), &o);
+        // Compressed bytes are not spread evenly over the records; a generous floor.
+        assert!(
+            ms.len() * 100 >= all.len() * (percent - 10),
+            "{percent} %: {} messages",
+            ms.len()
+        );
+        assert_eq!(ms[..], all[..ms.len()], "{percent} %");
+    }
+    let cut = dir.join("cut.rbfs");
+    let mut last = 0usize;
+    for end in (rbfs::HEADER_LEN..bytes.len()).step_by(499) {
+        std::fs::write(&cut, &bytes[..end]).unwrap();
+        let n = match rbf::ingest::open(&cut, &o) {
+            Ok(mut src) => {
+                let ms: Vec<_> = (&mut src).collect();
+                assert_eq!(ms[..], all[..ms.len()], "cut at {end}");
+                let damage = src.summary().damage.clone().unwrap_or_default();
+                assert!(damage.contains("truncated"), "cut at {end}: {damage}");
+                ms.len()
+            }
+            Err(e) => {
+                assert!(e.to_string().contains("truncated"), "cut at {end}: {e}");
+                0
+            }
+        };
+        assert!(
+            n >= last && n - last <= rbfs::SALVAGE_RECORDS,
+            "cut at {end}: {last} then {n} messages"
+        );
+        last = n;
+    }
+    assert!(all.len() - last <= rbfs::SALVAGE_RECORDS);
+}
+
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// Runs `rbf args` in `dir`, killed after `limit`: (exit status, stderr).
+fn run_within(dir: &Path, args: &[&str], limit: Duration) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = chunks(child.stderr.take().unwrap());
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (
+        status,
+        read_until(&err, "\u{0}", Duration::from_millis(500)),
+    )
+}
+
+/// A FIFO named alone is waited for aloud (the display standard input gets), then
+/// read; a FIFO in a directory, a pattern or a list of files is refused at once,
+/// naming it (a series reads each file twice).
+#[test]
+fn a_fifo_is_waited_for_aloud_and_refused_in_a_series() {
+    let dir = scratch("fifo");
+    mkfifo(&dir.join("pipe.csv"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(["ingest", "pipe.csv", "-o", "p.rbfs"])
+        .current_dir(&*dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = chunks(child.stderr.take().unwrap());
+    // The display speaks after 2 s; 8 s leaves room for a loaded machine.
+    let said = read_until(&err, "waiting for data", Duration::from_secs(8));
+    assert!(
+        said.contains("reading pipe.csv: waiting for data"),
+        "{said:?}"
+    );
+    let mut w = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("pipe.csv"))
+        .unwrap();
+    w.write_all(b"0,1,1\n1,2,1\n2,1,1\n").unwrap();
+    drop(w);
+    assert!(child.wait().unwrap().success());
+    let (ms, _) = read(
+        &dir.join("p.rbfs"),
+        &options(Format::Auto, FlowKeyKind::FiveTuple),
+    );
+    assert_eq!(ms.len(), 3);
+
+    std::fs::create_dir(dir.join("d")).unwrap();
+    std::fs::write(dir.join("d/a.csv"), "0,1,1\n1,2,1\n").unwrap();
+    mkfifo(&dir.join("d/b.csv"));
+    for args in [
+        vec!["ingest", "d", "-o", "x.rbfs"],
+        vec!["ingest", "d/*.csv", "-o", "x.rbfs"],
+        vec![
+            "replay", "d/a.csv", "d/b.csv", "-m", "3000", "-k", "3", "--sigma", "900",
+        ],
+    ] {
+        let (status, said) = run_within(&dir, &args, Duration::from_secs(20));
+        assert_eq!(status, Some(2), "{args:?}: {said}");
+        assert!(
+            said.contains("d/b.csv") && said.contains("FIFO"),
+            "{args:?}: {said}"
+        );
+    }
+}
+
+/// A JEDI/TRAGEN log whose first line names its columns is detected as JEDI (and read
+/// with `--format jedi`), the header skipped and counted, every record kept.
+#[test]
+fn a_jedi_log_with_a_header_line_is_read() {
+    let dir = scratch("jedi-header");
+    let body: String = (0..500)
+        .map(|i| format!("{i},{},{}\n", i % 37, 100 + i))
+        .collect();
+    std::fs::write(dir.join("plain.csv"), &body).unwrap();
+    let (plain, _) = read(
+        &dir.join("plain.csv"),
+        &options(Format::Auto, FlowKeyKind::FiveTuple),
+    );
+    for header in [
+        "timestamp,object_id,object_size",
+        "time,id,size\r",
+        "\"ts\",\"obj_id\",\"size\"",
+    ] {
+        std::fs::write(dir.join("h.csv"), format!("{header}\n{body}")).unwrap();
+        for format in [Format::Auto, Format::Jedi] {
+            let (ms, s) = read(&dir.join("h.csv"), &options(format, FlowKeyKind::FiveTuple));
+            assert_eq!(s.format, "jedi");
+            assert_eq!(ms, plain, "{header:?} {format:?}");
+            assert_eq!((s.records, s.malformed), (501, 0), "{s:?}");
+            assert_eq!(
+                s.skipped.get("header line (column names)"),
+                Some(&1),
+                "{s:?}"
+            );
+        }
+    }
+    // A first line that is not three names is still no header: detection fails.
+    std::fs::write(dir.join("odd.csv"), format!("a,b\n{body}")).unwrap();
+    let out = rbf(&dir, &["ingest", "odd.csv", "-o", "o.rbfs"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+}
+
+/// xz and bzip2 files are named, with the command that decompresses them; a gzip file
+/// inside zstd (or any compression inside gzip or zstd) is named as nested
+/// compression; with `--format jedi` too, whose message no longer says gzip is not
+/// read (it is).
+#[test]
+fn compressions_rbf_does_not_read_are_named() {
+    let dir = scratch("compression-names");
+    let log: Vec<u8> = (0..2000)
+        .flat_map(|i| format!("{i},{},1\n", i % 97).into_bytes())
+        .collect();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let noise: Vec<u8> = (0..4000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let with_magic = |magic: &[u8]| [magic, &noise[..]].concat();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&log).unwrap();
+    let gz = gz.finish().unwrap();
+    let gz_in_zstd = zstd::bulk::compress(&gz, 3).unwrap();
+    let zstd_in_gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(&zstd::bulk::compress(&log, 3).unwrap())
+            .unwrap();
+        e.finish().unwrap()
+    };
+    let xz_in_zstd =
+        zstd::bulk::compress(&with_magic(&[0xFD, b'7', b'z', b'X', b'Z', 0]), 3).unwrap();
+    let cases: [(&str, Vec<u8>, &[&str]); 5] = [
+        (
+            "t.xz",
+            with_magic(&[0xFD, b'7', b'z', b'X', b'Z', 0]),
+            &["xz-compressed", "xz -dc"],
+        ),
+        (
+            "t.bz2",
+            with_magic(b"BZh9"),
+            &["bzip2-compressed", "bzip2 -dc"],
+        ),
+        (
+            "t.gz.zst",
+            gz_in_zstd,
+            &["gzip-compressed data inside zstd", "nested"],
+        ),
+        (
+            "t.zst.gz",
+            zstd_in_gz,
+            &["zstd-compressed data inside gzip", "nested"],
+        ),
+        (
+            "t.xz.zst",
+            xz_in_zstd,
+            &["xz-compressed data inside zstd", "xz -dc"],
+        ),
+    ];
+    for (name, bytes, says) in cases {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        for extra in [&[][..], &["--format", "jedi"][..]] {
+            let mut args = vec!["ingest", name, "-o", "x.rbfs"];
+            args.extend(extra);
+            let out = rbf(&dir, &args);
+            let said = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{name} {extra:?}: {said}");
+            for s in says {
+                assert!(said.contains(s), "{name} {extra:?}: {said}");
+            }
+            assert!(
+                !said.contains("which this reader does not decompress"),
+                "{said}"
+            );
+            assert!(!said.contains("first bytes"), "{name}: a byte dump: {said}");
+        }
+    }
+    // gzip itself is read, with --format jedi too.
+    std::fs::write(dir.join("t.gz"), &gz).unwrap();
+    let (ms, _) = read(
+        &dir.join("t.gz"),
+        &options(Format::Jedi, FlowKeyKind::FiveTuple),
+    );
+    assert_eq!(ms.len(), 2000);
+}
+
+/// One pcapng packet stamped in the far future (year 2500, and a timestamp beyond
+/// 64-bit nanoseconds) is counted in a note and given the previous packet's time: the
+/// flow records are those of the capture with that packet stamped at the previous
+/// packet's time, not a mass expiry of every live flow.
+#[test]
+fn a_far_future_pcapng_timestamp_is_reported_and_changes_no_flow() {
+    let dir = scratch("pcapng-future");
+    let s = 1_000_000u64; // microseconds (the default if_tsresol)
+    let packet = |i: u64| ipv4_tcp([10, 0, 0, 1], [10, 0, 0, 2], 1000 + (i % 7) as u16, 80);
+    let build = |odd: u64| {
+        let mut ng = PcapNg::default();
+        ng.section().interface(101, None, None);
+        for i in 0..200u64 {
+            let t = if i == 100 {
+                odd
+            } else {
+                1_600_000_000 * s + i * s / 10
+            };
+            ng.packet(0, t, &packet(i));
+        }
+        ng.bytes
+    };
+    let previous = 1_600_000_000 * s + 99 * s / 10;
+    std::fs::write(dir.join("fine.pcapng"), build(previous)).unwrap();
+    let year_2500 = 16_725_225_600 * s;
+    for (name, odd) in [("2500.pcapng", year_2500), ("max.pcapng", u64::MAX)] {
+        std::fs::write(dir.join(name), build(odd)).unwrap();
+        for flows in [None, Some(FlowTimeouts::default())] {
+            let o = IngestOptions {
+                flows,
+                ..options(Format::Auto, FlowKeyKind::FiveTuple)
+            };
+            let (fine, _) = read(&dir.join("fine.pcapng"), &o);
+            let (ms, sum) = read(&dir.join(name), &o);
+            assert_eq!(ms, fine, "{name} {flows:?}");
+            let note = sum.notes.iter().find(|(k, _)| k.contains("after 2200"));
+            assert_eq!(note.map(|(_, n)| *n), Some(1), "{name}: {:?}", sum.notes);
+        }
+    }
+}
+
+/// Hidden files (`.DS_Store`, an editor's swap file) in a directory are not part of
+/// its series, nor matched by `*`; a directory of hidden files only says so.
+#[test]
+fn hidden_files_are_not_part_of_a_directory_series() {
+    let dir = scratch("dotfiles");
+    std::fs::create_dir(dir.join("d")).unwrap();
+    std::fs::write(dir.join("d/a.csv"), "0,1,1\n1,2,1\n").unwrap();
+    std::fs::write(dir.join("d/b.csv"), "2,3,1\n3,1,1\n").unwrap();
+    std::fs::write(
+        dir.join("d/.DS_Store"),
+        [0u8, 0, 0, 1, b'B', b'u', b'd', b'1'],
+    )
+    .unwrap();
+    std::fs::write(dir.join("d/.b.csv.swp"), b"b0VIM 8.2\0\0\0").unwrap();
+    let o = options(Format::Auto, FlowKeyKind::FiveTuple);
+    for input in ["d", "d/*"] {
+        let (ms, s) = read(&dir.join(input), &o);
+        assert_eq!(ms.len(), 4, "{input}: {s:?}");
+        assert_eq!(s.files.len(), 2, "{input}");
+    }
+    std::fs::create_dir(dir.join("h")).unwrap();
+    std::fs::write(dir.join("h/.x"), "0,1,1\n").unwrap();
+    let out = rbf(&dir, &["ingest", "h", "-o", "x.rbfs"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1 hidden"), "{}", stderr(&out));
+}
