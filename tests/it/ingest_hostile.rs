@@ -79,8 +79,9 @@ fn an_input_without_a_usable_record_is_an_error_saying_why() {
     let dir = scratch("nodata");
     let p = dir.join("bad.jedi");
     std::fs::write(&p, "1,2,3\n").expect("write");
-    // Forced to JEDI, lines that are not records: every one rejected.
-    std::fs::write(&p, "x,y,z\nno commas\n\n").expect("write");
+    // Forced to JEDI, lines that are not records: every one rejected (`x,y,z` would
+    // be a header line, skipped).
+    std::fs::write(&p, "t,1,z\nno commas\n\n").expect("write");
     let out = rbf()
         .args([
             "replay", "--format", "jedi", "--memory", "64", "--hashes", "2", "--sigma", "8",
