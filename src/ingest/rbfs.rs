@@ -10,10 +10,11 @@
 //!  24  reserved u64
 //! body: chunks, each  n u32, len u32, then one zstd frame of len bytes (with checksum)
 //!   n >= 1: a block of n messages (n <= MAX_BLOCK); the frame holds
-//!           version 2: base time u64, width u8 (0/1/2/4/8), then n records of
-//!                      key u64 and zigzag time delta of `width` bytes
+//!           version 2: base time u64, width u8 (0/1/2/4/8), then groups of
+//!                      SALVAGE_RECORDS messages (the last may be shorter): the
+//!                      group's keys u64, then its zigzag time deltas of `width` bytes
 //!           version 1: n keys u64, base time u64, width u8, n deltas of `width` bytes
-//!           (delta 0 is from the base)
+//!           (each delta from the previous message's time, the first from the base)
 //!   n == 0: the trailer; the frame holds the source's ingest summary as JSON
 //! ```
 //!
@@ -26,11 +27,13 @@
 //! alone marks the end.
 //!
 //! A cut stream (a copy interrupted, `head -c`) yields every whole record before the
-//! cut: version 2 puts each record's key and time together and ends a zstd block
-//! (a flush, which keeps the frame's match window) every [`SALVAGE_RECORDS`] records,
-//! so the part of a cut frame the decoder can decompress is whole records, all but at
-//! most the last [`SALVAGE_RECORDS`] before the cut. Version 1 put all of a block's
-//! keys before its times: a cut block there yields nothing.
+//! cut: version 2 ends a zstd block (a flush, which keeps the frame's match window)
+//! after a block's head and after each group's keys and each group's times, so the
+//! part of a cut frame the decoder can decompress holds whole records, all but at
+//! most the [`SALVAGE_RECORDS`] of the group the cut falls in. Keys (uniform hashes)
+//! and times (small deltas) never share a zstd block: the keys are stored, the times
+//! compressed, as when they were columns of the whole block. Version 1 put all of a
+//! block's keys before its times: a cut block there yields nothing.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -50,7 +53,7 @@ pub const HEADER_LEN: usize = 32;
 /// Messages per block.
 pub const BLOCK: usize = 1 << 16;
 /// Records between zstd flushes within a block: a cut block loses at most these.
-pub const SALVAGE_RECORDS: usize = 1 << 10;
+pub const SALVAGE_RECORDS: usize = 1 << 12;
 /// Largest block a reader accepts (a bigger count is corruption).
 const MAX_BLOCK: usize = 1 << 20;
 const UNFINISHED: u64 = u64::MAX;
@@ -89,8 +92,8 @@ pub struct RbfsWriter {
     keys: Vec<Message>,
     scratch: Vec<u8>,
     frame: Vec<u8>,
-    /// Bytes per record of the block in `scratch` (key and time delta).
-    record_len: usize,
+    /// The lengths of the parts of `scratch` that end with a zstd flush.
+    pieces: Vec<usize>,
     messages: u64,
 }
 
@@ -119,7 +122,7 @@ impl RbfsWriter {
             keys: Vec::with_capacity(BLOCK),
             scratch: Vec::new(),
             frame: Vec::new(),
-            record_len: 0,
+            pieces: Vec::new(),
             messages: 0,
         })
     }
@@ -158,37 +161,47 @@ impl RbfsWriter {
         let w = width_for(max);
         s.extend_from_slice(&base.to_le_bytes());
         s.push(w);
-        for (m, d) in self.keys.iter().zip(deltas) {
-            s.extend_from_slice(&m.key.to_le_bytes());
-            s.extend_from_slice(&d.to_le_bytes()[..w as usize]);
+        self.pieces.clear();
+        self.pieces.push(9);
+        for (keys, deltas) in self
+            .keys
+            .chunks(SALVAGE_RECORDS)
+            .zip(deltas.chunks(SALVAGE_RECORDS))
+        {
+            keys.iter()
+                .for_each(|m| s.extend_from_slice(&m.key.to_le_bytes()));
+            deltas
+                .iter()
+                .for_each(|d| s.extend_from_slice(&d.to_le_bytes()[..w as usize]));
+            self.pieces.push(keys.len() * 8);
+            self.pieces.push(keys.len() * w as usize);
         }
-        self.record_len = 8 + w as usize;
         self.chunk(n as u32)?;
         self.messages += n as u64;
         self.keys.clear();
         Ok(())
     }
 
-    /// Compresses `scratch` into one frame and writes it with its chunk header. A block
-    /// is flushed every [`SALVAGE_RECORDS`] records (after its 9-byte head), so that a
-    /// cut frame decompresses up to the last flush before the cut.
+    /// Compresses `scratch` into one frame and writes it with its chunk header. A
+    /// block's frame is flushed after each of its `pieces` (its head, then each
+    /// group's keys and each group's times), so that a cut frame decompresses up to
+    /// the last flush before the cut, and keys (incompressible hashes, stored) and
+    /// times (small deltas, compressed) are never in one zstd block.
     fn chunk(&mut self, n: u32) -> Result<()> {
         let io = |e| Error::io(&self.path, e);
-        let piece = if n == 0 {
-            self.scratch.len().max(1)
-        } else {
-            SALVAGE_RECORDS * self.record_len
-        };
-        let pieces = self.scratch.len().div_ceil(piece) + 1;
+        if n == 0 {
+            self.pieces.clear();
+            self.pieces.push(self.scratch.len());
+        }
         self.frame.clear();
         // Room for the frame whole: every flush ends a zstd block (a 3-byte header).
-        self.frame
-            .reserve(zstd::zstd_safe::compress_bound(self.scratch.len()) + 16 * pieces + 64);
+        self.frame.reserve(
+            zstd::zstd_safe::compress_bound(self.scratch.len()) + 16 * self.pieces.len() + 64,
+        );
         compress_flushed(
             &mut self.compressor,
             &self.scratch,
-            piece,
-            n > 0,
+            &self.pieces,
             &mut self.frame,
         )
         .map_err(io)?;
@@ -218,21 +231,21 @@ impl RbfsWriter {
     }
 }
 
-/// Compresses `data` into one zstd frame in `out`, flushing after its 9-byte block
-/// head (when `block`) and then every `piece` bytes. `out` must have room for the
-/// whole frame: running out of it is an error, not a loop.
+/// Compresses `data` into one zstd frame in `out`, flushing after each of `pieces`
+/// (lengths that add up to `data`'s). `out` must have room for the whole frame:
+/// running out of it is an error, not a loop.
 fn compress_flushed(
     encoder: &mut Encoder<'static>,
     data: &[u8],
-    piece: usize,
-    block: bool,
+    pieces: &[usize],
     out: &mut Vec<u8>,
 ) -> std::io::Result<()> {
     let full = || std::io::Error::other("zstd output buffer too small for an .rbfs block");
-    let head = if block { 9.min(data.len()) } else { 0 };
-    let (first, rest) = data.split_at(head);
     let mut buffer = OutBuffer::around(out);
-    for part in std::iter::once(first).chain(rest.chunks(piece)) {
+    let mut at = 0;
+    for &len in pieces.iter().filter(|&&len| len > 0) {
+        let part = &data[at..at + len];
+        at += len;
         let mut input = InBuffer::around(part);
         while input.pos() < part.len() {
             let before = (input.pos(), buffer.pos());
@@ -551,62 +564,65 @@ fn decode_v1(raw: &[u8], n: usize, out: &mut Vec<Message>) -> Result<usize, Stri
             deltas.len()
         ));
     }
-    decode_records(keys, 8, deltas, w, w, n, base, out);
+    out.clear();
+    decode_records(keys, deltas, w, n, base, out);
     Ok(n)
 }
 
-/// A version-2 block of `n` messages (base, width, then key and delta per record)
-/// into `out`; with `prefix`, `raw` may hold only its first records (a cut block),
-/// and the whole ones among them are decoded. Returns how many.
+/// A version-2 block of `n` messages (base and width, then groups of
+/// [`SALVAGE_RECORDS`]: their keys, then their deltas) into `out`; with `prefix`,
+/// `raw` may hold only the block's start (a cut block), and the whole records in it
+/// (key and delta both there) are decoded. Returns how many.
 fn decode_v2(raw: &[u8], n: usize, out: &mut Vec<Message>, prefix: bool) -> Result<usize, String> {
     let short = || format!("corrupt .rbfs block: {} bytes for {n} messages", raw.len());
     if raw.len() < 9 {
         return Err(short());
     }
     let (base, w) = base_and_width(raw)?;
-    let records = &raw[9..];
-    let len = 8 + w;
-    let whole = if prefix {
-        (records.len() / len).min(n)
-    } else if records.len() == n * len {
-        n
-    } else {
+    if !prefix && raw.len() != 9 + n * (8 + w) {
         return Err(short());
-    };
-    decode_records(
-        records,
-        len,
-        &records[8.min(records.len())..],
-        len,
-        w,
-        whole,
-        base,
-        out,
-    );
-    Ok(whole)
+    }
+    out.clear();
+    let (mut at, mut t) = (9, base);
+    while out.len() < n {
+        let g = SALVAGE_RECORDS.min(n - out.len());
+        let keys = &raw[at.min(raw.len())..(at + 8 * g).min(raw.len())];
+        let deltas = &raw[(at + 8 * g).min(raw.len())..];
+        // Whole records: a key, and its delta unless times take no bytes.
+        let whole = if w == 0 {
+            keys.len() / 8
+        } else {
+            (deltas.len() / w).min(keys.len() / 8)
+        }
+        .min(g);
+        t = decode_records(keys, deltas, w, whole, t, out);
+        if whole < g {
+            break;
+        }
+        at += g * (8 + w);
+    }
+    Ok(out.len())
 }
 
-/// Decodes `n` messages into `out`: message i's key at `keys[i * key_stride..]`, its
-/// time delta (`w` bytes, zigzag) at `deltas[i * delta_stride..]`.
-#[allow(clippy::too_many_arguments)]
+/// Appends `n` messages to `out`: message i's key at `keys[8 * i..]`, its time delta
+/// (`w` bytes, zigzag, from the previous message's time; the first from `base`) at
+/// `deltas[w * i..]`. Returns the last message's time.
 fn decode_records(
     keys: &[u8],
-    key_stride: usize,
     deltas: &[u8],
-    delta_stride: usize,
     w: usize,
     n: usize,
     base: u64,
     out: &mut Vec<Message>,
-) {
-    out.clear();
+) -> u64 {
+    let (keys, deltas) = (&keys[..8 * n], &deltas[..w * n]);
     // One loop per width so that each is a tight decode with fixed-size reads.
     match w {
-        0 => decode_width::<0>(keys, key_stride, deltas, delta_stride, n, base, out),
-        1 => decode_width::<1>(keys, key_stride, deltas, delta_stride, n, base, out),
-        2 => decode_width::<2>(keys, key_stride, deltas, delta_stride, n, base, out),
-        4 => decode_width::<4>(keys, key_stride, deltas, delta_stride, n, base, out),
-        _ => decode_width::<8>(keys, key_stride, deltas, delta_stride, n, base, out),
+        0 => decode_width::<0>(keys, deltas, base, out),
+        1 => decode_width::<1>(keys, deltas, base, out),
+        2 => decode_width::<2>(keys, deltas, base, out),
+        4 => decode_width::<4>(keys, deltas, base, out),
+        _ => decode_width::<8>(keys, deltas, base, out),
     }
 }
 
@@ -619,26 +635,30 @@ fn le<const W: usize>(b: &[u8]) -> u64 {
 
 fn decode_width<const W: usize>(
     keys: &[u8],
-    key_stride: usize,
     deltas: &[u8],
-    delta_stride: usize,
-    n: usize,
     base: u64,
     out: &mut Vec<Message>,
-) {
+) -> u64 {
     let mut t = base;
-    for i in 0..n {
-        let key = le::<8>(&keys[i * key_stride..]);
+    let mut push = |key: &[u8], delta: &[u8]| {
         if W > 0 {
-            t = t.wrapping_add(unzigzag(le::<W>(&deltas[i * delta_stride..])) as u64);
+            t = t.wrapping_add(unzigzag(le::<W>(delta)) as u64);
         }
         let time = if t == u64::MAX {
             Timestamp::NONE
         } else {
             Timestamp::from_nanos(t)
         };
-        out.push(Message::at(key, time));
+        out.push(Message::at(le::<8>(key), time));
+    };
+    if W == 0 {
+        keys.chunks_exact(8).for_each(|k| push(k, &[]));
+    } else {
+        keys.chunks_exact(8)
+            .zip(deltas.chunks_exact(W.max(1)))
+            .for_each(|(k, d)| push(k, d));
     }
+    t
 }
 
 /// An `.rbfs` stream as a [`MessageSource`].
