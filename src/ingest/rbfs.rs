@@ -589,12 +589,11 @@ fn decode_v2(raw: &[u8], n: usize, out: &mut Vec<Message>, prefix: bool) -> Resu
         let keys = &raw[at.min(raw.len())..(at + 8 * g).min(raw.len())];
         let deltas = &raw[(at + 8 * g).min(raw.len())..];
         // Whole records: a key, and its delta unless times take no bytes.
-        let whole = if w == 0 {
-            keys.len() / 8
-        } else {
-            (deltas.len() / w).min(keys.len() / 8)
-        }
-        .min(g);
+        let whole = deltas
+            .len()
+            .checked_div(w)
+            .map_or(keys.len() / 8, |d| d.min(keys.len() / 8))
+            .min(g);
         t = decode_records(keys, deltas, w, whole, t, out);
         if whole < g {
             break;
