@@ -48,8 +48,21 @@ fn numeric_arg(arg: Arg) -> Arg {
 /// other usage errors are clap's own.
 pub fn exit_with(e: clap::Error) -> ! {
     if let Some(line) = bad_value(&e) {
-        eprintln!("error: {line}");
+        rbf::errln!("error: {line}");
         std::process::exit(2);
+    }
+    use clap::error::ErrorKind;
+    use std::io::IsTerminal;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+        && !std::io::stdout().is_terminal()
+    {
+        // clap ignores a failed write: a full stdout must be an error, not silence (a
+        // terminal keeps clap's own, styled, output).
+        if let Err(w) = rbf::console::out(&e.render().to_string()) {
+            rbf::errln!("error: {w}");
+            std::process::exit(i32::from(w.exit_status()));
+        }
+        std::process::exit(0);
     }
     e.exit()
 }

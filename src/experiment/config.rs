@@ -203,6 +203,20 @@ impl TracePaths {
         }
     }
 
+    /// Every path absolute and canonical where it exists (a glob or a missing file is
+    /// kept as written): the same files, however the working directory spells them.
+    pub fn canonicalize(&mut self) {
+        let canonical = |p: &mut PathBuf| {
+            if let Ok(c) = std::fs::canonicalize(&*p) {
+                *p = c;
+            }
+        };
+        match self {
+            TracePaths::One(p) => canonical(p),
+            TracePaths::Many(v) => v.iter_mut().for_each(canonical),
+        }
+    }
+
     fn resolve(&mut self, base: &Path) {
         match self {
             TracePaths::One(p) => *p = relative_to(base, p),

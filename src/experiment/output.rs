@@ -369,6 +369,7 @@ mod tests {
             measures: vec![],
             confidence: 0.99,
             config: None,
+            fingerprint: None,
             sources: vec![],
             rows,
         };
