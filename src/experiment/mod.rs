@@ -67,6 +67,10 @@ fn bytes_per_point() -> f64 {
 /// sizes) leaves those points with a note, but a grid with no valid point at all is
 /// refused with the first point's reason, as the command line refuses that filter.
 pub fn check(config: &ExperimentConfig) -> Result<()> {
+    config::no_duplicates(
+        "trace.name / synthetic.name (a source's name in tables)",
+        Source::all(config).iter().map(Source::name),
+    )?;
     let n = grid::count(config).ok_or_else(|| {
         Error::Resource("the grid has more points than this machine can count".into())
     })?;
