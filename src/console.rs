@@ -86,3 +86,19 @@ macro_rules! errln {
         $crate::console::err(&::std::format!("{}\n", ::std::format_args!($($arg)*)))
     };
 }
+
+/// stderr as a writer whose failures are ignored, like [`err`]: for a summary that goes
+/// to stderr when stdout carries data (`-o -`).
+pub struct Notes;
+
+impl Write for Notes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _ = std::io::stderr().write_all(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
+    }
+}

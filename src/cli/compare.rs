@@ -171,7 +171,11 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
     rbf::outln!("filter: {}", r.filter.describe());
     rbf::outln!(
         "trace: {} arrivals ({} measured, {} recycles), p_r = {:.4}, {} distinct keys,",
-        obs.seen, r.counts.arrivals, r.cycles, s.p_repeat, s.distinct_keys
+        obs.seen,
+        r.counts.arrivals,
+        r.cycles,
+        s.p_repeat,
+        s.distinct_keys
     );
     rbf::outln!(
         "       fitted D = {}, one-hit wonders {:.1}% of distinct keys",

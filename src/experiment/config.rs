@@ -476,28 +476,55 @@ fn expand_synthetic<'de, D: serde::Deserializer<'de>>(
 #[serde(deny_unknown_fields)]
 pub struct GridConfig {
     /// M in bits (give this or `bits_per_distinct`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "crate::numbers::whole_list")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::whole_list"
+    )]
     pub memory: Vec<u64>,
     /// M as bits per message of a synthetic source's D (M = round(x D)), so that one
     /// grid spans the same filter sizes relative to workloads of different D.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "crate::numbers::real_list")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::real_list"
+    )]
     pub bits_per_distinct: Vec<f64>,
     /// k.
     #[serde(deserialize_with = "crate::numbers::whole_list")]
     pub hashes: Vec<u32>,
     /// Absolute sigma values (bits set per array before a recycle).
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "crate::numbers::whole_list")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::whole_list"
+    )]
     pub sigma: Vec<u64>,
     /// sigma as a fraction of the bits per array (M, or M/2 for two phases).
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "crate::numbers::real_list")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::real_list"
+    )]
     pub sigma_fraction: Vec<f64>,
     /// sigma chosen from the FP model: the largest whose average FP meets the target.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "crate::numbers::real_list")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::real_list"
+    )]
     pub target_fp: Vec<f64>,
     /// N-bounded filters: recycle after N bit-setting insertions per array.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "crate::numbers::whole_list")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::whole_list"
+    )]
     pub max_inserts: Vec<u64>,
-    #[serde(default = "default_phases", deserialize_with = "crate::numbers::whole_list")]
+    #[serde(
+        default = "default_phases",
+        deserialize_with = "crate::numbers::whole_list"
+    )]
     pub phases: Vec<u8>,
     #[serde(default = "default_hashing")]
     pub hashing: Vec<Hashing>,
@@ -572,7 +599,10 @@ impl ExperimentConfig {
             return Err(Error::config("seeds", "give at least one seed"));
         }
         no_duplicates("seeds", self.seeds.iter().map(u64::to_string))?;
-        no_duplicates("measures", self.measures.iter().map(|m| m.name().to_string()))?;
+        no_duplicates(
+            "measures",
+            self.measures.iter().map(|m| m.name().to_string()),
+        )?;
         if self.measures.is_empty() {
             return Err(Error::config(
                 "measures",

@@ -111,7 +111,10 @@ impl InputIdentity {
         let mut f = std::fs::File::open(path).map_err(io)?;
         let bytes = f.metadata().map_err(io)?.len();
         let mut buf = Vec::new();
-        (&mut f).take(SAMPLE_BYTES).read_to_end(&mut buf).map_err(io)?;
+        (&mut f)
+            .take(SAMPLE_BYTES)
+            .read_to_end(&mut buf)
+            .map_err(io)?;
         if bytes > 2 * SAMPLE_BYTES {
             f.seek(SeekFrom::End(-(SAMPLE_BYTES as i64))).map_err(io)?;
             f.take(SAMPLE_BYTES).read_to_end(&mut buf).map_err(io)?;

@@ -254,8 +254,8 @@ impl Journal {
     /// rerun to resume (e.g. after a full disk at the final write). Returns whether it
     /// was kept.
     pub fn abandon(self) -> bool {
-        let worth = !self.done.is_empty()
-            || self.recorded.load(std::sync::atomic::Ordering::Relaxed) > 0;
+        let worth =
+            !self.done.is_empty() || self.recorded.load(std::sync::atomic::Ordering::Relaxed) > 0;
         if worth {
             return true;
         }

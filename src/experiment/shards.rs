@@ -123,8 +123,14 @@ fn row_in_range(r: &Row) -> std::result::Result<(), String> {
     let unit = [
         ("observed_fp", r.observed_fp),
         ("observed_fp_count_instance", r.observed_fp_count_instance),
-        ("observed_fp_count_instance_low", r.observed_fp_count_instance_low),
-        ("observed_fp_count_instance_high", r.observed_fp_count_instance_high),
+        (
+            "observed_fp_count_instance_low",
+            r.observed_fp_count_instance_low,
+        ),
+        (
+            "observed_fp_count_instance_high",
+            r.observed_fp_count_instance_high,
+        ),
         ("observed_fn", r.observed_fn),
         ("observed_fn_low", r.observed_fn_low),
         ("observed_fn_high", r.observed_fn_high),

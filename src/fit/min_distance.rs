@@ -384,7 +384,9 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         if std::env::var_os("RBF_DEBUG_FIT").is_some() {
             crate::errln!(
                 "start {shape:?}: chi2 {} after {} iterations: {:?}",
-                s.chi2, s.iterations, s.x
+                s.chi2,
+                s.iterations,
+                s.x
             );
         }
         if best.as_ref().is_none_or(|b| s.chi2 < b.0) {

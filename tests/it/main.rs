@@ -43,6 +43,7 @@ mod safety_inputs;
 mod safety_outputs;
 mod safety_resources;
 mod safety_signals;
+mod safety_streams;
 mod safety_sweep;
 mod safety_weights;
 mod size;

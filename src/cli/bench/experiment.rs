@@ -42,7 +42,8 @@ pub fn run(a: ExperimentBench) -> Result<()> {
         );
         rbf::outln!(
             "wall time per run: median {:.2} s, best {:.2} s",
-            m.wall_median, m.wall_best
+            m.wall_median,
+            m.wall_best
         );
         Ok(())
     })

@@ -79,7 +79,9 @@ pub fn run(a: FitBench) -> Result<()> {
     let total = push_secs + finish_secs;
     rbf::outln!(
         "workload: D = {}, Zipf {}, p_r = {}, uniform placement; {n} arrivals (prologue included)",
-        a.distinct, a.zipf, a.p_repeat
+        a.distinct,
+        a.zipf,
+        a.p_repeat
     );
     rbf::outln!(
         "fit: streaming {push_secs:.2} s ({:.1} M arrivals/s) + estimation {finish_secs:.2} s = {total:.2} s",

@@ -261,7 +261,9 @@ fn in_memory(
         );
         rbf::outln!(
             "check: fn_rate {:.5}, fp_rate {:.3e}, cycles {}",
-            report.fn_rate, report.fp_rate, report.cycles
+            report.fn_rate,
+            report.fp_rate,
+            report.cycles
         );
         // The thread's CPU time is the process's here: nothing else runs.
         points.push(Timed {
