@@ -42,6 +42,7 @@ mod safety_flags;
 mod safety_inputs;
 mod safety_outputs;
 mod safety_resources;
+mod safety_runs;
 mod safety_signals;
 mod safety_streams;
 mod safety_sweep;
