@@ -307,7 +307,7 @@ fn sources(s: &mut String, results: &Results) {
     }
     s.push_str("## Sources\n\n");
     for src in read {
-        let _ = writeln!(s, "### {}\n", no_html(&src.name));
+        let _ = writeln!(s, "### {}\n", no_html(src.name));
         for l in &src.lines {
             let _ = writeln!(s, "- {}", no_html(l));
         }

@@ -150,7 +150,8 @@ fn merge_refuses_shards_of_other_runs_and_edited_shards() {
 
     // Edited shards: a rate out of range, an interval that excludes its value, a shard
     // index beyond the count, a row moved to another source.
-    let edits: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let edits: Vec<(&str, Edit)> = vec![
         (
             "observed_fn = 2.5",
             Box::new(|v| v["rows"][0]["observed_fn"] = 2.5.into()),
@@ -370,9 +371,7 @@ fn duplicates_in_a_config_are_errors_naming_key_and_value() {
             "`s`",
         ),
         (
-            format!(
-                "name = \"m\"\n[[synthetic]]\ndistinct = [100, 100]\nzipf = 1.0\np_repeat = 0.9\narrivals = 1000\n[grid]\nmemory = [2000]\nhashes = [3]\nsigma_fraction = [0.5]\n"
-            ),
+"name = \"m\"\n[[synthetic]]\ndistinct = [100, 100]\nzipf = 1.0\np_repeat = 0.9\narrivals = 1000\n[grid]\nmemory = [2000]\nhashes = [3]\nsigma_fraction = [0.5]\n".to_string(),
             "synthetic.name",
             "given twice",
         ),
