@@ -133,6 +133,8 @@ pub fn run_resumable(
         .collect();
     let total = grid::expand(config).len();
     let needs_workload = !config.fn_methods().is_empty();
+    // Taken before the sources are read: what this run's results were computed from.
+    let fingerprint = results::RunFingerprint::of(config)?;
     let n = (config.traces.len() + config.synthetic.len()).max(1);
     let used = used_sources(&points, journal, n);
     // Sources with no point left to compute in this shard are not read. Each is
@@ -163,7 +165,7 @@ pub fn run_resumable(
         measures: measure_names(config),
         confidence: config.confidence,
         config: Some(config.to_toml()),
-        fingerprint: Some(results::RunFingerprint::of(config)?),
+        fingerprint: Some(fingerprint),
         sources: infos,
         rows,
     })
