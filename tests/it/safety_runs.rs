@@ -448,3 +448,27 @@ fn report_md_shows_user_text_that_looks_like_html() {
         "{md}"
     );
 }
+
+/// A run that fails after finishing points (a full disk at the final write) keeps its
+/// journal for the rerun; one that fails before any point removes it.
+#[test]
+fn a_failed_run_keeps_its_journal_only_when_it_holds_points() {
+    let dir = Scratch::new("safe-abandon");
+    let path = dir.join("m.toml");
+    std::fs::write(&path, models_only("", "memory = [2000, 4000]")).unwrap();
+    let c = ExperimentConfig::load(&path).expect("config");
+    let out = dir.join("out");
+    let journal_dir = dir.join(".out.rbf-run");
+    let journal = Journal::open(&out, &c, Shard::ALL).expect("journal");
+    assert!(journal_dir.exists());
+    assert!(!journal.abandon(), "an empty journal is removed");
+    assert!(!journal_dir.exists());
+    let journal = Journal::open(&out, &c, Shard::ALL).expect("journal");
+    let results =
+        experiment::run_resumable(&c, RunOptions::default(), Some(&journal)).expect("run");
+    assert!(journal.abandon(), "finished points are kept");
+    let journal = Journal::open(&out, &c, Shard::ALL).expect("journal again");
+    assert_eq!(journal.resumed(), results.rows.len());
+    journal.finish().expect("removed");
+    assert!(!journal_dir.exists());
+}
