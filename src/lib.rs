@@ -14,6 +14,7 @@
 //!
 //! * [`stop`], [`error`], [`console`], [`resources`], [`progress`], [`signals`]: stopping
 //!   cleanly, errors that say where, notes, machine limits, progress with an ETA.
+//! * [`numbers`]: numbers as users write them (`1e6`, `2^20`), for flags and configs.
 //! * `prefetch` (private), [`stats`]: cache prefetch; the intervals behind verdicts.
 //! * [`output_file`]: outputs written whole or not at all, never onto an input.
 //! * [`message`]: the 64-bit keyed [`message::Message`] every stage consumes.
@@ -39,6 +40,7 @@ pub mod fit;
 pub mod ingest;
 pub mod message;
 pub mod model;
+pub mod numbers;
 pub mod output_file;
 mod prefetch;
 pub mod progress;

@@ -432,7 +432,7 @@ pub fn announce_estimate(what: &str, seconds: f64) {
 
 fn estimate_note(what: &str, seconds: f64) {
     if !is_quiet() {
-        eprintln!(
+        crate::errln!(
             "note: {what} is expected to take about {} on this machine (Ctrl-C stops it)",
             duration_text(seconds)
         );

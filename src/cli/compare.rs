@@ -168,20 +168,24 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
         });
     }
     // The filter as replayed (its positions resolved: per-cycle unless asked).
-    println!("filter: {}", r.filter.describe());
-    println!(
+    rbf::outln!("filter: {}", r.filter.describe());
+    rbf::outln!(
         "trace: {} arrivals ({} measured, {} recycles), p_r = {:.4}, {} distinct keys,",
-        obs.seen, r.counts.arrivals, r.cycles, s.p_repeat, s.distinct_keys
+        obs.seen,
+        r.counts.arrivals,
+        r.cycles,
+        s.p_repeat,
+        s.distinct_keys
     );
-    println!(
+    rbf::outln!(
         "       fitted D = {}, one-hit wonders {:.1}% of distinct keys",
         s.model_distinct,
         100.0 * s.one_hit_share
     );
     let per_cycle = r.filter.positions == Some(rbf::filter::Positions::PerCycle);
-    print!("{}", tables(&c, a.confidence, (r.hash_seeds, per_cycle)));
+    rbf::out!("{}", tables(&c, a.confidence, (r.hash_seeds, per_cycle)));
     if let Some(r) = &renewal {
-        print!(
+        rbf::out!(
             "{}",
             wrap(&super::model::fneg::renewal_mode_line(r), WIDTH, "    ")
         );
@@ -191,7 +195,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
             "FN methods not run (not in --method): {}",
             not_run.join(", ")
         );
-        print!("{}", wrap(&line, WIDTH, "    "));
+        rbf::out!("{}", wrap(&line, WIDTH, "    "));
     }
     Ok(())
 }

@@ -87,7 +87,7 @@ pub fn run(a: FitArgs, io: &mut super::io::Io) -> Result<()> {
         io.wrote("rank table", path);
     }
     // With data on stdout, the summary must not be mixed into it.
-    let mut stderr = std::io::stderr();
+    let mut stderr = rbf::console::Notes;
     let out: &mut dyn Write = if outputs.iter().any(|p| is_stdio(p)) {
         &mut stderr
     } else {

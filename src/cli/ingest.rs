@@ -44,7 +44,7 @@ pub fn run(a: IngestArgs) -> Result<()> {
     summary.require_data()?;
     // With the stream on stdout, the summary must not be mixed into it.
     let mut out: Box<dyn Write> = if is_stdio(&a.output) {
-        Box::new(std::io::stderr())
+        Box::new(rbf::console::Notes)
     } else {
         Box::new(std::io::stdout())
     };

@@ -57,7 +57,7 @@ impl<'a> Io<'a> {
     /// Says on stderr that `what` was written to `path` (unless `path` is stdout).
     pub fn wrote(&self, what: &str, path: &Path) {
         if self.announce && !rbf::output_file::is_stdio(path) {
-            eprintln!("wrote {what} to {}", path.display());
+            rbf::errln!("wrote {what} to {}", path.display());
         }
     }
 

@@ -38,13 +38,13 @@ pub fn run(a: MergeArgs) -> Result<()> {
             } else {
                 p.clone()
             };
-            output::read(&file)
+            Ok((format!("`{}`", file.display()), output::read(&file)?))
         })
         .collect::<Result<Vec<_>>>()?;
-    let merged = experiment::merge(parts)?;
+    let merged = experiment::merge_labelled(parts)?;
     let written = output::write(&merged, &a.output)?;
     if !is_quiet() {
-        print!("{}", rbf::experiment::tables::terminal(&merged, a.wide));
+        rbf::out!("{}", rbf::experiment::tables::terminal(&merged, a.wide));
     }
     super::print_written(
         &mut std::io::stdout(),

@@ -104,7 +104,7 @@ pub fn defaults<T: clap::Args + FromArgMatches>() -> T {
 /// else by reason ([`rbf::ingest::IngestSummary::console`]), wrapped to the table width.
 pub fn print_ingest_notes(summary: &rbf::ingest::IngestSummary) {
     for w in summary.console() {
-        eprint!("{}", rbf::report::wrap(&w, rbf::report::WIDTH, "    "));
+        rbf::err!("{}", rbf::report::wrap(&w, rbf::report::WIDTH, "    "));
     }
 }
 

@@ -48,8 +48,21 @@ fn numeric_arg(arg: Arg) -> Arg {
 /// other usage errors are clap's own.
 pub fn exit_with(e: clap::Error) -> ! {
     if let Some(line) = bad_value(&e) {
-        eprintln!("error: {line}");
+        rbf::errln!("error: {line}");
         std::process::exit(2);
+    }
+    use clap::error::ErrorKind;
+    use std::io::IsTerminal;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+        && !std::io::stdout().is_terminal()
+    {
+        // clap ignores a failed write: a full stdout must be an error, not silence (a
+        // terminal keeps clap's own, styled, output).
+        if let Err(w) = rbf::console::out(&e.render().to_string()) {
+            rbf::errln!("error: {w}");
+            std::process::exit(i32::from(w.exit_status()));
+        }
+        std::process::exit(0);
     }
     e.exit()
 }
@@ -82,59 +95,7 @@ fn shown(s: &str) -> String {
     }
 }
 
-const WHOLE: &str = "expected a whole number such as 1000, 1e6 or 2^20";
-
-/// A whole number in `0..=max`: decimal digits, scientific notation that names a
-/// whole number (`1e6`, `2.5e3`), or a power of two (`2^20`).
-pub fn whole(s: &str, max: u64) -> Result<u64, String> {
-    let t = s.trim().replace('_', "");
-    let too_large = || format!("too large: at most {max}");
-    if let Some((base, exp)) = t.split_once('^') {
-        let (Ok(b), Ok(e)) = (base.parse::<u64>(), exp.parse::<u32>()) else {
-            return Err(WHOLE.into());
-        };
-        return b.checked_pow(e).filter(|&v| v <= max).ok_or_else(too_large);
-    }
-    if t.bytes().all(|b| b.is_ascii_digit()) && !t.is_empty() {
-        return t
-            .parse::<u64>()
-            .ok()
-            .filter(|&v| v <= max)
-            .ok_or_else(too_large);
-    }
-    let Ok(x) = t.parse::<f64>() else {
-        return Err(WHOLE.into());
-    };
-    if x.is_nan() {
-        return Err("NaN is not a number: expected a whole number".into());
-    }
-    if x < 0.0 {
-        return Err(format!("must not be negative; allowed: 0 to {max}"));
-    }
-    if x.is_infinite() || x > max as f64 {
-        return Err(too_large());
-    }
-    if x.fract() != 0.0 {
-        return Err("must be a whole number".into());
-    }
-    // Exact for the integers an f64 spells in scientific notation, up to 2^53.
-    if x > 9_007_199_254_740_992.0 {
-        return Err("too large to be exact in this notation: write it out in digits".into());
-    }
-    Ok(x as u64)
-}
-
-/// A finite real number (range checks, e.g. probabilities in (0, 1), are the
-/// library's, and name the setting).
-pub fn real(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    match t.parse::<f64>() {
-        Ok(x) if x.is_nan() => Err("NaN is not a number".into()),
-        Ok(x) if x.is_infinite() => Err("must be finite".into()),
-        Ok(x) => Ok(x),
-        Err(_) => Err("expected a number such as 0.5 or 1e-3".into()),
-    }
-}
+pub use rbf::numbers::{real, whole};
 
 #[cfg(test)]
 mod tests {

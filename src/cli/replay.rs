@@ -67,7 +67,7 @@ pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
     super::print_ingest_notes(summary);
     summary.require_data()?;
     if a.warmup > 0 && replay.seen() <= a.warmup {
-        eprintln!(
+        rbf::errln!(
             "warning: the trace has {} arrivals, all within the warm-up of {}: nothing was measured",
             replay.seen(),
             a.warmup

@@ -78,13 +78,25 @@ pub fn run(a: RunArgs, io: &mut super::io::Io) -> Result<()> {
             .and_then(|results| Ok((output::write(&results, &dir)?, results)));
         let (written, results) = match finished {
             Err(Error::Interrupted) => {
-                eprintln!(
+                rbf::errln!(
                     "the finished points are kept in {}: run the same command again to resume",
                     journal.dir().display()
                 );
                 return Err(Error::Interrupted);
             }
-            other => other?,
+            Err(e) => {
+                // A refused run leaves nothing behind; one that failed after finishing
+                // points (a full disk at the final write) keeps them for the rerun.
+                let dir = journal.dir().to_path_buf();
+                if journal.abandon() {
+                    rbf::errln!(
+                        "the finished points are kept in {}: run the same command again to resume",
+                        dir.display()
+                    );
+                }
+                return Err(e);
+            }
+            Ok(done) => done,
         };
         journal.finish()?;
         if !is_quiet() {

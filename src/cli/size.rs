@@ -219,8 +219,8 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     let record = judgement
         .get(Bound::Renewal)
         .ok_or_else(|| Error::invalid("the judge gave no renewal bound for the chosen filter"))?;
-    print_human(&a, &sizing, &filter, record, confirmation.as_ref());
-    println!(
+    print_human(&a, &sizing, &filter, record, confirmation.as_ref())?;
+    rbf::outln!(
         "time: {:.1} s (search and replay)",
         start.elapsed().as_secs_f64()
     );
@@ -233,7 +233,7 @@ fn print_human(
     filter: &rbf::filter::FilterConfig,
     record: &Record,
     c: Option<&Confirmation>,
-) {
+) -> Result<()> {
     let b = &s.best;
     let headline = match s.question {
         "smallest-memory" => format!(
@@ -250,11 +250,11 @@ fn print_human(
             b.memory, a.target_fp
         ),
     };
-    print!(
+    rbf::out!(
         "{}",
         rbf::report::wrap(&headline, rbf::report::WIDTH, "    ")
     );
-    print!(
+    rbf::out!(
         "{}",
         rbf::report::wrap(
             &format!(
@@ -266,9 +266,9 @@ fn print_human(
             "    "
         )
     );
-    print!("{}", table(a, b, record, c).render());
+    rbf::out!("{}", table(a, b, record, c).render());
     if let Some(c) = c {
-        println!(
+        rbf::outln!(
             "replay: {} synthetic arrivals, first {} (prologue + 10%) not counted, {} cycles{}",
             c.arrivals,
             c.warmup,
@@ -280,6 +280,7 @@ fn print_human(
             }
         );
     }
+    Ok(())
 }
 
 /// Models and observations against the targets. A model's number is exact for its

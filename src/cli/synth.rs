@@ -121,7 +121,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
     // Ctrl-C stopped the generator: the partial trace is dropped, not committed.
     rbf::progress::check_interrupt()?;
     out.commit()?;
-    eprintln!(
+    rbf::errln!(
         "wrote {written} arrivals to {} ({prologue} prologue + {} drawn); replay with --warmup {prologue} or more to measure the model's steady state",
         a.output.display(),
         a.arrivals

@@ -203,6 +203,20 @@ impl TracePaths {
         }
     }
 
+    /// Every path absolute and canonical where it exists (a glob or a missing file is
+    /// kept as written): the same files, however the working directory spells them.
+    pub fn canonicalize(&mut self) {
+        let canonical = |p: &mut PathBuf| {
+            if let Ok(c) = std::fs::canonicalize(&*p) {
+                *p = c;
+            }
+        };
+        match self {
+            TracePaths::One(p) => canonical(p),
+            TracePaths::Many(v) => v.iter_mut().for_each(canonical),
+        }
+    }
+
     fn resolve(&mut self, base: &Path) {
         match self {
             TracePaths::One(p) => *p = relative_to(base, p),
@@ -455,33 +469,62 @@ fn expand_synthetic<'de, D: serde::Deserializer<'de>>(
     Ok(out)
 }
 
-/// The filter grid: every list is an axis, the grid is their cross product.
+/// The filter grid: every list is an axis, the grid is their cross product. Numbers
+/// take the command line's spellings (`1e4`, `"2^14"`: [`crate::numbers`]).
 /// Exactly one of `sigma`, `sigma_fraction`, `target_fp`, `max_inserts` is given.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GridConfig {
     /// M in bits (give this or `bits_per_distinct`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::whole_list"
+    )]
     pub memory: Vec<u64>,
     /// M as bits per message of a synthetic source's D (M = round(x D)), so that one
     /// grid spans the same filter sizes relative to workloads of different D.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::real_list"
+    )]
     pub bits_per_distinct: Vec<f64>,
     /// k.
+    #[serde(deserialize_with = "crate::numbers::whole_list")]
     pub hashes: Vec<u32>,
     /// Absolute sigma values (bits set per array before a recycle).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::whole_list"
+    )]
     pub sigma: Vec<u64>,
     /// sigma as a fraction of the bits per array (M, or M/2 for two phases).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::real_list"
+    )]
     pub sigma_fraction: Vec<f64>,
     /// sigma chosen from the FP model: the largest whose average FP meets the target.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::real_list"
+    )]
     pub target_fp: Vec<f64>,
     /// N-bounded filters: recycle after N bit-setting insertions per array.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::numbers::whole_list"
+    )]
     pub max_inserts: Vec<u64>,
-    #[serde(default = "default_phases")]
+    #[serde(
+        default = "default_phases",
+        deserialize_with = "crate::numbers::whole_list"
+    )]
     pub phases: Vec<u8>,
     #[serde(default = "default_hashing")]
     pub hashing: Vec<Hashing>,
@@ -555,6 +598,11 @@ impl ExperimentConfig {
         if self.seeds.is_empty() {
             return Err(Error::config("seeds", "give at least one seed"));
         }
+        no_duplicates("seeds", self.seeds.iter().map(u64::to_string))?;
+        no_duplicates(
+            "measures",
+            self.measures.iter().map(|m| m.name().to_string()),
+        )?;
         if self.measures.is_empty() {
             return Err(Error::config(
                 "measures",
@@ -683,6 +731,24 @@ impl GridConfig {
                 "the list is empty: give at least one value",
             ));
         }
+        let text = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>();
+        let reals = |v: &[f64]| v.iter().map(f64::to_string).collect::<Vec<_>>();
+        let flags = |v: &[bool]| v.iter().map(bool::to_string).collect::<Vec<_>>();
+        no_duplicates("grid.memory", text(&self.memory))?;
+        no_duplicates("grid.bits_per_distinct", reals(&self.bits_per_distinct))?;
+        no_duplicates("grid.hashes", self.hashes.iter().map(u32::to_string))?;
+        no_duplicates("grid.sigma", text(&self.sigma))?;
+        no_duplicates("grid.sigma_fraction", reals(&self.sigma_fraction))?;
+        no_duplicates("grid.target_fp", reals(&self.target_fp))?;
+        no_duplicates("grid.max_inserts", text(&self.max_inserts))?;
+        no_duplicates("grid.phases", self.phases.iter().map(u8::to_string))?;
+        no_duplicates(
+            "grid.hashing",
+            self.hashing.iter().map(|h| h.name().to_string()),
+        )?;
+        no_duplicates("grid.retaining", flags(&self.retaining))?;
+        no_duplicates("grid.copy_over", flags(&self.copy_over))?;
+        no_duplicates("grid.independent_halves", flags(&self.independent_halves))?;
         let rules = [
             !self.sigma.is_empty(),
             !self.sigma_fraction.is_empty(),
@@ -732,6 +798,20 @@ impl GridConfig {
             ));
         }
         Ok(())
+    }
+}
+
+/// Refuses a list that gives a value twice (by its printed form): the grid or the
+/// seeds would repeat rows, and a repeated source name would file two sources' rows
+/// under one heading.
+pub(crate) fn no_duplicates(key: &str, values: impl IntoIterator<Item = String>) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    match values.into_iter().find(|v| !seen.insert(v.clone())) {
+        Some(v) => Err(Error::config(
+            key,
+            format!("`{v}` is given twice: give each value once"),
+        )),
+        None => Ok(()),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod results;
 pub mod resume;
 pub mod row;
 pub mod runner;
+pub mod shards;
 pub mod source;
 pub mod svg;
 pub mod tables;
@@ -28,11 +29,12 @@ pub use output::Written;
 pub use results::{Results, SourceInfo};
 pub use resume::Journal;
 pub use row::Row;
+pub use shards::{merge, merge_labelled};
 
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use source::Source;
+use source::{Prepared, Source};
 
 /// How to run an experiment besides its config.
 #[derive(Clone, Copy, Debug)]
@@ -65,6 +67,10 @@ fn bytes_per_point() -> f64 {
 /// sizes) leaves those points with a note, but a grid with no valid point at all is
 /// refused with the first point's reason, as the command line refuses that filter.
 pub fn check(config: &ExperimentConfig) -> Result<()> {
+    config::no_duplicates(
+        "trace.name / synthetic.name (a source's name in tables)",
+        Source::all(config).iter().map(Source::name),
+    )?;
     let n = grid::count(config).ok_or_else(|| {
         Error::Resource("the grid has more points than this machine can count".into())
     })?;
@@ -127,25 +133,17 @@ pub fn run_resumable(
         .collect();
     let total = grid::expand(config).len();
     let needs_workload = !config.fn_methods().is_empty();
-    let used: Vec<bool> = {
-        let n = (config.traces.len() + config.synthetic.len()).max(1);
-        let mut u = vec![false; n];
-        // A source whose points are all in the journal need not be read again.
-        for p in points
-            .iter()
-            .filter(|p| journal.is_none_or(|j| j.done(p.index).is_none()))
-        {
-            u[p.source] = true;
-        }
-        u
-    };
+    // Taken before the sources are read: what this run's results were computed from.
+    let fingerprint = results::RunFingerprint::of(config)?;
+    let n = (config.traces.len() + config.synthetic.len()).max(1);
+    let used = used_sources(&points, journal, n);
     // Sources with no point left to compute in this shard are not read. Each is
     // prepared on its own (fits included), in parallel; results keep the sources' order.
     let fit_seed = config.seeds.first().copied().unwrap_or(1);
     let sources = Source::all(config)
         .into_par_iter()
-        .zip(used.into_par_iter())
-        .map(|(s, u)| {
+        .zip(used.par_iter())
+        .map(|(s, &u)| {
             if u {
                 s.prepare(needs_workload, fit_seed)
             } else {
@@ -153,6 +151,7 @@ pub fn run_resumable(
             }
         })
         .collect::<Result<Vec<_>>>()?;
+    let infos = source_infos(&sources, &used, journal);
     if options.progress {
         announce_replays(config, &points, journal);
     }
@@ -166,18 +165,50 @@ pub fn run_resumable(
         measures: measure_names(config),
         confidence: config.confidence,
         config: Some(config.to_toml()),
-        sources: sources
-            .iter()
-            .map(|p| SourceInfo {
+        fingerprint: Some(fingerprint),
+        sources: infos,
+        rows,
+    })
+}
+
+/// Which sources were prepared by this run: those with a point of the shard that the
+/// journal lacks, or whose report lines it lacks.
+fn used_sources(points: &[Point], journal: Option<&Journal>, n: usize) -> Vec<bool> {
+    let mut u = vec![false; n];
+    for p in points.iter().filter(|p| {
+        journal.is_none_or(|j| j.done(p.index).is_none() || j.source(p.source).is_none())
+    }) {
+        u[p.source] = true;
+    }
+    u
+}
+
+/// What the outputs say of each source: from its preparation by this run (and then
+/// journalled), else from the journal of the interrupted run that prepared it, else
+/// nothing (a source with no point in this shard: `rbf merge` takes a shard's that
+/// read it).
+fn source_infos(sources: &[Prepared], used: &[bool], journal: Option<&Journal>) -> Vec<SourceInfo> {
+    sources
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let fresh = SourceInfo {
                 name: p.name.clone(),
                 workload: p.title.clone(),
                 notes: p.notes.clone(),
                 ingest_digest: p.ingest.as_ref().and_then(|i| i.digest()),
                 ingest: p.ingest.clone(),
-            })
-            .collect(),
-        rows,
-    })
+            };
+            match journal {
+                Some(j) if used.get(i).copied().unwrap_or(false) => {
+                    j.record_source(i, &fresh);
+                    fresh
+                }
+                Some(j) => j.source(i).cloned().unwrap_or(fresh),
+                None => fresh,
+            }
+        })
+        .collect()
 }
 
 /// Arrivals replayed per timing sample of [`announce_replays`].
@@ -237,67 +268,4 @@ fn announce_replays(config: &ExperimentConfig, points: &[Point], journal: Option
             work * per_arrival / threads,
         );
     }
-}
-
-/// Combines shard results into the results of the whole grid. Every shard must come
-/// from the same experiment, and together they must cover every point exactly once:
-/// a merge with a missing or repeated shard is an error, not a partial table.
-pub fn merge(parts: Vec<Results>) -> Result<Results> {
-    let first = parts
-        .first()
-        .ok_or_else(|| Error::invalid("merge needs at least one results.json"))?;
-    let (name, total) = (first.name.clone(), first.total_points);
-    // Sized by the rows the shards hold, never by the point count they claim: a
-    // results.json saying 10^12 points must get an error, not a 10^12-entry table.
-    let rows: usize = parts.iter().map(|p| p.rows.len()).sum();
-    let mut out = Results {
-        shard: Shard::ALL,
-        rows: Vec::with_capacity(rows),
-        ..first.clone()
-    };
-    out.rows.clear();
-    // A source a shard did not read has no summary: take it from a shard that did.
-    for p in &parts {
-        for (mine, theirs) in out.sources.iter_mut().zip(&p.sources) {
-            if mine.ingest.is_none() && theirs.ingest.is_some() {
-                *mine = theirs.clone();
-            }
-        }
-    }
-    for p in &parts {
-        if p.name != name
-            || p.total_points != total
-            || p.measures != first.measures
-            || p.confidence != first.confidence
-        {
-            return Err(Error::invalid(format!(
-                "cannot merge shards of different experiments: `{}` ({} points) and `{}` ({} points)",
-                name, total, p.name, p.total_points
-            )));
-        }
-        out.rows.extend(p.rows.iter().cloned());
-    }
-    out.rows.sort_by_key(|r| r.point);
-    // Sorted, the rows must be exactly the points 0..total, each once.
-    for (i, r) in out.rows.iter().enumerate() {
-        if r.point >= total {
-            return Err(Error::invalid(format!(
-                "point {} is outside the grid of {total} points",
-                r.point
-            )));
-        }
-        if i > 0 && out.rows[i - 1].point == r.point {
-            return Err(Error::invalid(format!(
-                "point {} appears in more than one shard",
-                r.point
-            )));
-        }
-    }
-    let missing = total - out.rows.len();
-    if missing > 0 {
-        return Err(Error::invalid(format!(
-            "{missing} of {total} points are missing: merge the results of every shard"
-        )));
-    }
-    Ok(out)
 }

@@ -247,9 +247,9 @@ pub fn read(path: &Path) -> Result<Results> {
 
 fn markdown(results: &Results, plots: &[Plot]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "# {}\n", results.name);
+    let _ = writeln!(s, "# {}\n", no_html(&results.name));
     if !results.description.is_empty() {
-        let _ = writeln!(s, "{}\n", results.description.trim());
+        let _ = writeln!(s, "{}\n", no_html(results.description.trim()));
     }
     let files: Vec<String> = FILES.iter().map(|(f, _)| format!("[{f}]({f})")).collect();
     let _ = writeln!(
@@ -262,7 +262,7 @@ fn markdown(results: &Results, plots: &[Plot]) -> String {
     if !summary.is_empty() {
         s.push_str("## Bounds against observed FN\n\n");
         for line in &summary {
-            let _ = writeln!(s, "- {line}");
+            let _ = writeln!(s, "- {}", no_html(line));
         }
         s.push('\n');
     }
@@ -280,6 +280,25 @@ fn markdown(results: &Results, plots: &[Plot]) -> String {
     s
 }
 
+/// User text (a name, a description, file names in notes) as Markdown that shows it:
+/// a `<` that would open raw HTML (a tag, or a `<!--` comment that hides the rest of
+/// the file) is written `&lt;`; any other `<` (`FP <= 1e-3`) is left as it reads.
+fn no_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let opens = chars
+            .peek()
+            .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '!' | '/' | '?'));
+        if c == '<' && opens {
+            out.push_str("&lt;");
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The sources and, per file, what reading them met.
 fn sources(s: &mut String, results: &Results) {
     let read = source_sections(results);
@@ -288,14 +307,14 @@ fn sources(s: &mut String, results: &Results) {
     }
     s.push_str("## Sources\n\n");
     for src in read {
-        let _ = writeln!(s, "### {}\n", src.name);
+        let _ = writeln!(s, "### {}\n", no_html(src.name));
         for l in &src.lines {
-            let _ = writeln!(s, "- {l}");
+            let _ = writeln!(s, "- {}", no_html(l));
         }
         if !src.per_file.is_empty() {
             s.push_str("\nPer file:\n\n");
             for w in &src.per_file {
-                let _ = writeln!(s, "- {w}");
+                let _ = writeln!(s, "- {}", no_html(w));
             }
         }
         s.push('\n');
@@ -312,6 +331,13 @@ mod tests {
 
     /// The QFitCheck label reaches every output the same way: the terminal and report
     /// tables, the summary, JSON, CSV/Parquet and the plots' legends.
+    #[test]
+    fn user_text_cannot_open_html_in_markdown() {
+        assert_eq!(no_html("a <!-- b"), "a &lt;!-- b");
+        assert_eq!(no_html("<script> x </b>"), "&lt;script> x &lt;/b>");
+        assert_eq!(no_html("FP <= 1e-3, p < 1, <"), "FP <= 1e-3, p < 1, <");
+    }
+
     #[test]
     fn a_not_judged_bound_says_so_everywhere() {
         let label = misfit_note(&QFitCheck::tested(0.031, 0.004, Vec::new()));
@@ -369,6 +395,7 @@ mod tests {
             measures: vec![],
             confidence: 0.99,
             config: None,
+            fingerprint: None,
             sources: vec![],
             rows,
         };

@@ -1,10 +1,15 @@
 //! `results.json`: what a run computed, in the form `rbf merge` and the resume journal
 //! read back: the rows, the sources, and where they came from.
 
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
 use serde::{Deserialize, Serialize};
 
+use super::config::ExperimentConfig;
 use super::grid::Shard;
 use super::row::Row;
+use crate::error::{Error, Result};
 use crate::ingest::IngestSummary;
 
 /// `results.json`: the rows and where they came from.
@@ -26,6 +31,10 @@ pub struct Results {
     /// shown by report.html; absent in results written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
+    /// What the run computed from ([`RunFingerprint`]): `rbf merge` combines only
+    /// shards whose fingerprints agree. Absent in results written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<RunFingerprint>,
     /// Every source of the config, in order: what reading it met.
     #[serde(default)]
     pub sources: Vec<SourceInfo>,
@@ -49,6 +58,73 @@ pub struct SourceInfo {
     /// The reader's summary, with each file's own (the per-file detail).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestSummary>,
+}
+
+/// The identity of a run's computation: its normalised config and its inputs. Two
+/// shards are parts of one run only when these agree; where the outputs went, the
+/// shard and the thread count are not part of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunFingerprint {
+    /// XXH3-128 (hex) of the config in TOML form, without `output` and with every trace
+    /// path made absolute and canonical (so the working directory does not matter).
+    pub config: String,
+    /// Every trace file, in the order read.
+    pub inputs: Vec<InputIdentity>,
+}
+
+/// A trace file as a fingerprint knows it: cheap to compute for files of any size,
+/// and different for a different trace in practice.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputIdentity {
+    pub path: PathBuf,
+    pub bytes: u64,
+    /// XXH3-128 (hex) of the file's first and last [`SAMPLE_BYTES`].
+    pub sample: String,
+}
+
+/// Bytes hashed at each end of an input file.
+pub const SAMPLE_BYTES: u64 = 1 << 20;
+
+impl RunFingerprint {
+    /// The fingerprint of a run of `config` (reads up to 2 MiB of each trace file).
+    pub fn of(config: &ExperimentConfig) -> Result<RunFingerprint> {
+        let mut normal = config.clone();
+        normal.output = PathBuf::new();
+        let mut inputs = Vec::new();
+        for t in &mut normal.traces {
+            for f in super::source::trace_files(t)? {
+                inputs.push(InputIdentity::of(&f)?);
+            }
+            t.path.canonicalize();
+        }
+        let hash = xxhash_rust::xxh3::xxh3_128(normal.to_toml().as_bytes());
+        Ok(RunFingerprint {
+            config: format!("{hash:032x}"),
+            inputs,
+        })
+    }
+}
+
+impl InputIdentity {
+    fn of(path: &Path) -> Result<InputIdentity> {
+        let io = |e| Error::io(path, e);
+        let mut f = std::fs::File::open(path).map_err(io)?;
+        let bytes = f.metadata().map_err(io)?.len();
+        let mut buf = Vec::new();
+        (&mut f)
+            .take(SAMPLE_BYTES)
+            .read_to_end(&mut buf)
+            .map_err(io)?;
+        if bytes > 2 * SAMPLE_BYTES {
+            f.seek(SeekFrom::End(-(SAMPLE_BYTES as i64))).map_err(io)?;
+            f.take(SAMPLE_BYTES).read_to_end(&mut buf).map_err(io)?;
+        }
+        Ok(InputIdentity {
+            path: path.to_path_buf(),
+            bytes,
+            sample: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&buf)),
+        })
+    }
 }
 
 pub const RESULTS_FORMAT: &str = "rbf-experiment/3";

@@ -1,6 +1,9 @@
 //! Resumable runs. While a run works, every finished grid point (cell) is appended as
 //! one JSON line to a journal in a hidden directory beside the output directory,
-//! `.<name>.rbf-run/`. A run stopped at any moment (Ctrl-C, kill -9, a crash) and
+//! `.<name>.rbf-run/`, and so is every source once it is prepared (its fitted-workload
+//! line, notes and ingest summary: what the outputs say of it), so that a rerun whose
+//! points of a source are all journalled need not read that source again yet writes
+//! the same report. A run stopped at any moment (Ctrl-C, kill -9, a crash) and
 //! started again with the same config skips the points in the journal, and its final
 //! outputs are byte for byte those of an uninterrupted run: a journal line holds the
 //! row exactly (rows that would not survive JSON exactly, e.g. with a NaN, are not
@@ -21,10 +24,13 @@ use serde::{Deserialize, Serialize};
 
 use super::config::ExperimentConfig;
 use super::grid::Shard;
+use super::results::SourceInfo;
 use super::row::Row;
 use crate::error::{Error, Result};
 
 const JOURNAL: &str = "cells.jsonl";
+/// One line per prepared source: `{"index": i, "info": SourceInfo}`.
+const SOURCES: &str = "sources.jsonl";
 const FINGERPRINT: &str = "fingerprint.json";
 const LOCK: &str = "lock";
 
@@ -76,6 +82,10 @@ pub struct Journal {
     dir: PathBuf,
     log: Mutex<File>,
     done: BTreeMap<usize, Row>,
+    source_log: Mutex<File>,
+    sources: BTreeMap<usize, SourceInfo>,
+    /// Cells recorded by this run (with `done`: whether the journal holds anything).
+    recorded: std::sync::atomic::AtomicUsize,
     /// Holds an exclusive lock on the journal for the life of the run.
     _lock: File,
     /// Said if the process is stopped by a signal (`crate::signals`).
@@ -94,12 +104,58 @@ pub fn journal_dir(output: &Path) -> PathBuf {
     parent.join(format!(".{name}.rbf-run"))
 }
 
-/// Exact round trip: the row read back from its journal line prints the same
+/// Exact round trip: the value read back from its journal line prints the same
 /// (Debug shows NaN and None apart, where JSON writes both as null).
-fn encode(row: &Row) -> Option<String> {
-    let line = serde_json::to_string(row).ok()?;
-    let back: Row = serde_json::from_str(&line).ok()?;
-    (format!("{back:?}") == format!("{row:?}")).then_some(line)
+fn encode<T>(value: &T) -> Option<String>
+where
+    T: Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let line = serde_json::to_string(value).ok()?;
+    let back: T = serde_json::from_str(&line).ok()?;
+    (format!("{back:?}") == format!("{value:?}")).then_some(line)
+}
+
+/// A journalled source: its index among the config's sources and what it said.
+#[derive(Debug, Serialize, Deserialize)]
+struct SourceLine {
+    index: usize,
+    info: SourceInfo,
+}
+
+/// The complete lines of a journal file that parse as `T` (the last one may have been
+/// cut by a crash; a missing file has none).
+fn complete_lines<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
+    complete
+        .lines()
+        .filter_map(|line| serde_json::from_str::<T>(line).ok())
+        .collect()
+}
+
+/// Opens a journal file for appending; a line cut by a crash must not run into the
+/// next one, so a non-empty file gets a line break first.
+fn append(path: &Path) -> Result<File> {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    if f.metadata().map_or(0, |m| m.len()) > 0 {
+        f.write_all(b"\n").map_err(|e| Error::io(path, e))?;
+    }
+    Ok(f)
+}
+
+/// Appends `line` and a line break with one `write` call; a failure only costs
+/// resumability.
+fn write_line(log: &Mutex<File>, mut line: String) {
+    line.push('\n');
+    if let Ok(mut log) = log.lock() {
+        let _ = log.write_all(line.as_bytes());
+    }
 }
 
 impl Journal {
@@ -118,32 +174,24 @@ impl Journal {
             .and_then(|t| serde_json::from_str::<Fingerprint>(&t).ok())
             .is_some_and(|f| f == fingerprint);
         let log_path = dir.join(JOURNAL);
-        let mut done = BTreeMap::new();
+        let sources_path = dir.join(SOURCES);
+        let (mut done, mut sources) = (BTreeMap::new(), BTreeMap::new());
         if same {
-            if let Ok(text) = std::fs::read_to_string(&log_path) {
-                // Only complete lines count: the last one may have been cut by a crash.
-                let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
-                for line in complete.lines() {
-                    if let Ok(row) = serde_json::from_str::<Row>(line) {
-                        done.insert(row.point, row);
-                    }
-                }
+            for row in complete_lines::<Row>(&log_path) {
+                done.insert(row.point, row);
+            }
+            for s in complete_lines::<SourceLine>(&sources_path) {
+                sources.insert(s.index, s.info);
             }
         } else {
             let _ = std::fs::remove_file(&log_path);
+            let _ = std::fs::remove_file(&sources_path);
             let text = serde_json::to_string_pretty(&fingerprint)
                 .map_err(|e| Error::invalid(format!("cannot serialise the run's identity: {e}")))?;
             std::fs::write(&fp_path, text).map_err(|e| Error::io(&fp_path, e))?;
         }
-        let mut log = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .map_err(|e| Error::io(&log_path, e))?;
-        // A line cut by a crash must not run into the next one.
-        if !done.is_empty() || log.metadata().map_or(0, |m| m.len()) > 0 {
-            log.write_all(b"\n").map_err(|e| Error::io(&log_path, e))?;
-        }
+        let log = append(&log_path)?;
+        let source_log = append(&sources_path)?;
         let kept = crate::output_file::pending::keep(format!(
             "the finished grid points are kept in {}: run the same command again to resume",
             dir.display()
@@ -152,6 +200,9 @@ impl Journal {
             dir,
             log: Mutex::new(log),
             done,
+            source_log: Mutex::new(source_log),
+            sources,
+            recorded: Default::default(),
             _lock: lock,
             _kept: kept,
         })
@@ -174,13 +225,42 @@ impl Journal {
 
     /// Records a finished cell. A failure only costs resumability: the run goes on.
     pub fn record(&self, row: &Row) {
-        let Some(mut line) = encode(row) else {
-            return;
-        };
-        line.push('\n');
-        if let Ok(mut log) = self.log.lock() {
-            let _ = log.write_all(line.as_bytes());
+        if let Some(line) = encode(row) {
+            write_line(&self.log, line);
+            self.recorded
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
+    }
+
+    /// What an interrupted earlier run recorded of source `index` (the config's order).
+    pub fn source(&self, index: usize) -> Option<&SourceInfo> {
+        self.sources.get(&index)
+    }
+
+    /// Records what the outputs say of source `index`, once it is prepared. A source
+    /// that would not survive JSON exactly is not journalled (a rerun reads it again).
+    pub fn record_source(&self, index: usize, info: &SourceInfo) {
+        let line = SourceLine {
+            index,
+            info: info.clone(),
+        };
+        if let Some(line) = encode(&line) {
+            write_line(&self.source_log, line);
+        }
+    }
+
+    /// Ends a run that failed (not stopped) with the journal: removed when it holds no
+    /// finished point (a refused run leaves nothing behind), kept otherwise, for a
+    /// rerun to resume (e.g. after a full disk at the final write). Returns whether it
+    /// was kept.
+    pub fn abandon(self) -> bool {
+        let worth =
+            !self.done.is_empty() || self.recorded.load(std::sync::atomic::Ordering::Relaxed) > 0;
+        if worth {
+            return true;
+        }
+        let _ = self.finish();
+        false
     }
 
     /// Removes the journal once the outputs are in place.
@@ -188,12 +268,14 @@ impl Journal {
         let Journal {
             dir,
             log,
+            source_log,
             _lock,
             _kept,
             ..
         } = self;
         drop(_kept);
         drop(log);
+        drop(source_log);
         drop(_lock);
         std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))
     }

@@ -370,7 +370,7 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         }
         x0[k] = best_d.1;
         if std::env::var_os("RBF_DEBUG_FIT").is_some() {
-            eprintln!(
+            crate::errln!(
                 "scan {shape:?}: D {:.0} chi2 {:.1}",
                 best_d.1.exp(),
                 best_d.0
@@ -382,9 +382,11 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         let held = search.run(&x0, Some(k), COARSE, 10);
         let s = search.run(&held.x, None, COARSE, 40);
         if std::env::var_os("RBF_DEBUG_FIT").is_some() {
-            eprintln!(
+            crate::errln!(
                 "start {shape:?}: chi2 {} after {} iterations: {:?}",
-                s.chi2, s.iterations, s.x
+                s.chi2,
+                s.iterations,
+                s.x
             );
         }
         if best.as_ref().is_none_or(|b| s.chi2 < b.0) {
@@ -400,13 +402,13 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
     if std::env::var_os("RBF_DEBUG_FIT").is_some() {
         let r = target.residuals(&fam, p_r, FINE);
         for (v, &(o, j, mean, se, _)) in r.iter().zip(&target.points) {
-            eprintln!(
+            crate::errln!(
                 "{:?} tau {:.1}: measured {mean:.6} se {se:.2e} residual {v:.2}",
                 Observable::ALL[o],
                 target.taus[j]
             );
         }
-        eprintln!("critical {:?}", target.critical().first());
+        crate::errln!("critical {:?}", target.critical().first());
     }
     // D the trace cannot tell from the estimate: refit with D held at steps of a
     // factor sqrt(2), 2, 4, 16, ... on either side until the test fails, then halve
@@ -471,7 +473,7 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         check.distinct_range = Some((low.exp().round() as usize, high.exp().round() as usize));
     }
     if std::env::var_os("RBF_DEBUG_FIT").is_some() {
-        eprintln!("polish and range: {:?}", clock.elapsed());
+        crate::errln!("polish and range: {:?}", clock.elapsed());
     }
     Some(MinDistanceFit {
         family: fam,
@@ -531,7 +533,7 @@ mod tests {
         for _ in 0..100 {
             std::hint::black_box(transforms(&f.runs(), 0.9, &taus));
         }
-        eprintln!(
+        crate::errln!(
             "D=1000: {:?} per eval, {} taus",
             t.elapsed() / 100,
             taus.len()
@@ -542,7 +544,7 @@ mod tests {
         for _ in 0..10 {
             std::hint::black_box(transforms(&f.runs(), 0.9, &taus));
         }
-        eprintln!(
+        crate::errln!(
             "D=1e6: {:?} per eval, {} runs",
             t.elapsed() / 10,
             runs.width.len()

@@ -57,7 +57,7 @@ pub fn run(a: CoverageBench) -> Result<()> {
     if a.plan {
         for c in &config.cells {
             let cell = coverage::Cell::new(c)?;
-            println!(
+            rbf::outln!(
                 "{}: sigma {}, true-workload renewal bound {:.6}, {:.0} arrivals per cycle, about {:.0} cycles per seed (fit batches of about {} arrivals)",
                 c.name,
                 cell.filter.sigma.unwrap_or(0),
@@ -87,7 +87,7 @@ pub fn run(a: CoverageBench) -> Result<()> {
         .flat_map(|s| &s.rows)
         .filter(|r| r.seeds > 0)
         .min_by(|a, b| a.coverage.total_cmp(&b.coverage));
-    println!(
+    rbf::outln!(
         "coverage study {}: {} cells in {:.1} s; summary in {}",
         config.name,
         summaries.len(),
@@ -95,7 +95,7 @@ pub fn run(a: CoverageBench) -> Result<()> {
         dir.join("summary.md").display()
     );
     if let Some(w) = worst {
-        println!(
+        rbf::outln!(
             "lowest coverage: {} in cell {}: {}/{} = {:.1} % [{:.1}, {:.1}]",
             w.interval,
             w.cell,

@@ -33,16 +33,17 @@ pub fn run(a: ExperimentBench) -> Result<()> {
             rows = experiment::run(&config, RunOptions::default())?.rows.len();
             Ok(())
         })?;
-        println!(
+        rbf::outln!(
             "experiment {}: {points} points ({rows} rows), {} threads, {} run(s) in {:.1} s",
             config.name,
             rayon::current_num_threads(),
             m.runs,
             t0.elapsed().as_secs_f64()
         );
-        println!(
+        rbf::outln!(
             "wall time per run: median {:.2} s, best {:.2} s",
-            m.wall_median, m.wall_best
+            m.wall_median,
+            m.wall_best
         );
         Ok(())
     })

@@ -77,16 +77,18 @@ pub fn run(a: FitBench) -> Result<()> {
     let fit = fitter.finish()?;
     let finish_secs = t.elapsed().as_secs_f64();
     let total = push_secs + finish_secs;
-    println!(
+    rbf::outln!(
         "workload: D = {}, Zipf {}, p_r = {}, uniform placement; {n} arrivals (prologue included)",
-        a.distinct, a.zipf, a.p_repeat
+        a.distinct,
+        a.zipf,
+        a.p_repeat
     );
-    println!(
+    rbf::outln!(
         "fit: streaming {push_secs:.2} s ({:.1} M arrivals/s) + estimation {finish_secs:.2} s = {total:.2} s",
         n as f64 / push_secs / 1e6
     );
     let s = &fit.summary;
-    println!(
+    rbf::outln!(
         "check: p_r {:.5}, distinct keys {}, fitted D {}, windows {}, entropy {} (pairs {}, truncated {})",
         s.p_repeat,
         s.distinct_keys,

@@ -143,8 +143,8 @@ pub fn run(a: FnBench) -> Result<()> {
     match a.suite {
         Suite::Table1 => {
             let w = Workload::zipf(1000, 1.0, 0.9, Placement::Uniform);
-            println!("FN Table 1 setting: M = 10000, k = 5, p_r = 0.9, Zipf(1000, 1), uniform placement; best / median of {} runs", a.repeats);
-            println!("sigma  renewal_best_ms  renewal_median_ms  fn_renewal  drop_pins_best_ms  drop_pins_median_ms  fn_drop_pins  diff_%  arrivals_followed");
+            rbf::outln!("FN Table 1 setting: M = 10000, k = 5, p_r = 0.9, Zipf(1000, 1), uniform placement; best / median of {} runs", a.repeats);
+            rbf::outln!("sigma  renewal_best_ms  renewal_median_ms  fn_renewal  drop_pins_best_ms  drop_pins_median_ms  fn_drop_pins  diff_%  arrivals_followed");
             for sigma in [1000u64, 2000, 3000] {
                 let (rb, rm, (r, m, _, _), pb, pm, p) = point(
                     10_000,
@@ -154,7 +154,7 @@ pub fn run(a: FnBench) -> Result<()> {
                     a.repeats,
                     Some(RenewalOptions::default()),
                 )?;
-                println!(
+                rbf::outln!(
                     "{sigma}  {:.2}  {:.2}  {r:.6}  {:.2}  {:.2}  {p:.6}  {:+.2}  {m}",
                     rb * 1e3,
                     rm * 1e3,
@@ -167,12 +167,12 @@ pub fn run(a: FnBench) -> Result<()> {
         Suite::Scale => {
             let placement = Placement::parse(&a.placement)?;
             let w = Workload::zipf(a.distinct, a.zipf, a.p_repeat, placement);
-            println!(
+            rbf::outln!(
                 "scale: sigma = M/2, k = {}, p_r = {}, Zipf({}, {}), {} placement, renewal tolerance {:?}, {} threads; best / median of {} runs",
                 a.hashes, a.p_repeat, a.distinct, a.zipf, a.placement, a.tolerance,
                 rayon::current_num_threads(), a.repeats
             );
-            println!("log2M  renewal_best_s  renewal_median_s  fn_renewal  renewal_mode  certified_tolerance  drop_pins_best_s  drop_pins_median_s  fn_drop_pins  arrivals_followed");
+            rbf::outln!("log2M  renewal_best_s  renewal_median_s  fn_renewal  renewal_mode  certified_tolerance  drop_pins_best_s  drop_pins_median_s  fn_drop_pins  arrivals_followed");
             let options = (!a.skip_renewal).then_some(RenewalOptions {
                 tolerance: a.tolerance,
                 ..RenewalOptions::default()
@@ -181,10 +181,10 @@ pub fn run(a: FnBench) -> Result<()> {
                 let m = 1u64 << e;
                 let (rb, rm, (r, steps, mode, tol), pb, pm, p) =
                     point(m, a.hashes, m / 2, &w, a.repeats, options)?;
-                println!("{e}  {rb:.3}  {rm:.3}  {r:.6}  {mode}  {tol:.1e}  {pb:.3}  {pm:.3}  {p:.6}  {steps}");
+                rbf::outln!("{e}  {rb:.3}  {rm:.3}  {r:.6}  {mode}  {tol:.1e}  {pb:.3}  {pm:.3}  {p:.6}  {steps}");
                 if rb.max(pb) > a.max_seconds {
                     // A skipped renewal time is NaN, and max() then takes the other.
-                    println!("stopping: a point took more than {} s", a.max_seconds);
+                    rbf::outln!("stopping: a point took more than {} s", a.max_seconds);
                     break;
                 }
             }

@@ -69,7 +69,7 @@ pub fn run(a: FpBench) -> Result<()> {
         );
         predict_sigma(&r, sigma, 1, true)
     })?;
-    println!(
+    rbf::outln!(
         "f_sigma^1 M={} k={} sigma={} colliding non-retaining: {:.6e} (E[N_0] = {:.1}); {}; working memory {} doubles",
         a.memory,
         a.hashes,
@@ -89,7 +89,7 @@ pub fn run(a: FpBench) -> Result<()> {
             copy_over: true,
         })
     })?;
-    println!(
+    rbf::outln!(
         "capacity M={} target={} k=1..{} (one and two phases, f_a, f_w): best k {} sigma {} capacity {:.1}, f_w ratio {:.3}; {}",
         a.capacity_memory,
         a.target_fp,

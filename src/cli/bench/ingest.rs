@@ -162,7 +162,7 @@ fn pcap(a: &IngestBench) -> Result<()> {
         let summary = summary.ok_or_else(|| Error::invalid("no pass ran"))?;
         Ok((n / u64::from(passes), seen.len(), summary))
     })?;
-    println!(
+    rbf::outln!(
         "pcap: {} ({:.1} MB in memory): {} packets -> {packets} 5-tuple messages, {distinct} distinct; skipped: {}",
         a.capture.display(),
         data.len() as f64 / 1e6,
@@ -178,7 +178,7 @@ fn pcap(a: &IngestBench) -> Result<()> {
                 .join(", ")
         }
     );
-    println!(
+    rbf::outln!(
         "pcap ({passes} passes per repeat): {}",
         m.throughput((summary.records * u64::from(passes)) as f64, "packets")
     );
@@ -220,13 +220,13 @@ fn jedi(a: &IngestBench) -> Result<()> {
         std::hint::black_box(x);
         Ok((n, src.summary().clone()))
     })?;
-    println!(
+    rbf::outln!(
         "jedi: synthetic log of {:.1} MB, {lines} lines -> {n} messages ({} malformed)",
         log.len() as f64 / 1e6,
         summary.malformed
     );
-    println!("jedi: {}", m.throughput(log.len() as f64, "bytes"));
-    println!("jedi: {}", m.throughput(n as f64, "lines"));
+    rbf::outln!("jedi: {}", m.throughput(log.len() as f64, "bytes"));
+    rbf::outln!("jedi: {}", m.throughput(n as f64, "lines"));
     Ok(())
 }
 
@@ -261,7 +261,7 @@ fn rbfs(a: &IngestBench) -> Result<()> {
     let bytes = std::fs::metadata(&path)
         .map_err(|e| Error::io(&path, e))?
         .len();
-    println!(
+    rbf::outln!(
         "rbfs: wrote {} messages with times ({:.1} MB, {:.2} bytes/message) in {:.2} s",
         a.rbfs_messages,
         bytes as f64 / 1e6,
@@ -282,7 +282,7 @@ fn rbfs(a: &IngestBench) -> Result<()> {
         std::hint::black_box(x);
         Ok(n)
     })?;
-    println!("rbfs (blocks): {}", m.throughput(n as f64, "messages"));
+    rbf::outln!("rbfs (blocks): {}", m.throughput(n as f64, "messages"));
     let (m, n) = timed(a.repeats, || {
         let src = rbf::ingest::rbfs::RbfsSource::open(
             path.clone(),
@@ -299,7 +299,7 @@ fn rbfs(a: &IngestBench) -> Result<()> {
         std::hint::black_box(x);
         Ok(n)
     })?;
-    println!(
+    rbf::outln!(
         "rbfs (iterator via Box<dyn MessageSource>): {}",
         m.throughput(n as f64, "messages")
     );

@@ -193,7 +193,7 @@ pub fn run(a: ReplayBench) -> Result<()> {
     } else {
         from_files(&a, &configs, options)?
     };
-    summary_table(&points);
+    summary_table(&points)?;
     if let Some(p) = &a.plot {
         plot(&what, &a, &points, p)?;
     }
@@ -224,7 +224,7 @@ fn in_memory(
         .collect();
     progress.finish();
     rbf::progress::check_interrupt()?;
-    println!(
+    rbf::outln!(
         "generated {} arrivals (D = {}, Zipf {}, p_r = {}) in {:.2} s",
         stream.len(),
         a.distinct,
@@ -234,7 +234,7 @@ fn in_memory(
     );
     let mut points = Vec::new();
     for config in configs {
-        println!("filter: {}", config.describe());
+        rbf::outln!("filter: {}", config.describe());
         let load = load_average();
         let mut last = None;
         let m = super::measure(a.repeats, || {
@@ -244,7 +244,7 @@ fn in_memory(
             last = Some(r);
             Ok(())
         })?;
-        println!(
+        rbf::outln!(
             "replay: {} (load {load:.2})",
             m.throughput(stream.len() as f64, "arrivals")
         );
@@ -252,16 +252,18 @@ fn in_memory(
         let report = r.report();
         let keys = report.distinct_keys.max(1);
         let truth = r.truth_bytes() as f64;
-        println!(
+        rbf::outln!(
             "memory: {keys} distinct keys; ground truth {:.1} MB = {:.1} bytes/key (at most {:.1} bytes/key while it doubles); filter arrays {:.2} MB",
             truth / 1e6,
             truth / keys as f64,
             truth * 1.5 / keys as f64,
             r.filter_bytes() as f64 / 1e6
         );
-        println!(
+        rbf::outln!(
             "check: fn_rate {:.5}, fp_rate {:.3e}, cycles {}",
-            report.fn_rate, report.fp_rate, report.cycles
+            report.fn_rate,
+            report.fp_rate,
+            report.cycles
         );
         // The thread's CPU time is the process's here: nothing else runs.
         points.push(Timed {
@@ -315,10 +317,10 @@ fn from_files(
     warm.summary().require_data()?;
     let format = warm.summary().format.clone();
     for w in warm.summary().warnings() {
-        eprintln!("{w}");
+        rbf::errln!("{w}");
     }
     drop(warm);
-    println!(
+    rbf::outln!(
         "trace: {name} ({format}, {:.1} MB), decoded {}",
         bytes as f64 / 1e6,
         if a.same_thread {
@@ -329,7 +331,7 @@ fn from_files(
     );
     let mut points = Vec::new();
     for config in configs {
-        println!("filter: {}", config.describe());
+        rbf::outln!("filter: {}", config.describe());
         let load = load_average();
         let (mut wall, mut cpu, mut own) = (Vec::new(), Vec::new(), Vec::new());
         let mut last: Option<(u64, ReplayReport)> = None;
@@ -365,7 +367,7 @@ fn from_files(
         let rate = |s: f64| arrivals as f64 / s / 1e6;
         let cpus: Vec<f64> = cpu.iter().flatten().copied().collect();
         let owns: Vec<f64> = own.iter().flatten().copied().collect();
-        println!(
+        rbf::outln!(
             "end to end: wall median {:.3} s ({:.1} M arrivals/s), best {:.3} s ({:.1} M arrivals/s) over {} run(s), load {load:.2}",
             median(&wall),
             rate(median(&wall)),
@@ -377,7 +379,7 @@ fn from_files(
             // On a loaded machine the wall time counts waiting for a core; the busier
             // thread's CPU time is what two free cores would take (plus the hand-over).
             let others: Vec<f64> = cpus.iter().zip(&owns).map(|(c, o)| c - o).collect();
-            println!(
+            rbf::outln!(
                 "CPU (median): all threads {:.3} s; replay thread {:.3} s, decoding {:.3} s ({:.1} M arrivals/s for the busier one)",
                 median(&cpus),
                 median(&owns),
@@ -385,7 +387,7 @@ fn from_files(
                 rate(median(&owns).max(median(&others)))
             );
         }
-        println!(
+        rbf::outln!(
             "check: {arrivals} arrivals, {} distinct keys, fn_rate {:.5}, fp_rate {:.3e}, cycles {}",
             report.distinct_keys, report.fn_rate, report.fp_rate, report.cycles
         );
@@ -396,7 +398,7 @@ fn from_files(
         );
         // Measure a single run's peak with `/usr/bin/time -v rbf replay ...`: here the
         // allocator keeps memory between runs.
-        println!(
+        rbf::outln!(
             "memory: predicted peak of `rbf replay` {} ({})",
             plan.describe(),
             if sized.is_some() {
@@ -421,22 +423,22 @@ fn from_files(
 }
 
 /// The sweep as one table, times relative to 2^20 bits (or the first size).
-fn summary_table(points: &[Timed]) {
+fn summary_table(points: &[Timed]) -> Result<()> {
     if points.len() < 2 {
-        return;
+        return Ok(());
     }
     let base = points
         .iter()
         .find(|p| p.memory == 1 << 20)
         .unwrap_or(&points[0]);
-    println!();
-    println!(
+    rbf::outln!();
+    rbf::outln!(
         "| M (bits) | wall median (s) | best (s) | CPU, all threads (s) | CPU, replay thread (s) | M arrivals/s | vs {} | fn_rate | load |",
         describe_memory(base.memory)
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    rbf::outln!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for p in points {
-        println!(
+        rbf::outln!(
             "| {} | {:.3} | {:.3} | {} | {} | {:.1} | {:.2}x | {:.5} | {:.2} |",
             describe_memory(p.memory),
             p.wall_median,
@@ -450,6 +452,7 @@ fn summary_table(points: &[Timed]) {
             p.load
         );
     }
+    Ok(())
 }
 
 fn plot(what: &str, a: &ReplayBench, points: &[Timed], path: &std::path::Path) -> Result<()> {
@@ -513,6 +516,6 @@ fn plot(what: &str, a: &ReplayBench, points: &[Timed], path: &std::path::Path) -
         .render()
         .ok_or_else(|| Error::invalid("nothing to plot"))?;
     rbf::output_file::write_file(path, svg.as_bytes())?;
-    println!("plot: {}", path.display());
+    rbf::outln!("plot: {}", path.display());
     Ok(())
 }

@@ -52,7 +52,7 @@ pub fn run(a: CapacityArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     if a.json {
         return io.json(&c);
     }
-    print!("{}", render(&c, !a.non_retaining));
+    rbf::out!("{}", render(&c, !a.non_retaining));
     Ok(())
 }
 

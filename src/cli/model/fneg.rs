@@ -159,19 +159,19 @@ pub fn run(a: FnArgs, io: &mut crate::cli::io::Io) -> Result<()> {
         };
         return io.json(&out);
     }
-    println!("filter: {}", filter.describe());
-    println!(
+    rbf::outln!("filter: {}", filter.describe());
+    rbf::outln!(
         "workload: D = {}, p_r = {:.5}, placement {}",
         w.distinct(),
         w.p_repeat,
         w.placement.describe()
     );
-    print!("{}", table(&j.records));
+    rbf::out!("{}", table(&j.records));
     if let Some(r) = &renewal {
-        print!("{}", wrap(&renewal_mode_line(r), WIDTH, "    "));
+        rbf::out!("{}", wrap(&renewal_mode_line(r), WIDTH, "    "));
     }
     if let Some((fp, from)) = fp {
-        println!(
+        rbf::outln!(
             "FP per arrival (FN paper's definition, {} model): {}",
             from.name(),
             rate(fp)

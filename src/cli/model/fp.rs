@@ -20,7 +20,7 @@ pub fn run(a: FpArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     if a.json {
         return io.json(&p);
     }
-    print!("{}", render(&p));
+    rbf::out!("{}", render(&p));
     Ok(())
 }
 
