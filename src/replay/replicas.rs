@@ -63,8 +63,9 @@ pub struct Replays {
 }
 
 enum Kind {
-    /// One filter: a table of its own, with 64-bit records.
-    One(Replay),
+    /// One filter: a table of its own, with 64-bit records (boxed: a replay is large
+    /// next to the other variant).
+    One(Box<Replay>),
     /// Several: groups of up to [`SHARED_FILTERS`] sharing a table.
     Shared { groups: Vec<Group>, seen: u64 },
 }
@@ -197,7 +198,7 @@ impl Replays {
         }
         if hash_seeds == 1 {
             return Ok(Replays {
-                kind: Kind::One(Replay::new(config, options)?),
+                kind: Kind::One(Box::new(Replay::new(config, options)?)),
                 options,
             });
         }
