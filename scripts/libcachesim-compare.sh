@@ -8,11 +8,12 @@
 # Without --trace it writes the benchmark trace of issue 31 once (rbf synth: D = 10^6,
 # Zipf 1, p_r = 0.9, uniform placement, 10^7 arrivals after the 10^6-arrival prologue,
 # seed 7), converted to oracleGeneral by libCacheSim's own converter, into
-# target/peer-bench/. Each round runs `rbf replay` (k = 4, sigma = 400000, warm-up 10^6,
-# M = 2^20 bits unless --memory) and the peer (a cache of --cache BYTES, 2e8 by default:
-# a tenth of the default trace's 2.05 GB working set) back to back, alternating which goes first, and prints each
-# run's wall time, CPU time, peak memory and the load average; then the medians and
-# their ratio. Timings taken while other work runs are noisy: the load and the CPU time
+# target/peer-bench/. Each round runs `rbf replay` at its defaults (four filters, k = 4,
+# sigma = 400000, warm-up 10^6, M = 2^20 bits unless --memory), the same with
+# `--hash-seeds 1` (one filter, as the peer has) and the peer (a cache of --cache BYTES,
+# 2e8 by default: a tenth of the default trace's 2.05 GB working set) back to back,
+# alternating which goes first, and prints each run's wall time, CPU time, peak memory
+# and the load average; then the medians and their ratios. Timings taken while other work runs are noisy: the load and the CPU time
 # the hypervisor gave to other guests while it ran (steal, from /proc/stat) are printed
 # with every run so that a figure can be quoted with the conditions it was taken under.
 # RBF_BIN=path runs another rbf binary (e.g. an older commit's) instead of building one.
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
     --memory) memory=$2; shift ;;
     --cache) cache=$2; shift ;;
     --trace) trace=$2; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -83,19 +84,23 @@ run() { # label, command...: one line "label wall cpu rss load steal"
   echo "$user + $sys" | bc >> "$work/$label.cpus"
 }
 rm -f "$work"/*.walls "$work"/*.cpus
-rbf_cmd=("$rbf" replay "$trace" --format auto -m "$memory" -k 4 --sigma 400000 --warmup 1000000 --hash-seeds 1 --quiet)
+rbf_cmd=("$rbf" replay "$trace" --format auto -m "$memory" -k 4 --sigma 400000 --warmup 1000000 --quiet)
 peer_cmd=("$py" "$peer" replay "$trace" "$cache")
 for ((i = 1; i <= rounds; i++)); do
   if [ $((i % 2)) = 1 ]; then
-    run rbf "${rbf_cmd[@]}"; run libcachesim "${peer_cmd[@]}"
+    run rbf "${rbf_cmd[@]}"; run rbf-seeds1 "${rbf_cmd[@]}" --hash-seeds 1; run libcachesim "${peer_cmd[@]}"
   else
-    run libcachesim "${peer_cmd[@]}"; run rbf "${rbf_cmd[@]}"
+    run libcachesim "${peer_cmd[@]}"; run rbf-seeds1 "${rbf_cmd[@]}" --hash-seeds 1; run rbf "${rbf_cmd[@]}"
   fi
 done
 median() { sort -n "$1" | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
-r=$(median "$work/rbf.walls"); p=$(median "$work/libcachesim.walls")
-echo "median wall: rbf $r s, libCacheSim $p s: rbf is $(echo "scale=2; $p / $r" | bc)x faster"
-pairs=$(paste "$work/rbf.walls" "$work/libcachesim.walls" | awk '{printf "%.2f\n", $2 / $1}' | sort -n | tr '\n' ' ')
-echo "each round's ratio (libCacheSim wall / rbf wall), sorted: $pairs"
-r=$(median "$work/rbf.cpus"); p=$(median "$work/libcachesim.cpus")
-echo "median CPU (all threads): rbf $r s, libCacheSim $p s: $(echo "scale=2; $p / $r" | bc)x"
+for label in rbf rbf-seeds1; do
+  what="rbf replay (default: 4 filters)"
+  [ $label = rbf ] || what="rbf replay --hash-seeds 1"
+  r=$(median "$work/$label.walls"); p=$(median "$work/libcachesim.walls")
+  echo "$what: median wall $r s, libCacheSim $p s: rbf is $(echo "scale=2; $p / $r" | bc)x faster"
+  pairs=$(paste "$work/$label.walls" "$work/libcachesim.walls" | awk '{printf "%.2f\n", $2 / $1}' | sort -n | tr '\n' ' ')
+  echo "  each round's ratio (libCacheSim wall / rbf wall), sorted: $pairs"
+  r=$(median "$work/$label.cpus"); p=$(median "$work/libcachesim.cpus")
+  echo "  median CPU (all threads): rbf $r s, libCacheSim $p s: $(echo "scale=2; $p / $r" | bc)x"
+done

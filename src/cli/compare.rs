@@ -54,7 +54,8 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
     /// Filters (hash seeds) replayed: the observed intervals cover the hash positions'
-    /// randomness as the models do (docs/coverage/README.md); each costs one replay.
+    /// randomness as the models do (docs/coverage/README.md); up to four share one key
+    /// table and one pass over the trace.
     #[arg(long, default_value_t = DEFAULT_HASH_SEEDS)]
     pub hash_seeds: u32,
     /// Print a JSON object instead of a table.

@@ -26,7 +26,8 @@ pub struct ReplayArgs {
     pub confidence: f64,
     /// Filters (hash seeds) replayed: the counts are the first filter's (--seed), the
     /// rates with intervals are over all of them, so the intervals cover the hash
-    /// positions' randomness as the models do; each costs one replay.
+    /// positions' randomness as the models do; up to four share one key table and one
+    /// pass over the trace.
     #[arg(long, default_value_t = DEFAULT_HASH_SEEDS)]
     pub hash_seeds: u32,
     /// Print a JSON object instead of a table.

@@ -131,9 +131,9 @@ pub fn run_observed(
     let mut replay = Replays::new(&filter, options, most)?;
     replay.run(stream(&cell.workload, c.arrivals, seed, progress)?);
     check_interrupt()?;
-    let first = replay.first().report();
-    let measured = replay.first().measured();
-    let stats: Vec<_> = replay.replays().iter().map(Replay::cycle_stats).collect();
+    let first = replay.first_report();
+    let measured = replay.measured();
+    let stats = replay.cycle_stats();
     let variants = variants
         .iter()
         .map(|&n| {

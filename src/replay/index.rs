@@ -11,17 +11,18 @@ use crate::prefetch::{advise_huge_pages, prefetch_ptr};
 
 /// A zeroed slot vector of `n` slots, backed by huge pages when large
 /// ([`advise_huge_pages`]: lookups land on uniformly random slots).
-fn zeroed_slots(n: usize) -> Vec<[u64; 2]> {
-    let slots = vec![[0u64, 0]; n];
+fn zeroed_slots<const W: usize>(n: usize) -> Vec<[u64; W]> {
+    let slots = vec![[0u64; W]; n];
     advise_huge_pages(&slots);
     slots
 }
 
 const MIN_BITS: u32 = 10;
 
-/// Key -> one u64 value, open addressing.
+/// Key -> one u64 value (`W - 1` of them: replay's filters sharing one table,
+/// [`super::truth::SharedTruth`]), open addressing.
 ///
-/// Slots are 16-byte `[key, value]` pairs probed linearly from a multiplicative hash, at
+/// Slots are 16-byte `[key, value]` pairs (8 W bytes in general) probed linearly from a multiplicative hash, at
 /// most 3/4 full, so a lookup is usually one cache line. Key 0 marks an empty slot, and
 /// the real key 0 lives in a side field. Memory: 16 bytes per slot, 21-43 bytes per key
 /// between resizes; while doubling, old and new tables coexist for at most 64 bytes per
@@ -36,20 +37,21 @@ const MIN_BITS: u32 = 10;
 /// The doubled slot vector of a mid-sized table is zeroed ahead of need on a helper
 /// thread ([`prefault_at`]): fresh memory is zeroed by the kernel when first touched,
 /// and on the replay's thread that was a third of its time on the project machine.
-pub(crate) struct SlotTable {
-    slots: Vec<[u64; 2]>,
+pub(crate) struct SlotTable<const W: usize = 2> {
+    slots: Vec<[u64; W]>,
     /// 64 - log2(slots) when the slot count is a power of two (the home slot is then
     /// a shift of the mixed key, which replay measured 5-10 % faster than the
     /// multiply), else 0.
     shift: u32,
     len: usize,
-    zero: Option<u64>,
+    /// The slot of key 0 (its key field unused).
+    zero: Option<[u64; W]>,
     /// `len` at which the next slot vector is prepared (usize::MAX: never).
     prefault_len: usize,
-    next: Option<std::thread::JoinHandle<Vec<[u64; 2]>>>,
+    next: Option<std::thread::JoinHandle<Vec<[u64; W]>>>,
 }
 
-impl Default for SlotTable {
+impl<const W: usize> Default for SlotTable<W> {
     fn default() -> Self {
         Self::with_slots(1 << MIN_BITS)
     }
@@ -58,7 +60,7 @@ impl Default for SlotTable {
 /// Smallest and largest tables (slots) whose doubled slot vector is prepared ahead on
 /// a helper thread. Below, zeroing is quick; above, the prepared vector would hold a
 /// lot of memory for nothing when the trace ends before the table fills (from half
-/// to three quarters full): here at most 128 MiB.
+/// to three quarters full): here at most 128 MiB (192 MiB with 24-byte slots).
 const PREFAULT_SLOTS: std::ops::RangeInclusive<usize> = (1 << 16)..=(1 << 22);
 
 /// The number of keys at which a table of `slots` slots starts preparing its doubled
@@ -72,24 +74,25 @@ pub(crate) fn prefault_at(slots: u64) -> Option<u64> {
 
 /// A zeroed slot vector of `n` slots whose pages are all touched (so the kernel has
 /// zeroed and mapped them), split over the cores when large and `parallel`.
-fn faulted_slots(n: usize, parallel: bool) -> Vec<[u64; 2]> {
-    const PAGE: usize = 4096 / std::mem::size_of::<[u64; 2]>();
+fn faulted_slots<const W: usize>(n: usize, parallel: bool) -> Vec<[u64; W]> {
+    let page = 4096 / std::mem::size_of::<[u64; W]>();
     let mut slots = zeroed_slots(n);
-    let touch = |part: &mut [[u64; 2]]| {
-        // One write per 4 KiB page: a read would only map the shared zero page.
-        for s in part.iter_mut().step_by(PAGE) {
+    let touch = |part: &mut [[u64; W]]| {
+        // One write (or more) per 4 KiB page: a read would only map the shared zero
+        // page.
+        for s in part.iter_mut().step_by(page) {
             // SAFETY: a valid, aligned element of the vector; volatile so that the
             // store of the value it already holds is not optimised away.
-            unsafe { std::ptr::write_volatile(s, [0, 0]) };
+            unsafe { std::ptr::write_volatile(s, [0; W]) };
         }
     };
     let threads = crate::resources::available_threads();
-    if !parallel || n * 16 < 16 << 20 || threads < 2 {
+    if !parallel || n * std::mem::size_of::<[u64; W]>() < 16 << 20 || threads < 2 {
         touch(&mut slots);
         return slots;
     }
     // Parts of whole 2 MiB pages, so that no huge page is touched by two threads.
-    let part = n.div_ceil(threads).next_multiple_of(PAGE * 512);
+    let part = n.div_ceil(threads).next_multiple_of(page * 512);
     std::thread::scope(|scope| {
         for chunk in slots.chunks_mut(part) {
             scope.spawn(move || touch(chunk));
@@ -104,12 +107,19 @@ pub(crate) fn grown_slots(keys: u64) -> u64 {
     slots_for(keys).next_power_of_two()
 }
 
-/// Slots of a table sized up front for `keys` keys: the fewest that stay at most 3/4
-/// full, in whole 2 MiB huge pages when larger than one (else whole 16 KiB).
+/// Slots of a table of 16-byte slots sized up front for `keys` keys: the fewest that
+/// stay at most 3/4 full, in whole 2 MiB huge pages when larger than one (else whole
+/// 1024 slots).
 pub(crate) fn slots_for(keys: u64) -> u64 {
+    slots_of(keys, SLOT_BYTES)
+}
+
+/// [`slots_for`] with slots of `slot_bytes` bytes (whole huge pages, as near as
+/// slots of that size fill them).
+pub(crate) fn slots_of(keys: u64, slot_bytes: u64) -> u64 {
     // The largest count a table of n slots holds is 3n/4 (see `entry`).
     let least = keys.saturating_mul(4).div_ceil(3).max(1 << MIN_BITS);
-    let huge = (2u64 << 20) / SLOT_BYTES;
+    let huge = (2u64 << 20) / slot_bytes;
     least.next_multiple_of(if least > huge { huge } else { 1 << MIN_BITS })
 }
 
@@ -125,11 +135,20 @@ fn shift_for(n: usize) -> u32 {
 /// Bytes of one slot.
 pub(crate) const SLOT_BYTES: u64 = std::mem::size_of::<[u64; 2]>() as u64;
 
-impl SlotTable {
+/// [`SlotTable::entry_index`] of key 0, which lives beside the slots.
+pub(crate) const ZERO_SLOT: usize = usize::MAX;
+
+/// Bytes of one slot of a [`SlotTable`]`<W>`.
+pub(crate) const fn slot_bytes(w: usize) -> u64 {
+    8 * w as u64
+}
+
+impl<const W: usize> SlotTable<W> {
     /// A table that holds `keys` keys without growing, its memory mapped up front
     /// (so that lookups do not wait for the kernel to zero pages as they go).
     pub fn with_capacity(keys: u64) -> Self {
-        Self::from_slots(faulted_slots(slots_for(keys) as usize, true), true)
+        let slots = slots_of(keys, slot_bytes(W)) as usize;
+        Self::from_slots(faulted_slots(slots, true), true)
     }
 
     fn with_slots(n: usize) -> Self {
@@ -138,7 +157,7 @@ impl SlotTable {
 
     /// A table over `slots`; `sized` when they were sized for the keys to come, so
     /// that no doubled successor is prepared (it would be zeroed for nothing).
-    fn from_slots(slots: Vec<[u64; 2]>, sized: bool) -> Self {
+    fn from_slots(slots: Vec<[u64; W]>, sized: bool) -> Self {
         let mut t = SlotTable {
             shift: shift_for(slots.len()),
             slots,
@@ -178,7 +197,15 @@ impl SlotTable {
         while (self.len + more) as u64 * 4 > target * 3 {
             target *= 2;
         }
-        (target > self.slots.len() as u64).then_some(target * SLOT_BYTES)
+        (target > self.slots.len() as u64).then_some(target * slot_bytes(W))
+    }
+
+    /// Grows the table now if `more` new keys would make it grow, so that the next
+    /// `more` [`SlotTable::entry_slot`] calls leave every slot where it is.
+    pub fn reserve(&mut self, more: usize) {
+        while (self.len + more) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
     }
 
     /// Distinct keys stored.
@@ -187,7 +214,7 @@ impl SlotTable {
     }
 
     pub fn allocated_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<[u64; 2]>()
+        self.slots.capacity() * std::mem::size_of::<[u64; W]>()
     }
 
     #[inline(always)]
@@ -226,39 +253,42 @@ impl SlotTable {
         prefetch_ptr(home.wrapping_add(4));
     }
 
-    /// The value of `key`, if stored.
-    #[inline]
-    pub fn get(&self, key: u64) -> Option<u64> {
-        if key == 0 {
-            return self.zero;
-        }
-        let mut i = self.home(key);
-        loop {
-            let [k, v] = self.slots[i];
-            if k == key {
-                return Some(v);
-            }
-            if k == 0 {
-                return None;
-            }
-            i = self.after(i);
-        }
-    }
-
-    /// The value of `key`, created as 0 if absent; the flag says whether it was.
+    /// The slot of `key` (its values from index 1 on), created with values 0 if
+    /// absent; the flag says whether it was.
     ///
     /// Replay calls this once per arrival, so it has no data-dependent branch in the
     /// common case: [`SlotTable::probe`] finds the slot without a loop, and a new key
     /// is stored by writing the slot unconditionally (an existing key's slot gets its
-    /// own key again; an empty slot's value is always 0, as no key is ever removed).
+    /// own key again; an empty slot's values are always 0, as no key is ever removed).
     /// Whether the key is new is random (a fifth of the arrivals of a typical trace),
     /// and a branch on it mispredicted often.
     #[inline(always)]
-    pub fn entry(&mut self, key: u64) -> (&mut u64, bool) {
+    pub fn entry_slot(&mut self, key: u64) -> (&mut [u64; W], bool) {
         if key == 0 {
             let fresh = self.zero.is_none();
-            return (self.zero.get_or_insert(0), fresh);
+            return (self.zero.get_or_insert([0; W]), fresh);
         }
+        let (i, fresh) = self.insert(key);
+        // SAFETY: `insert` returns an index below slots.len().
+        (unsafe { self.slots.get_unchecked_mut(i) }, fresh)
+    }
+
+    /// [`SlotTable::entry_slot`] as an index for [`SlotTable::slot_ptrs`]
+    /// ([`ZERO_SLOT`] for key 0).
+    #[inline(always)]
+    pub fn entry_index(&mut self, key: u64) -> (usize, bool) {
+        if key == 0 {
+            let fresh = self.zero.is_none();
+            self.zero.get_or_insert([0; W]);
+            return (ZERO_SLOT, fresh);
+        }
+        self.insert(key)
+    }
+
+    /// The slot index of non-zero `key`, stored if absent; the flag says whether it
+    /// was.
+    #[inline(always)]
+    fn insert(&mut self, key: u64) -> (usize, bool) {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
         }
@@ -266,14 +296,32 @@ impl SlotTable {
         // SAFETY: `probe` returns an index below slots.len().
         let slot = unsafe { self.slots.get_unchecked_mut(i) };
         let fresh = slot[0] == 0;
-        debug_assert!(!fresh || slot[1] == 0);
+        debug_assert!(!fresh || slot[1..].iter().all(|&v| v == 0));
         slot[0] = key;
         self.len += usize::from(fresh);
         if (self.len == self.prefault_len) & fresh {
             self.prefault();
         }
-        // SAFETY: as above (the borrow of `slot` ended at `prefault`).
-        (unsafe { &mut self.slots.get_unchecked_mut(i)[1] }, fresh)
+        (i, fresh)
+    }
+
+    /// Pointers to the first slot and to key 0's slot (null while key 0 is absent),
+    /// for reading slots by [`SlotTable::entry_index`]'s indices; valid until the
+    /// table next grows.
+    pub fn slot_ptrs(&mut self) -> (*mut [u64; W], *mut [u64; W]) {
+        let zero = self
+            .zero
+            .as_mut()
+            .map_or(std::ptr::null_mut(), |z| z as *mut _);
+        (self.slots.as_mut_ptr(), zero)
+    }
+
+    /// Every slot holding a key, key 0's included (its key field 0).
+    pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut [u64; W]> {
+        self.slots
+            .iter_mut()
+            .filter(|s| s[0] != 0)
+            .chain(self.zero.as_mut())
     }
 
     /// The slot of `key` or, if absent, the empty slot where linear probing would store
@@ -333,14 +381,43 @@ impl SlotTable {
         self.shift = shift_for(n);
         self.set_prefault(false);
         // Every old slot is moved, empty ones included, without a branch on whether
-        // it is (half of them are, at random): an empty slot is [0, 0] and lands on
-        // an empty slot of the new table, which it leaves as it was.
-        for [k, v] in old {
-            debug_assert!(k != 0 || v == 0);
-            let i = self.first_from(self.home(k), |k| k == 0);
+        // it is (half of them are, at random): an empty slot is all zeros and lands
+        // on an empty slot of the new table, which it leaves as it was.
+        for slot in old {
+            debug_assert!(slot[0] != 0 || slot.iter().all(|&v| v == 0));
+            let i = self.first_from(self.home(slot[0]), |k| k == 0);
             // SAFETY: `first_from` returns an index below slots.len().
-            unsafe { *self.slots.get_unchecked_mut(i) = [k, v] };
+            unsafe { *self.slots.get_unchecked_mut(i) = slot };
         }
+    }
+}
+
+impl SlotTable {
+    /// The value of `key`, if stored.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<u64> {
+        if key == 0 {
+            return self.zero.map(|s| s[1]);
+        }
+        let mut i = self.home(key);
+        loop {
+            let [k, v] = self.slots[i];
+            if k == key {
+                return Some(v);
+            }
+            if k == 0 {
+                return None;
+            }
+            i = self.after(i);
+        }
+    }
+
+    /// The value of `key`, created as 0 if absent; the flag says whether it was
+    /// ([`SlotTable::entry_slot`]).
+    #[inline(always)]
+    pub fn entry(&mut self, key: u64) -> (&mut u64, bool) {
+        let (slot, fresh) = self.entry_slot(key);
+        (&mut slot[1], fresh)
     }
 }
 

@@ -10,8 +10,12 @@
 //! by the trace's header or counted from its records) has the fewest slots that hold
 //! them, 21.3 bytes per key, and never doubles. docs/PERFORMANCE.md (issue 31) has the
 //! measured figures.
+//!
+//! Several filters (hash seeds) share tables of 24-byte slots, four filters to a table
+//! (`truth::SharedTruth`): 32 bytes per key sized up front, 32 to 64 grown.
 
-use super::index::{grown_slots, prefault_at, slots_for, SLOT_BYTES};
+use super::index::{grown_slots, prefault_at, slot_bytes, slots_of, SLOT_BYTES};
+use super::truth::SHARED_FILTERS;
 use crate::filter::FilterConfig;
 
 /// Resident memory of the `rbf` process before a replay allocates anything: the
@@ -27,12 +31,17 @@ pub const PIPELINE_BYTES: u64 = 6 << 20;
 /// Bytes of a ground-truth table holding `distinct` keys, sized for them up front or
 /// grown by doubling.
 pub fn truth_bytes(distinct: u64, sized_up_front: bool) -> u64 {
+    table_bytes(distinct, sized_up_front, SLOT_BYTES)
+}
+
+/// [`truth_bytes`] of a table of `slot`-byte slots.
+fn table_bytes(distinct: u64, sized_up_front: bool, slot: u64) -> u64 {
     let slots = if sized_up_front {
-        slots_for(distinct)
+        slots_of(distinct, slot)
     } else {
         grown_slots(distinct)
     };
-    slots * SLOT_BYTES
+    slots * slot
 }
 
 /// Most bytes the ground truth holds during a replay that ends with `distinct`
@@ -40,11 +49,26 @@ pub fn truth_bytes(distinct: u64, sized_up_front: bool) -> u64 {
 /// tables together; plus the doubled successor a mid-sized table prepares once half
 /// full (`index::prefault_at`), when the trace gets that far.
 pub fn truth_peak_bytes(distinct: u64, sized_up_front: bool) -> u64 {
-    let t = truth_bytes(distinct, sized_up_front);
+    table_peak_bytes(distinct, sized_up_front, SLOT_BYTES)
+}
+
+/// [`truth_peak_bytes`] of `filters` filters replaying together: their own table for
+/// one, else one shared table per [`SHARED_FILTERS`] of them.
+pub fn filters_truth_peak_bytes(distinct: u64, sized_up_front: bool, filters: u64) -> u64 {
+    if filters <= 1 {
+        return truth_peak_bytes(distinct, sized_up_front);
+    }
+    let tables = filters.div_ceil(SHARED_FILTERS as u64);
+    tables * table_peak_bytes(distinct, sized_up_front, slot_bytes(3))
+}
+
+/// [`truth_peak_bytes`] of a table of `slot`-byte slots.
+fn table_peak_bytes(distinct: u64, sized_up_front: bool, slot: u64) -> u64 {
+    let t = table_bytes(distinct, sized_up_front, slot);
     if sized_up_front {
         return t;
     }
-    let slots = t / SLOT_BYTES;
+    let slots = t / slot;
     let doubling = if slots <= 1 << 10 { t } else { t + t / 2 };
     let prepared = match prefault_at(slots) {
         Some(at) if distinct >= at => t + 2 * t,
@@ -64,6 +88,8 @@ pub fn filter_bytes(config: &FilterConfig) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MemoryPlan {
     pub distinct: u64,
+    /// The ground truth sized for `distinct` keys up front (else grown by doubling).
+    pub sized_up_front: bool,
     pub truth: u64,
     pub filter: u64,
     /// Pipeline buffers and the process itself.
@@ -76,6 +102,7 @@ impl MemoryPlan {
     pub fn new(config: &FilterConfig, distinct: u64, sized_up_front: bool) -> Self {
         MemoryPlan {
             distinct,
+            sized_up_front,
             truth: truth_peak_bytes(distinct, sized_up_front),
             filter: filter_bytes(config),
             other: PROCESS_BYTES + PIPELINE_BYTES,
@@ -83,10 +110,11 @@ impl MemoryPlan {
     }
 
     /// The plan of `n` filters replaying the same trace (one per hash seed,
-    /// [`super::Replays`]): each has its own ground truth and bit arrays.
+    /// [`super::Replays`]): each has its own bit arrays, and they share ground-truth
+    /// tables ([`filters_truth_peak_bytes`]).
     pub fn filters(self, n: u64) -> Self {
         MemoryPlan {
-            truth: self.truth * n,
+            truth: filters_truth_peak_bytes(self.distinct, self.sized_up_front, n),
             filter: self.filter * n,
             ..self
         }
@@ -145,5 +173,42 @@ mod tests {
         assert_eq!(truth_peak_bytes(50_000_000, false), 3 << 29);
         assert_eq!(truth_bytes(50_000_000, true), 509 << 21);
         assert_eq!(truth_peak_bytes(50_000_000, true), 509 << 21);
+    }
+
+    #[test]
+    fn filters_share_tables_of_four() {
+        use crate::replay::{ReplayOptions, Replays};
+        let config = FilterConfig::sigma_bounded(1 << 12, 3, 1_000);
+        let one = MemoryPlan::new(&config, 2_000_000, true);
+        // Four filters: one table of 24-byte slots, 32 bytes per key.
+        let four = one.filters(4);
+        assert_eq!(four.filter, 4 * one.filter);
+        assert!(four.truth * 2 < one.truth * 3, "{four:?} {one:?}");
+        assert_eq!(one.filters(5).truth, 2 * four.truth);
+        // What the tables allocate, sized and grown (the keys of a small replay).
+        for (seeds, sized) in [(4, true), (4, false), (6, true), (1, false)] {
+            let mut r = Replays::new(&config, ReplayOptions::default(), seeds).unwrap();
+            if sized {
+                r.expect_distinct(30_000);
+            }
+            r.run_keys(&(1..=30_000u64).collect::<Vec<_>>());
+            let plan = MemoryPlan::new(&config, 30_000, sized).filters(u64::from(seeds));
+            let tables = u64::from(seeds).div_ceil(4);
+            let final_bytes = if sized || seeds == 1 {
+                plan.truth
+            } else {
+                // Grown: the plan's peak is the last doubling, old and new together.
+                plan.truth * 2 / 3
+            };
+            if seeds == 1 {
+                assert_eq!(r.truth_bytes() as u64, truth_bytes(30_000, false));
+            } else {
+                assert_eq!(
+                    r.truth_bytes() as u64,
+                    final_bytes,
+                    "{seeds} seeds, {tables} tables"
+                );
+            }
+        }
     }
 }

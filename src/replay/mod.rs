@@ -4,6 +4,7 @@
 
 mod cycles;
 pub(crate) mod index;
+mod lane;
 pub mod memory;
 mod replicas;
 mod truth;
@@ -18,8 +19,9 @@ pub use truth::{GroundTruth, Truth};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::filter::{FilterConfig, Outcome, PositionBuf, RecyclingFilter, MAX_HASHES};
+use crate::filter::{FilterConfig, RecyclingFilter};
 use crate::message::{for_each_key_batch, Message};
+use lane::{Lane, Own};
 
 /// Arrivals ahead whose ground-truth slot is prefetched.
 const PREFETCH_DISTANCE: usize = 16;
@@ -183,56 +185,19 @@ impl Tally {
     }
 }
 
-/// A replay in progress.
+/// A replay in progress: one filter and its own ground truth.
 pub struct Replay {
-    config: FilterConfig,
-    filter: RecyclingFilter,
+    lane: Lane,
     truth: GroundTruth,
-    options: ReplayOptions,
-    window: u64,
-    retaining: bool,
     seen: u64,
-    /// Counts of completed (post-warm-up) cycles; the current cycle is in `tally`.
-    counts: Counts,
-    tally: Tally,
-    /// The current cycle started after the warm-up, so it will be a complete cycle.
-    cycle_complete: bool,
-    first_recycle: Option<u64>,
-    stats: CycleStats,
-    /// The one-phase loop's ring of precomputed positions, kept between calls so that
-    /// a batch does not start by zeroing 4 KB.
-    ring: Option<Box<PositionRing>>,
-}
-
-type PositionRing = [PositionBuf; RING];
-
-/// How far ahead the one-phase loop works: positions computed (and, for filters in
-/// memory, their words prefetched) `positions` arrivals ahead, ground-truth slots
-/// prefetched `truth` ahead.
-#[derive(Clone, Copy, Debug)]
-struct Lead {
-    positions: usize,
-    truth: usize,
-    words: bool,
 }
 
 impl Replay {
     pub fn new(config: &FilterConfig, options: ReplayOptions) -> Result<Self> {
-        let filter = RecyclingFilter::new(config)?;
         Ok(Replay {
-            config: config.clone(),
-            window: filter.record_window(),
-            filter,
+            lane: Lane::new(config, options)?,
             truth: GroundTruth::new(),
-            options,
-            retaining: config.retaining,
             seen: 0,
-            counts: Counts::default(),
-            tally: Tally::default(),
-            cycle_complete: options.warmup == 0,
-            first_recycle: None,
-            stats: CycleStats::default(),
-            ring: None,
         })
     }
 
@@ -258,223 +223,30 @@ impl Replay {
     /// (with the interrupt handler installed) stops it between batches.
     pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) -> Result<()> {
         source_batches(source, |keys| {
-            if let Some(bytes) = self.truth_growth_bytes(keys.len()) {
-                self.check_growth(bytes)?;
+            if let Some(bytes) = self.truth.growth_bytes(keys.len()) {
+                check_growth(self.truth.distinct(), bytes)?;
             }
             self.run_keys(keys);
             Ok(())
         })
     }
 
-    /// Bytes the ground truth would take if `more` new keys made it grow now (None when
-    /// it would not grow).
-    pub(crate) fn truth_growth_bytes(&self, more: usize) -> Option<u64> {
-        self.truth.growth_bytes(more)
-    }
-
-    /// `bytes` of ground truth growing past the keys seen so far, checked against the
-    /// machine.
-    pub(crate) fn check_growth(&self, bytes: u64) -> Result<()> {
-        crate::resources::check_memory(
-            &format!(
-                "the ground truth growing past {} distinct keys",
-                self.truth.distinct()
-            ),
-            bytes as f64,
-        )
-    }
-
-    /// Replays a slice of keys. Lookups of the key PREFETCH_DISTANCE arrivals ahead are
-    /// started before each arrival is processed, hiding memory latency.
+    /// Replays a slice of keys. Lookups of the key a few arrivals ahead are started
+    /// before each arrival is processed, hiding memory latency ([`Lane::run_keys`]).
     pub fn run_keys(&mut self, keys: &[u64]) {
-        if self.filter.phases() == 1 {
-            return self.run_keys_one_phase(keys);
-        }
-        if self.filter.array_bytes() > CACHED_FILTER_BYTES {
-            return self.run_keys_two_phase_in_memory(keys);
-        }
-        for &k in keys.iter().take(PREFETCH_DISTANCE) {
-            self.truth.prefetch(k);
-        }
-        for (i, &k) in keys.iter().enumerate() {
-            if let Some(&ahead) = keys.get(i + PREFETCH_DISTANCE) {
-                self.truth.prefetch(ahead);
-            }
-            self.push(k);
-        }
-    }
-
-    /// [`Replay::run_keys`] for two-phase filters larger than the caches: the words a
-    /// key probes in both halves are prefetched [`POSITIONS_AHEAD_DRAM`] arrivals
-    /// ahead (its positions computed twice, then and when it is processed: cheap next
-    /// to 2k memory loads).
-    fn run_keys_two_phase_in_memory(&mut self, keys: &[u64]) {
-        for &k in keys.iter().take(PREFETCH_DISTANCE_DRAM) {
-            self.truth.prefetch(k);
-        }
-        for &k in keys.iter().take(POSITIONS_AHEAD_DRAM) {
-            self.filter.prefetch_key(k);
-        }
-        for (i, &k) in keys.iter().enumerate() {
-            if let Some(&ahead) = keys.get(i + PREFETCH_DISTANCE_DRAM) {
-                self.truth.prefetch(ahead);
-            }
-            if let Some(&ahead) = keys.get(i + POSITIONS_AHEAD_DRAM) {
-                self.filter.prefetch_key(ahead);
-            }
-            self.push(k);
-        }
-    }
-
-    /// [`Replay::run_keys`] for one-phase filters, which computes each key's bit
-    /// positions a few arrivals early into a ring: that work does not wait for the
-    /// ground-truth load of the current arrival, and out-of-order execution does not
-    /// reach that far ahead by itself. Common k get their own copy of the loop, with
-    /// the position loops unrolled.
-    ///
-    /// Filters larger than [`CACHED_FILTER_BYTES`] also have the positions' words
-    /// prefetched when the positions are computed, [`POSITIONS_AHEAD_DRAM`] arrivals
-    /// ahead: their probes go to memory, like the ground-truth lookups, and without the
-    /// prefetch every arrival waited for k of them (a 2^28-bit filter replayed at a
-    /// third of the speed of a 2^20-bit one, docs/PERFORMANCE.md, issue 31). Smaller
-    /// filters sit in L2, whose latency out-of-order execution hides, and there the
-    /// prefetches cost 5 % (they compete for line-fill buffers with the ground-truth
-    /// lookups).
-    fn run_keys_one_phase(&mut self, keys: &[u64]) {
-        let lead = if self.filter.array_bytes() > CACHED_FILTER_BYTES {
-            Lead {
-                positions: POSITIONS_AHEAD_DRAM,
-                truth: PREFETCH_DISTANCE_DRAM,
-                words: true,
-            }
-        } else {
-            Lead {
-                positions: POSITIONS_AHEAD,
-                truth: PREFETCH_DISTANCE,
-                words: false,
-            }
-        };
-        match self.filter.k() {
-            1 => self.run_keys_one_phase_k::<1>(keys, lead),
-            2 => self.run_keys_one_phase_k::<2>(keys, lead),
-            3 => self.run_keys_one_phase_k::<3>(keys, lead),
-            4 => self.run_keys_one_phase_k::<4>(keys, lead),
-            5 => self.run_keys_one_phase_k::<5>(keys, lead),
-            6 => self.run_keys_one_phase_k::<6>(keys, lead),
-            7 => self.run_keys_one_phase_k::<7>(keys, lead),
-            8 => self.run_keys_one_phase_k::<8>(keys, lead),
-            _ => self.run_keys_one_phase_k::<0>(keys, lead),
-        }
-    }
-
-    /// The loop of [`Replay::run_keys_one_phase`] for k = K (K = 0: any k). The
-    /// positions of arrival j live in ring slot j mod [`RING`] from `lead.positions`
-    /// arrivals before it until it is processed.
-    ///
-    /// With per-cycle positions a recycle changes the hasher: the positions computed
-    /// ahead for the next cycle's first arrivals are then computed again.
-    #[inline(always)]
-    fn run_keys_one_phase_k<const K: usize>(&mut self, keys: &[u64], lead: Lead) {
-        debug_assert!(lead.positions <= RING && RING.is_power_of_two());
-        let per_cycle = !self.filter.positions_mode().is_fixed();
-        let mut hasher = *self.filter.hasher(0);
-        let k = if K == 0 { hasher.k() } else { K };
-        debug_assert_eq!(k, hasher.k());
-        let slot = |j: usize| j & (RING - 1);
-        let mut ring = self
-            .ring
-            .take()
-            .unwrap_or_else(|| Box::new([[0; MAX_HASHES as usize]; RING]));
-        for (j, &key) in keys.iter().enumerate().take(lead.positions) {
-            let p = hasher.positions_k::<K>(key, &mut ring[slot(j)]);
-            if lead.words {
-                self.filter.prefetch_positions(p);
-            }
-        }
-        for &key in keys.iter().take(lead.truth) {
-            self.truth.prefetch(key);
-        }
-        for (i, &key) in keys.iter().enumerate() {
-            if let Some(&next) = keys.get(i + lead.truth) {
-                self.truth.prefetch(next);
-            }
-            let positions = &ring[slot(i)][..k];
-            let recycles = self.filter.recycles();
-            self.push_with(key, |f| f.process_positions(key, positions));
-            if per_cycle && self.filter.recycles() != recycles {
-                hasher = *self.filter.hasher(0);
-                for (j, &next) in keys.iter().enumerate().take(i + lead.positions).skip(i + 1) {
-                    hasher.positions_k::<K>(next, &mut ring[slot(j)]);
-                }
-            }
-            let j = i + lead.positions;
-            if let Some(&next) = keys.get(j) {
-                let p = hasher.positions_k::<K>(next, &mut ring[slot(j)]);
-                if lead.words {
-                    self.filter.prefetch_positions(p);
-                }
-            }
-        }
-        self.ring = Some(ring);
+        self.lane
+            .run_keys(keys, &mut Own(&mut self.truth), self.seen);
+        self.seen += keys.len() as u64;
     }
 
     /// Replays one arrival.
     #[inline(always)]
     pub fn push(&mut self, key: u64) {
-        self.push_with(key, |f| f.process(key));
-    }
-
-    /// Replays one arrival whose filter step is `process`.
-    #[inline(always)]
-    fn push_with(&mut self, key: u64, process: impl FnOnce(&mut RecyclingFilter) -> Outcome) {
-        let cycle = self.filter.recycles();
-        let mut slot = self.truth.lookup(key, cycle, self.window);
-        let truth = slot.truth;
-        let o = process(&mut self.filter);
-        let first = truth != Truth::Repeat;
-        let was_flagged = slot.flagged();
-        // Became recorded in this cycle (for the per-cycle distinct count).
-        let newly_recorded = o.inserted && slot.recorded_cycle() != Some(cycle);
-        if o.inserted {
-            let at = if o.recycled && self.retaining {
-                cycle + 1
-            } else {
-                cycle
-            };
-            slot.record(at, if first { o.found } else { was_flagged });
-        } else if first {
-            slot.set_flag(o.found);
-        }
-        if self.seen >= self.options.warmup {
-            let t = &mut self.tally;
-            t.class[truth as usize * 2 + usize::from(o.found)] += 1;
-            t.bit_setting += u64::from(o.new_bits > 0);
-            t.distinct += u64::from(newly_recorded);
-            t.repeats_of_misclassified += u64::from(!first && was_flagged);
-        }
+        self.lane
+            .push_with(&mut Own(&mut self.truth), 0, key, self.seen, |f| {
+                f.process(key)
+            });
         self.seen += 1;
-        if o.recycled {
-            self.end_cycle();
-        }
-    }
-
-    #[cold]
-    fn end_cycle(&mut self) {
-        let counting = self.seen > self.options.warmup;
-        if counting {
-            self.first_recycle.get_or_insert(self.filter.recycles() - 1);
-        }
-        if self.cycle_complete {
-            self.stats
-                .record(&self.tally.sums(), self.seen - self.options.warmup);
-        }
-        self.tally.add_to(&mut self.counts);
-        self.tally = Tally::default();
-        // A retained message is recorded in the new cycle from its start.
-        if self.retaining && counting {
-            self.tally.distinct = 1;
-        }
-        self.cycle_complete = counting;
     }
 
     /// Arrivals replayed so far, warm-up included.
@@ -484,23 +256,21 @@ impl Replay {
 
     /// Measured arrivals so far (after the warm-up).
     pub fn measured(&self) -> u64 {
-        self.seen.saturating_sub(self.options.warmup)
+        self.seen.saturating_sub(self.lane.options().warmup)
     }
 
     /// Statistics of the complete cycles so far.
     pub fn cycle_stats(&self) -> &CycleStats {
-        &self.stats
+        self.lane.cycle_stats()
     }
 
     pub fn filter(&self) -> &RecyclingFilter {
-        &self.filter
+        &self.lane.filter
     }
 
     /// Counts so far (the current cycle included).
     pub fn counts(&self) -> Counts {
-        let mut c = self.counts;
-        self.tally.add_to(&mut c);
-        c
+        self.lane.counts()
     }
 
     /// Bytes held by the ground-truth table.
@@ -510,30 +280,20 @@ impl Replay {
 
     /// Bytes held by the filter's bit arrays and their clear lists.
     pub fn filter_bytes(&self) -> usize {
-        self.filter.allocated_bytes()
+        self.lane.filter.allocated_bytes()
     }
 
     pub fn report(&self) -> ReplayReport {
-        let c = self.counts();
-        let first = c.new + c.non_repeat;
-        let misclassified_first = c.false_positives + c.lucky;
-        ReplayReport {
-            filter: self.config.clone(),
-            warmup: self.options.warmup,
-            counts: c,
-            fp_rate: ratio(c.false_positives, c.arrivals),
-            fn_rate: ratio(c.false_negatives, c.arrivals),
-            fp_rate_count_instance: ratio(misclassified_first, first),
-            fp_rate_count_first: ratio(misclassified_first, c.arrivals),
-            fp_rate_count_each: ratio(misclassified_first + c.repeats_of_misclassified, c.arrivals),
-            fp_rate_per_new: ratio(c.false_positives, c.new),
-            cycles: self.first_recycle.map_or(0, |f| self.filter.recycles() - f),
-            distinct_keys: self.truth.distinct() as u64,
-            per_cycle: self.stats.per_cycle(),
-            hash_seeds: 1,
-            confidence: confidence(&[&self.stats], self.measured(), self.options.confidence),
-        }
+        self.lane.report(self.seen, self.truth.distinct() as u64)
     }
+}
+
+/// `bytes` of ground truth growing past `distinct` keys, checked against the machine.
+fn check_growth(distinct: usize, bytes: u64) -> Result<()> {
+    crate::resources::check_memory(
+        &format!("the ground truth growing past {distinct} distinct keys"),
+        bytes as f64,
+    )
 }
 
 /// Replays a whole stream and reports.

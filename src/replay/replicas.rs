@@ -6,16 +6,26 @@
 //! hash average by as much as a long replay's batch-means interval is wide, and an
 //! interval from one filter cannot see that (docs/coverage/README.md measures it: 85.5 %
 //! coverage for a nominal 99 % in one cell, 98-100 % with four filters). Each seed's filter runs the
-//! whole stream with its own ground truth; their complete cycles are cut into the same
+//! whole stream with its own ground-truth records; their complete cycles are cut into the same
 //! time batches and the intervals come from the two-way table (hash seeds x batches,
 //! [`crate::stats::replicated_ratio_interval`]), so they cover the hash positions'
 //! randomness, and the point estimate is the ratio over every seed's complete cycles.
 //!
 //! The first filter is the one configured (its seed, its counts in the report); the
-//! others use seeds derived from it. Cost: one replay per seed, time and memory.
+//! others use seeds derived from it.
+//!
+//! Cost: the filters share the ground truth's key table, up to four per table
+//! ([`SharedTruth`]: one lookup per arrival, the filters' records side by side in the
+//! key's slot), and replay a batch of arrivals one after the other while the batch's
+//! slots are in the cache; only their bit arrays are their own. The results are those
+//! of one [`Replay`] per seed, bit for bit (tests/it/replay_shared.rs).
 
-use super::cycles::confidence;
-use super::{Replay, ReplayOptions, ReplayReport};
+use super::cycles::{confidence, CycleStats};
+use super::lane::{Lane, Records};
+use super::truth::{
+    compress, expand, SharedTruth, SharedView, Slot, SHARED_FILTERS, SHARED_REL_MAX,
+};
+use super::{check_growth, source_batches, Replay, ReplayOptions, ReplayReport};
 use crate::error::{Error, Result};
 use crate::filter::{mix64, FilterConfig};
 use crate::message::{for_each_key_batch, Message};
@@ -28,6 +38,15 @@ pub const DEFAULT_HASH_SEEDS: u32 = 4;
 /// Most hash seeds accepted.
 pub const MAX_HASH_SEEDS: u32 = 64;
 
+/// Arrivals whose slots are located before the filters replay them: the slots of a
+/// block (24 bytes each, up to two cache lines) stay in L1/L2 while every filter of
+/// the group goes through it.
+const BLOCK: usize = 256;
+
+/// Arrivals ahead whose slot is prefetched while a block's keys are located (the
+/// locating loop does little else, so it needs a long lead).
+const LOCATE_AHEAD: usize = 32;
+
 /// The filter seed of replica `r` (replica 0 keeps the configured seed).
 pub fn replica_seed(seed: u64, r: u32) -> u64 {
     if r == 0 {
@@ -39,8 +58,133 @@ pub fn replica_seed(seed: u64, r: u32) -> u64 {
 
 /// Replays of one stream through one filter per hash seed.
 pub struct Replays {
-    replays: Vec<Replay>,
+    kind: Kind,
     options: ReplayOptions,
+}
+
+enum Kind {
+    /// One filter: a table of its own, with 64-bit records (boxed: a replay is large
+    /// next to the other variant).
+    One(Box<Replay>),
+    /// Several: groups of up to [`SHARED_FILTERS`] sharing a table.
+    Shared { groups: Vec<Group>, seen: u64 },
+}
+
+/// Up to [`SHARED_FILTERS`] filters and the table they share.
+struct Group {
+    truth: SharedTruth,
+    lanes: Vec<Lane>,
+    /// Each filter's record base ([`SharedTruth`]'s records are relative to it).
+    bases: Vec<u64>,
+    /// The current block's slots (index, whether the key was new).
+    located: Vec<(usize, bool)>,
+    /// Largest relative record allowed before a rebase ([`SHARED_REL_MAX`]; smaller
+    /// in tests, so that rebasing is exercised).
+    rel_max: u64,
+}
+
+/// A filter's records in a located block: arrival `i`'s is filter `filter`'s record
+/// in slot `located[i]`.
+struct Column<'a> {
+    view: &'a SharedView,
+    located: &'a [(usize, bool)],
+    filter: usize,
+    base: u64,
+}
+
+impl Records for Column<'_> {
+    /// The block's slots were loaded when located.
+    #[inline(always)]
+    fn prefetch(&self, _: usize, _: u64) {}
+
+    #[inline(always)]
+    fn visit<R>(
+        &mut self,
+        i: usize,
+        _: u64,
+        cycle: u64,
+        window: u64,
+        f: impl FnOnce(Slot<'_>) -> R,
+    ) -> R {
+        let (index, fresh) = self.located[i];
+        // SAFETY: `index` was located in the table the view was taken from, after
+        // which it has not grown (Group::run_block), and filter < SHARED_FILTERS.
+        let p = unsafe { self.view.record(index, self.filter) };
+        // SAFETY: as above; nothing else accesses the record meanwhile.
+        let mut v = expand(unsafe { *p }, self.base);
+        let r = f(Slot::classify(&mut v, fresh, cycle, window));
+        // SAFETY: as above.
+        unsafe { *p = compress(v, self.base) };
+        r
+    }
+}
+
+impl Group {
+    fn new(lanes: Vec<Lane>) -> Self {
+        debug_assert!(lanes.len() <= SHARED_FILTERS);
+        Group {
+            truth: SharedTruth::default(),
+            bases: vec![0; lanes.len()],
+            lanes,
+            located: Vec::with_capacity(BLOCK),
+            rel_max: SHARED_REL_MAX,
+        }
+    }
+
+    /// Replays `keys`, the first being arrival `seen`, block by block.
+    fn run_keys(&mut self, keys: &[u64], seen: u64) {
+        for &k in keys.iter().take(LOCATE_AHEAD) {
+            self.truth.prefetch(k);
+        }
+        for (b, block) in keys.chunks(BLOCK).enumerate() {
+            let at = b * BLOCK;
+            self.run_block(
+                block,
+                &keys[(at + LOCATE_AHEAD).min(keys.len())..],
+                seen + at as u64,
+            );
+        }
+    }
+
+    /// Locates the slots of `block`'s keys (prefetching those of `ahead`, the keys
+    /// after it), then replays the block through each filter.
+    fn run_block(&mut self, block: &[u64], ahead: &[u64], seen: u64) {
+        self.rebase_if_near(block.len() as u64);
+        // No growth while the block's slots are in use.
+        self.truth.reserve(block.len());
+        self.located.clear();
+        for (i, &k) in block.iter().enumerate() {
+            if let Some(&a) = ahead.get(i) {
+                self.truth.prefetch(a);
+            }
+            self.located.push(self.truth.locate(k));
+        }
+        let view = self.truth.view();
+        for (f, lane) in self.lanes.iter_mut().enumerate() {
+            let mut column = Column {
+                view: &view,
+                located: &self.located,
+                filter: f,
+                base: self.bases[f],
+            };
+            lane.run_keys(block, &mut column, seen);
+        }
+    }
+
+    /// Moves a filter's records to a new base when the next `n` arrivals could take
+    /// its cycles past what a record holds relative to the old one (at most one
+    /// recycle per arrival; a retained message is recorded one cycle ahead).
+    fn rebase_if_near(&mut self, n: u64) {
+        for (f, lane) in self.lanes.iter().enumerate() {
+            let cycle = lane.filter.recycles();
+            if cycle + 2 + n - self.bases[f] > self.rel_max {
+                // Records before cycle + 1 - window no longer count for anything.
+                let to = (cycle + 1).saturating_sub(lane.window).max(self.bases[f]);
+                self.truth.rebase(f, self.bases[f], to);
+                self.bases[f] = to;
+            }
+        }
+    }
 }
 
 impl Replays {
@@ -52,14 +196,28 @@ impl Replays {
                 format!("allowed range is 1..={MAX_HASH_SEEDS}, found {hash_seeds}"),
             ));
         }
-        let replays = (0..hash_seeds)
+        if hash_seeds == 1 {
+            return Ok(Replays {
+                kind: Kind::One(Box::new(Replay::new(config, options)?)),
+                options,
+            });
+        }
+        let lanes = (0..hash_seeds)
             .map(|r| {
                 let mut c = config.clone();
                 c.seed = replica_seed(config.seed, r);
-                Replay::new(&c, options)
+                Lane::new(&c, options)
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Replays { replays, options })
+        let mut lanes = lanes.into_iter().peekable();
+        let mut groups = Vec::new();
+        while lanes.peek().is_some() {
+            groups.push(Group::new(lanes.by_ref().take(SHARED_FILTERS).collect()));
+        }
+        Ok(Replays {
+            kind: Kind::Shared { groups, seen: 0 },
+            options,
+        })
     }
 
     /// Replays every message of a stream.
@@ -67,27 +225,37 @@ impl Replays {
         for_each_key_batch(stream, |keys| self.run_keys(keys));
     }
 
-    /// Sizes every filter's ground truth for `distinct` keys up front
+    /// Sizes the ground truth for `distinct` keys up front
     /// ([`Replay::expect_distinct`]).
     pub fn expect_distinct(&mut self, distinct: u64) {
-        for r in &mut self.replays {
-            r.expect_distinct(distinct);
+        match &mut self.kind {
+            Kind::One(r) => r.expect_distinct(distinct),
+            Kind::Shared { groups, .. } => {
+                for g in groups {
+                    if g.truth.distinct() == 0 {
+                        g.truth = SharedTruth::with_capacity(distinct);
+                    }
+                }
+            }
         }
     }
 
     /// Replays every message of a trace source in batches, like
-    /// [`Replay::run_source`]: each filter has its own ground truth, and they grow
-    /// together, so a growth is checked against the machine for all of them at once;
-    /// Ctrl-C stops it between batches.
+    /// [`Replay::run_source`]: the tables grow together, so a growth is checked
+    /// against the machine for all of them at once; Ctrl-C stops it between batches.
     pub fn run_source(&mut self, source: &mut dyn crate::ingest::MessageSource) -> Result<()> {
-        super::source_batches(source, |keys| {
-            let growth: u64 = self
-                .replays
-                .iter()
-                .filter_map(|r| r.truth_growth_bytes(keys.len()))
-                .sum();
-            if growth > 0 {
-                self.replays[0].check_growth(growth)?;
+        if let Kind::One(r) = &mut self.kind {
+            return r.run_source(source);
+        }
+        source_batches(source, |keys| {
+            if let Kind::Shared { groups, .. } = &self.kind {
+                let growth: u64 = groups
+                    .iter()
+                    .filter_map(|g| g.truth.growth_bytes(keys.len()))
+                    .sum();
+                if growth > 0 {
+                    check_growth(groups[0].truth.distinct(), growth)?;
+                }
             }
             self.run_keys(keys);
             Ok(())
@@ -96,55 +264,99 @@ impl Replays {
 
     /// Replays a slice of keys through every filter.
     pub fn run_keys(&mut self, keys: &[u64]) {
-        for r in &mut self.replays {
-            r.run_keys(keys);
+        match &mut self.kind {
+            Kind::One(r) => r.run_keys(keys),
+            Kind::Shared { groups, seen } => {
+                for g in groups {
+                    g.run_keys(keys, *seen);
+                }
+                *seen += keys.len() as u64;
+            }
         }
     }
 
     /// Replays one arrival through every filter.
     pub fn push(&mut self, key: u64) {
-        for r in &mut self.replays {
-            r.push(key);
-        }
+        self.run_keys(&[key]);
     }
 
     /// Arrivals replayed so far, warm-up included.
     pub fn seen(&self) -> u64 {
-        self.replays[0].seen()
+        match &self.kind {
+            Kind::One(r) => r.seen(),
+            Kind::Shared { seen, .. } => *seen,
+        }
+    }
+
+    /// Measured arrivals so far (after the warm-up).
+    pub fn measured(&self) -> u64 {
+        self.seen().saturating_sub(self.options.warmup)
     }
 
     pub fn hash_seeds(&self) -> usize {
-        self.replays.len()
+        self.cycle_stats().len()
     }
 
-    /// The configured filter's replay.
-    pub fn first(&self) -> &Replay {
-        &self.replays[0]
+    /// Every filter's complete-cycle statistics, the configured filter's first.
+    pub fn cycle_stats(&self) -> Vec<&CycleStats> {
+        match &self.kind {
+            Kind::One(r) => vec![r.cycle_stats()],
+            Kind::Shared { groups, .. } => groups
+                .iter()
+                .flat_map(|g| g.lanes.iter().map(Lane::cycle_stats))
+                .collect(),
+        }
     }
 
-    /// Every filter's replay, the configured one first.
-    pub fn replays(&self) -> &[Replay] {
-        &self.replays
+    /// The configured filter's report, its intervals over its own cycles only.
+    pub fn first_report(&self) -> ReplayReport {
+        match &self.kind {
+            Kind::One(r) => r.report(),
+            Kind::Shared { groups, seen } => {
+                groups[0].lanes[0].report(*seen, groups[0].truth.distinct() as u64)
+            }
+        }
     }
 
     /// Bytes held by the ground-truth tables.
     pub fn truth_bytes(&self) -> usize {
-        self.replays.iter().map(Replay::truth_bytes).sum()
+        match &self.kind {
+            Kind::One(r) => r.truth_bytes(),
+            Kind::Shared { groups, .. } => groups.iter().map(|g| g.truth.allocated_bytes()).sum(),
+        }
     }
 
     /// Bytes held by the filters.
     pub fn filter_bytes(&self) -> usize {
-        self.replays.iter().map(Replay::filter_bytes).sum()
+        match &self.kind {
+            Kind::One(r) => r.filter_bytes(),
+            Kind::Shared { groups, .. } => groups
+                .iter()
+                .flat_map(|g| &g.lanes)
+                .map(|l| l.filter.allocated_bytes())
+                .sum(),
+        }
     }
 
     /// The configured filter's report, with the intervals (and the point estimates
     /// they belong to) over every hash seed's complete cycles.
     pub fn report(&self) -> ReplayReport {
-        let mut r = self.replays[0].report();
-        let stats: Vec<_> = self.replays.iter().map(Replay::cycle_stats).collect();
-        r.confidence = confidence(&stats, self.replays[0].measured(), self.options.confidence);
-        r.hash_seeds = self.replays.len() as u64;
+        let mut r = self.first_report();
+        let stats = self.cycle_stats();
+        r.confidence = confidence(&stats, self.measured(), self.options.confidence);
+        r.hash_seeds = stats.len() as u64;
         r
+    }
+
+    /// Makes every shared table rebase its records once they reach `rel_max` cycles
+    /// (tests: rebasing happens once every 2^31 cycles otherwise).
+    #[cfg(test)]
+    fn set_rel_max(&mut self, rel_max: u64) {
+        if let Kind::Shared { groups, .. } = &mut self.kind {
+            for g in groups {
+                g.rel_max = rel_max;
+            }
+        }
     }
 }
 
@@ -158,4 +370,67 @@ pub fn replay_seeds<I: IntoIterator<Item = Message>>(
     let mut r = Replays::new(config, options, hash_seeds)?;
     r.run(stream);
     Ok(r.report())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The base each filter's records are relative to (0 until a rebase).
+    fn bases(r: &Replays) -> Vec<u64> {
+        match &r.kind {
+            Kind::One(_) => vec![0],
+            Kind::Shared { groups, .. } => groups.iter().flat_map(|g| g.bases.clone()).collect(),
+        }
+    }
+
+    #[test]
+    fn rebased_records_replay_as_before() {
+        // Records rebased whenever a filter's cycles run 40 past its base (every 2^31
+        // cycles otherwise): thousands of rebases, and the same results as separate
+        // replays, whose records never are.
+        let keys: Vec<u64> = (0..60_000u64)
+            .map(|i| (i.wrapping_mul(i) ^ i >> 3) % 3_001)
+            .collect();
+        for (phases, retaining) in [(1, true), (1, false), (2, true), (2, false)] {
+            let mut config = FilterConfig::sigma_bounded(256 * u64::from(phases), 3, 0);
+            config.sigma = None;
+            config.max_inserts = Some(8);
+            config.phases = phases;
+            config.retaining = retaining;
+            let options = ReplayOptions {
+                warmup: 1_000,
+                ..Default::default()
+            };
+            let mut shared = Replays::new(&config, options, 5).unwrap();
+            shared.set_rel_max(BLOCK as u64 + 40);
+            shared.run_keys(&keys);
+            assert!(
+                bases(&shared).iter().all(|&b| b > 1_000),
+                "{:?}",
+                bases(&shared)
+            );
+            let separate: Vec<Replay> = (0..5)
+                .map(|r| {
+                    let mut c = config.clone();
+                    c.seed = replica_seed(config.seed, r);
+                    let mut one = Replay::new(&c, options).unwrap();
+                    one.run_keys(&keys);
+                    one
+                })
+                .collect();
+            let mut want = separate[0].report();
+            let stats: Vec<_> = separate.iter().map(Replay::cycle_stats).collect();
+            want.confidence = confidence(&stats, separate[0].measured(), options.confidence);
+            want.hash_seeds = 5;
+            assert_eq!(
+                serde_json::to_string(&shared.report()).unwrap(),
+                serde_json::to_string(&want).unwrap(),
+                "{phases} phases, retaining {retaining}"
+            );
+            for (got, want) in shared.cycle_stats().iter().zip(&stats) {
+                assert_eq!(got.totals(), want.totals());
+            }
+        }
+    }
 }

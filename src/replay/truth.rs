@@ -1,6 +1,6 @@
 //! Exact ground truth: for every key ever seen, the cycle in which it was last recorded.
 
-use super::index::SlotTable;
+use super::index::{SlotTable, ZERO_SLOT};
 
 /// What an arrival truly is, whatever the filter says (FN paper §3.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,8 +85,10 @@ impl GroundTruth {
 }
 
 impl<'a> Slot<'a> {
+    /// The arrival of a key whose record (see [`GroundTruth`]) is `value`, `fresh` when
+    /// the key was never seen before.
     #[inline(always)]
-    fn classify(value: &'a mut u64, fresh: bool, cycle: u64, window: u64) -> Self {
+    pub(super) fn classify(value: &'a mut u64, fresh: bool, cycle: u64, window: u64) -> Self {
         let rec = *value & !FLAG;
         // Without branches (whether an arrival is new, a repeat or neither is random):
         // 0 New, 1 NonRepeat, 2 Repeat.
@@ -119,6 +121,145 @@ impl<'a> Slot<'a> {
     #[inline]
     pub fn set_flag(&mut self, flag: bool) {
         *self.value = (*self.value & !FLAG) | if flag { FLAG } else { 0 };
+    }
+}
+
+/// Filters sharing one [`SharedTruth`] slot.
+pub const SHARED_FILTERS: usize = 4;
+
+/// Largest relative cycle a [`SharedTruth`] record holds (31 bits).
+pub(super) const SHARED_REL_MAX: u64 = (1 << 31) - 1;
+
+/// Key -> one record per filter for up to [`SHARED_FILTERS`] filters replaying the same
+/// stream (one per hash seed, [`super::Replays`]): one lookup per arrival serves them
+/// all, and their records sit side by side in the key's 24-byte slot, `[key, records
+/// of filters 0 and 1, records of filters 2 and 3]`.
+///
+/// A filter's record is 32 bits: the top bit is [`GroundTruth`]'s count-each flag, the
+/// other 31 the cycle last recorded plus one, relative to the filter's base (0: never
+/// recorded, or recorded so long ago that it no longer matters, see
+/// [`SharedTruth::rebase`]). [`expand`] and [`compress`] turn it into [`GroundTruth`]'s
+/// 64-bit record and back, so a filter classifies its arrivals with the same code
+/// whether it has a table of its own or shares one.
+///
+/// Memory: 24 bytes per slot, 32 bytes per key when sized up front (a table of its
+/// own per filter: 21.3 bytes per key each, 85 for four).
+#[derive(Default)]
+pub struct SharedTruth {
+    table: SlotTable<3>,
+}
+
+/// The 64-bit record ([`GroundTruth`]'s) of a shared 32-bit record relative to `base`.
+#[inline(always)]
+pub(super) fn expand(r: u32, base: u64) -> u64 {
+    let rel = u64::from(r & !(1 << 31));
+    let rec = if rel == 0 { 0 } else { rel + base };
+    rec | u64::from(r >> 31) << 63
+}
+
+/// The shared 32-bit record of a 64-bit record, relative to `base` (which the caller
+/// keeps within [`SHARED_REL_MAX`] of every cycle recorded).
+#[inline(always)]
+pub(super) fn compress(v: u64, base: u64) -> u32 {
+    let rec = v & !FLAG;
+    let rel = if rec == 0 { 0 } else { rec - base };
+    debug_assert!(rel <= SHARED_REL_MAX, "record {rec} base {base}");
+    rel as u32 | ((v >> 63) as u32) << 31
+}
+
+/// Raw access to a [`SharedTruth`]'s records by [`SharedTruth::locate`]'s indices,
+/// taken once the keys of a batch are located (the table does not grow until the
+/// next batch, so its slots stay where they are).
+pub struct SharedView {
+    slots: *mut [u64; 3],
+    zero: *mut [u64; 3],
+}
+
+impl SharedView {
+    /// The record of filter `filter` at `index`.
+    ///
+    /// # Safety
+    /// `index` came from [`SharedTruth::locate`] on the table this view was taken
+    /// from, which has not grown or been dropped since, and `filter <
+    /// SHARED_FILTERS`.
+    #[inline(always)]
+    pub unsafe fn record(&self, index: usize, filter: usize) -> *mut u32 {
+        let slot = if index == ZERO_SLOT {
+            self.zero
+        } else {
+            self.slots.add(index)
+        };
+        // The slot's two value words hold SHARED_FILTERS u32s.
+        slot.cast::<u32>().add(2 + filter)
+    }
+}
+
+impl SharedTruth {
+    /// A table that holds `keys` keys without growing ([`GroundTruth::with_capacity`]).
+    pub fn with_capacity(keys: u64) -> Self {
+        SharedTruth {
+            table: SlotTable::with_capacity(keys),
+        }
+    }
+
+    /// [`GroundTruth::growth_bytes`].
+    pub fn growth_bytes(&self, more: usize) -> Option<u64> {
+        self.table.growth_bytes(more)
+    }
+
+    /// Distinct keys seen so far.
+    pub fn distinct(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Bytes allocated by the table.
+    pub fn allocated_bytes(&self) -> usize {
+        self.table.allocated_bytes()
+    }
+
+    /// Asks the CPU to start loading the slot of `key`.
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        self.table.prefetch(key);
+    }
+
+    /// Makes room for `more` new keys now, so that the pointers [`SharedTruth::locate`]
+    /// hands out for the next `more` keys stay valid until then.
+    pub fn reserve(&mut self, more: usize) {
+        self.table.reserve(more);
+    }
+
+    /// Where the records of `key` are (created as zeros if absent; the flag says
+    /// whether it was), for [`SharedTruth::view`].
+    #[inline(always)]
+    pub fn locate(&mut self, key: u64) -> (usize, bool) {
+        self.table.entry_index(key)
+    }
+
+    /// The records of the keys located since the table last grew.
+    pub fn view(&mut self) -> SharedView {
+        let (slots, zero) = self.table.slot_ptrs();
+        SharedView { slots, zero }
+    }
+
+    /// Moves filter `filter`'s records from base `from` to base `to` (larger), at a
+    /// moment when every cycle below `to` no longer matters: a record from before it
+    /// becomes 0, which classifies and counts as it did (seen but not recorded in the
+    /// current window, not recorded in the current cycle), its flag kept. Called once
+    /// every 2^31 cycles or so, so a pass over the table is nothing.
+    pub(super) fn rebase(&mut self, filter: usize, from: u64, to: u64) {
+        assert!(filter < SHARED_FILTERS);
+        for slot in self.table.slots_mut() {
+            // SAFETY: the slot's two value words hold SHARED_FILTERS u32s (as in
+            // `locate`).
+            let r = unsafe { &mut *slot[1..].as_mut_ptr().cast::<u32>().add(filter) };
+            let v = expand(*r, from);
+            *r = if v & !FLAG > to {
+                compress(v, to)
+            } else {
+                *r & 1 << 31
+            };
+        }
     }
 }
 

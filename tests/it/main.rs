@@ -36,6 +36,7 @@ mod output_width;
 mod readme;
 mod renewal_tolerance;
 mod replay_reference;
+mod replay_shared;
 mod report_page;
 mod safety_configs;
 mod safety_flags;

@@ -166,7 +166,7 @@ fn reference(c: &FilterConfig, keys: &[u64], warmup: usize) -> Counts {
     out
 }
 
-fn random_config(rng: &mut Rng) -> FilterConfig {
+pub(crate) fn random_config(rng: &mut Rng) -> FilterConfig {
     let phases = 1 + rng.below(2) as u8;
     let half = 8 + rng.below(120);
     let memory = half * u64::from(phases);

@@ -12,7 +12,7 @@ use rbf::filter::FilterConfig;
 use rbf::ingest::{self, Format, IngestOptions};
 use rbf::message::KeyHasher;
 use rbf::progress::Progress;
-use rbf::replay::{Replay, ReplayOptions, ReplayReport};
+use rbf::replay::{ReplayOptions, ReplayReport, Replays, MAX_HASH_SEEDS};
 use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
@@ -61,6 +61,10 @@ pub struct ReplayBench {
     /// Arrivals that update state but are not counted.
     #[arg(long, default_value_t = 0)]
     warmup: u64,
+    /// Filters (hash seeds) replayed together, as `rbf replay --hash-seeds` (default
+    /// 1: the kernel of one filter, as issue 31's figures were taken).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_HASH_SEEDS)))]
+    hash_seeds: u32,
     /// Timed replays per size (the median and the best are reported).
     #[arg(long, default_value_t = 5)]
     repeats: u32,
@@ -239,7 +243,7 @@ fn in_memory(
         let mut last = None;
         let m = super::measure(a.repeats, || {
             rbf::progress::check_interrupt()?;
-            let mut r = Replay::new(config, options)?;
+            let mut r = Replays::new(config, options, a.hash_seeds)?;
             r.run_keys(&stream);
             last = Some(r);
             Ok(())
@@ -342,8 +346,9 @@ fn from_files(
             let o0 = super::thread_cpu_seconds();
             let t0 = Instant::now();
             let mut source = ingest::open_inputs(&a.trace, &ingest_options)?;
-            let mut r = Replay::new(config, options)?;
-            let plan = crate::cli::replay::plan_memory(config, source.as_ref(), 1);
+            let mut r = Replays::new(config, options, a.hash_seeds)?;
+            let plan =
+                crate::cli::replay::plan_memory(config, source.as_ref(), u64::from(a.hash_seeds));
             if let Some(d) = plan {
                 r.expect_distinct(d);
             }
@@ -395,7 +400,8 @@ fn from_files(
             config,
             sized.unwrap_or(report.distinct_keys),
             sized.is_some(),
-        );
+        )
+        .filters(u64::from(a.hash_seeds));
         // Measure a single run's peak with `/usr/bin/time -v rbf replay ...`: here the
         // allocator keeps memory between runs.
         rbf::outln!(
