@@ -75,7 +75,8 @@ struct Output<'a> {
     observed_fp_count_instance_interval: Option<Interval>,
     p_repeat: f64,
     distinct: u64,
-    model_distinct: usize,
+    /// The fitted D where the fitted Q passed its test; null otherwise.
+    model_distinct: Option<usize>,
     /// FN per arrival of every bound of the one list (`fn_renewal_upper`,
     /// `fn_renewal_conservative`, `fn_markov_lower`, ...; null: not computed).
     #[serde(flatten)]
@@ -124,6 +125,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
         FitOptions {
             window: a.window,
             confidence: a.confidence,
+            popularity: methods.iter().any(|m| m.reads_popularity()),
             ..FitOptions::default()
         },
         &mut source,
@@ -154,7 +156,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
             observed_fp_count_instance_interval: c.observed_fp_count_instance.interval,
             p_repeat: s.p_repeat,
             distinct: s.distinct_keys,
-            model_distinct: s.model_distinct,
+            model_distinct: obs.fit.distinct_estimate(),
             values: values_by_key(&j.records),
             fn_renewal_conservative_detail: j.conservative.as_ref(),
             fn_renewal_mode: renewal.map(|r| r.mode),
@@ -180,7 +182,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
     );
     rbf::outln!(
         "       fitted D = {}, one-hit wonders {:.1}% of distinct keys",
-        s.model_distinct,
+        obs.fit.distinct_label(),
         100.0 * s.one_hit_share
     );
     let per_cycle = r.filter.positions == Some(rbf::filter::Positions::PerCycle);

@@ -28,6 +28,9 @@ pub struct Fitted {
     /// Whether the fitted Q reproduces the trace, and the alternatives it cannot tell
     /// apart from it (None: not checked).
     pub q_check: Option<QFitCheck>,
+    /// D as the outputs state it: the estimate, or why there is none
+    /// ([`Fit::distinct_label`]: a rejected fit's D is not an estimate).
+    pub distinct_label: String,
 }
 
 impl Fitted {
@@ -42,12 +45,14 @@ impl Fitted {
             point: fit.workload().map_err(unusable)?,
             conservative: fit.conservative_workloads().map_err(unusable)?,
             q_check: fit.q_check.clone(),
+            distinct_label: fit.distinct_label(),
         })
     }
 
     /// A workload file that `rbf fit` wrote: its point estimate only.
     pub fn from_workload(w: Workload) -> Fitted {
         Fitted {
+            distinct_label: w.distinct().to_string(),
             point: w,
             conservative: Vec::new(),
             q_check: None,

@@ -212,13 +212,11 @@ impl Source {
                     let w = &fitted.point;
                     p.title = Some(format!(
                         "FN models on the workload fitted from the trace (D = {}, p_r = {:.4})",
-                        w.distinct(),
-                        w.p_repeat
+                        fitted.distinct_label, w.p_repeat
                     ));
                     p.notes.push(format!(
                         "FN models on the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads its reuse profile): bounds hold for the fitted model, not for the trace itself",
-                        w.distinct(),
-                        w.p_repeat
+                        fitted.distinct_label, w.p_repeat
                     ));
                     p.workload = Some(fitted.point.clone());
                     p.fitted = Some(fitted);

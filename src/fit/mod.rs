@@ -201,6 +201,25 @@ pub struct Fit {
 }
 
 impl Fit {
+    /// D as an estimate: the fitted D where the fitted Q passed its test, None where Q
+    /// was not fitted, the trace was too short to test it or the model was rejected (a
+    /// rejected fit's D is the closest member's, not an estimate: issue 38).
+    pub fn distinct_estimate(&self) -> Option<usize> {
+        let p = self.summary.popularity.as_ref()?;
+        p.check.fits.then_some(p.distinct)
+    }
+
+    /// What the outputs print for D: the estimate, or why there is none.
+    pub fn distinct_label(&self) -> String {
+        if let Some(d) = self.distinct_estimate() {
+            return d.to_string();
+        }
+        match &self.summary.popularity {
+            Some(_) => "none (the model does not fit this trace)".to_string(),
+            None => "not fitted".to_string(),
+        }
+    }
+
     /// The fitted workload (point estimates, the measured reuse profile), with the
     /// summary (minus the per-window table) as provenance.
     pub fn workload(&self) -> Result<Workload> {

@@ -119,7 +119,7 @@ pub fn popularity_rows(fit: &Fit) -> Vec<(&'static str, String)> {
     let s = &fit.summary;
     let mut rows = Vec::new();
     let Some(p) = &s.popularity else {
-        rows.push(("fitted D (ranks of Q)", s.model_distinct.to_string()));
+        rows.push(("fitted D (ranks of Q)", fit.distinct_label()));
         if let Some(why) = fit.q_check.as_ref().and_then(|c| c.untested.clone()) {
             rows.push(("Q, D, placement", format!("not tested: {why}")));
         }
@@ -133,7 +133,16 @@ pub fn popularity_rows(fit: &Fit) -> Vec<(&'static str, String)> {
         Some((lo, hi)) => format!(" (NOT identified: {lo}-{hi})"),
         None => String::new(),
     };
-    rows.push(("fitted D (ranks of Q)", format!("{}{allowed}", p.distinct)));
+    let distinct = if c.fits {
+        format!("{}{allowed}", p.distinct)
+    } else {
+        // Not an estimate: the closest member of a family the trace rejects.
+        format!(
+            "none: the model does not fit (closest member: {} ranks)",
+            p.distinct
+        )
+    };
+    rows.push(("fitted D (ranks of Q)", distinct));
     let shown = p
         .exponents
         .iter()

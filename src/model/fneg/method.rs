@@ -50,6 +50,13 @@ impl Method {
         Method::MarkovDisabling,
     ];
 
+    /// Whether the method reads the popularity Q (and D, the placement): every Markov
+    /// method and drop-pins. The renewal bound reads only p_r and the reuse profile, so
+    /// a fit for it alone skips fitting Q (docs/FIT.md).
+    pub fn reads_popularity(self) -> bool {
+        self != Method::Renewal
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Method::Renewal => "renewal",

@@ -1,0 +1,224 @@
+//! The level of the fit's goodness-of-fit test, and whether its ranges hold the truth,
+//! on traces drawn from the FN paper's arrival model itself (issue 38; docs/FIT.md).
+//!
+//! ```sh
+//! cargo run --release --example fit_level -- [--cells N] [--seeds S] [--quick]
+//! ```
+//!
+//! For each cell of a grid (Zipf exponent, D, p_r, placement, trace length; drawn
+//! deterministically, cell by cell) and each seed, it synthesises a trace with
+//! `rbf::synth`, fits it with `rbf::fit`, and records: whether the fit passes its own
+//! 99 % test, whether the *true* workload passes the same test, the fitted D and the
+//! range of D the fit says the trace allows, and (D <= 10^4) every Q-based FN method on
+//! the fitted and on the true workload. It prints one markdown row per cell and a
+//! summary; nothing here is tuned: the cells and seeds are fixed in advance.
+
+use rbf::filter::FilterConfig;
+use rbf::fit::min_distance::{test_member, Family};
+use rbf::fit::{fit, FitOptions};
+use rbf::message::KeyHasher;
+use rbf::model::fneg::{FnModel, Method, RenewalOptions};
+use rbf::report::fit::IDENTIFIED;
+use rbf::synth::{Rng, SynthConfig, Synthesizer};
+use rbf::workload::{Placement, Workload};
+
+#[derive(Clone, Debug)]
+struct Cell {
+    alpha: f64,
+    distinct: usize,
+    p_r: f64,
+    placement: &'static str,
+    arrivals: u64,
+}
+
+const ALPHAS: [f64; 5] = [0.5, 0.7, 0.9, 1.1, 1.3];
+const DISTINCTS: [usize; 4] = [1_000, 10_000, 100_000, 1_000_000];
+const P_RS: [f64; 5] = [0.5, 0.7, 0.9, 0.98, 1.0];
+const PLACEMENTS: [&str; 4] = ["top", "bottom", "uniform", "segments"];
+const SEGMENT_WEIGHTS: [f64; 4] = [0.4, 0.3, 0.2, 0.1];
+
+fn cell(c: u64) -> Cell {
+    let mut r = Rng::seed(0x5eed_0000 + c);
+    let distinct = DISTINCTS[r.below(4) as usize];
+    // 10^5 to 10^7 arrivals, at least 20 per message of D.
+    let arrivals = [100_000u64, 1_000_000, 3_000_000, 10_000_000][r.below(4) as usize]
+        .max(20 * distinct as u64)
+        .min(10_000_000);
+    Cell {
+        alpha: ALPHAS[r.below(5) as usize],
+        distinct,
+        p_r: P_RS[r.below(5) as usize],
+        placement: PLACEMENTS[r.below(4) as usize],
+        arrivals,
+    }
+}
+
+fn placement(name: &str) -> Placement {
+    match name {
+        "top" => Placement::Top,
+        "bottom" => Placement::Bottom,
+        "uniform" => Placement::Uniform,
+        _ => Placement::Segments(SEGMENT_WEIGHTS.to_vec()),
+    }
+}
+
+fn truth(c: &Cell) -> Family {
+    let mut t = Family::zipf_uniform(c.distinct as f64, c.alpha);
+    match c.placement {
+        "top" => (t.top, t.segments) = (1.0, [0.0; 4]),
+        "bottom" => (t.bottom, t.segments) = (1.0, [0.0; 4]),
+        "segments" => t.segments = SEGMENT_WEIGHTS,
+        _ => {}
+    }
+    t
+}
+
+#[derive(Default)]
+struct Tally {
+    runs: u32,
+    fit_rejected: u32,
+    truth_rejected: u32,
+    identified: u32,
+    identified_d_within: u32,
+    truth_in_range: u32,
+    methods_checked: u32,
+    methods_within: u32,
+    methods_in_range: u32,
+    methods_ranged: u32,
+    seconds: f64,
+}
+
+fn methods() -> Vec<Method> {
+    Method::ALL
+        .into_iter()
+        .filter(|m| m.reads_popularity())
+        .collect()
+}
+
+fn evaluate(filter: &FilterConfig, w: &Workload) -> Vec<f64> {
+    FnModel::new(filter, w, 1e-10)
+        .and_then(|m| m.evaluate(&methods(), RenewalOptions::default()))
+        .map(|r| r.results.iter().map(|x| x.fn_rate).collect())
+        .unwrap_or_default()
+}
+
+fn run(c: &Cell, seed: u64, t: &mut Tally) {
+    let w = Workload::zipf(c.distinct, c.alpha, c.p_r, placement(c.placement));
+    let s = Synthesizer::new(&SynthConfig {
+        workload: w.clone(),
+        arrivals: c.arrivals,
+        seed,
+        prologue: true,
+    })
+    .expect("valid cell");
+    let warmup = c.distinct as u64 + c.arrivals / 5;
+    let clock = std::time::Instant::now();
+    let f = fit(
+        FitOptions {
+            warmup,
+            ..FitOptions::default()
+        },
+        s.messages(KeyHasher::default()),
+    )
+    .expect("fit");
+    t.seconds += clock.elapsed().as_secs_f64();
+    t.runs += 1;
+    let check = f.q_check.clone().expect("checked");
+    let truth_check = test_member(&f.observed, f.summary.p_repeat, &truth(c));
+    t.truth_rejected += u32::from(!truth_check.fits);
+    if !check.fits {
+        t.fit_rejected += 1;
+        return;
+    }
+    let d = f.summary.model_distinct;
+    let (lo, hi) = check.distinct_range.unwrap_or((d, d));
+    t.truth_in_range += u32::from(lo <= c.distinct && c.distinct <= hi);
+    let identified = check.identifies_distinct(d, IDENTIFIED);
+    if identified {
+        t.identified += 1;
+        t.identified_d_within += u32::from((d as f64 / c.distinct as f64 - 1.0).abs() <= 0.1);
+    }
+    if c.distinct <= 10_000 {
+        // A filter where the methods are far from 0 and 1: 8 bits per message of D,
+        // k = 4, sigma at 40 % of the bits.
+        let m = 8 * c.distinct as u64;
+        let filter = FilterConfig::sigma_bounded(m, 4, m * 2 / 5);
+        let truth = evaluate(&filter, &w);
+        let fitted = evaluate(&filter, &f.workload().expect("fitted workload"));
+        let alternatives: Vec<Vec<f64>> = check
+            .alternatives
+            .iter()
+            .map(|a| evaluate(&filter, a))
+            .collect();
+        for (i, (a, b)) in fitted.iter().zip(&truth).enumerate() {
+            let lo = alternatives.iter().map(|v| v[i]).fold(*a, f64::min);
+            let hi = alternatives.iter().map(|v| v[i]).fold(*a, f64::max);
+            if identified {
+                t.methods_checked += 1;
+                t.methods_within += u32::from((a / b - 1.0).abs() <= 0.05);
+            } else {
+                t.methods_ranged += 1;
+                t.methods_in_range += u32::from(lo <= *b * 1.0000001 && *b <= hi * 1.0000001);
+            }
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str, default: u64| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let cells = arg("--cells", 64);
+    let seeds = arg("--seeds", 3);
+    let first = arg("--first", 0);
+    println!("| cell | Zipf | D | p_r | placement | arrivals | fit rejected | truth rejected | identified (D within 10 %) | truth D in range | methods within 5 % (identified) | true method in range (not identified) | fit s (mean) |");
+    println!("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut all = Tally::default();
+    for c in first..first + cells {
+        let cell = cell(c);
+        let mut t = Tally::default();
+        for seed in 0..seeds {
+            run(&cell, 1000 * c + seed, &mut t);
+        }
+        println!(
+            "| {c} | {} | {} | {} | {} | {} | {}/{} | {}/{} | {} ({}) | {}/{} | {}/{} | {}/{} | {:.1} |",
+            cell.alpha, cell.distinct, cell.p_r, cell.placement, cell.arrivals,
+            t.fit_rejected, t.runs, t.truth_rejected, t.runs, t.identified, t.identified_d_within,
+            t.truth_in_range, t.runs - t.fit_rejected, t.methods_within, t.methods_checked,
+            t.methods_in_range, t.methods_ranged, t.seconds / t.runs.max(1) as f64
+        );
+        all.runs += t.runs;
+        all.fit_rejected += t.fit_rejected;
+        all.truth_rejected += t.truth_rejected;
+        all.identified += t.identified;
+        all.identified_d_within += t.identified_d_within;
+        all.truth_in_range += t.truth_in_range;
+        all.methods_checked += t.methods_checked;
+        all.methods_within += t.methods_within;
+        all.methods_ranged += t.methods_ranged;
+        all.methods_in_range += t.methods_in_range;
+        all.seconds += t.seconds;
+    }
+    println!(
+        "\ntotal: {} traces; fit rejected {} ({:.1} %); true workload rejected {} ({:.1} %); D identified {} (within 10 %: {}); true D in the printed range {}/{}; methods within 5 % where identified {}/{}; true method inside its printed range where not identified {}/{}; fit time {:.0} s",
+        all.runs,
+        all.fit_rejected,
+        100.0 * all.fit_rejected as f64 / all.runs.max(1) as f64,
+        all.truth_rejected,
+        100.0 * all.truth_rejected as f64 / all.runs.max(1) as f64,
+        all.identified,
+        all.identified_d_within,
+        all.truth_in_range,
+        all.runs - all.fit_rejected,
+        all.methods_within,
+        all.methods_checked,
+        all.methods_in_range,
+        all.methods_ranged,
+        all.seconds
+    );
+}
