@@ -525,6 +525,7 @@ mod tests {
             point: Workload::zipf(300, 1.0, 0.9, Placement::Uniform),
             conservative: Vec::new(),
             q_check,
+            distinct_label: "300".to_string(),
         }
     }
 
