@@ -93,43 +93,13 @@ pub fn two_phase(profile: &Profile, f: &[f64], p_r: f64) -> ChainRates {
 /// f^[i] is the enabled mass U after the cycle's i distinct arrivals (the retained
 /// message of a retaining filter is not identified and stays enabled).
 pub fn disabling_estimates(q: &[f64], zeta: &[f64], p_r: f64, profile: &Profile) -> Vec<f64> {
-    let (q, zeta) = trim_tail(q, zeta);
-    let mut d = Disabling::new(&q, &zeta, p_r);
+    let mut d = Disabling::new(q, zeta, p_r);
     let mut out = Vec::with_capacity(profile.len());
     for _ in 0..profile.len() {
         out.push(d.enabled_mass());
         d.distinct_arrival();
     }
     out
-}
-
-/// Repeat mass the disabling estimate may leave out: the ranks after the first ones that
-/// hold all but this much of Q.
-pub const TRIMMED_MASS: f64 = 1e-13;
-
-/// Q and zeta without the tail ranks that hold at most [`TRIMMED_MASS`] of Q, their
-/// placement weight kept on one rank of zero popularity in their place. Why this is
-/// (nearly) exact: a rank's enabled chance g_i depends only on the ranks above it (its
-/// predecessor's g) and on the placement mass above and below it, which the lumped rank
-/// keeps, so every kept rank evolves exactly as before and U = sum q_i g_i loses at most
-/// the trimmed mass. A fitted D of 10^7 whose last decades hold almost nothing (a trace
-/// that cannot rule out more, rarely drawn, messages) then costs what its head costs:
-/// 231 s became about a second at D = 8 * 10^6 (issue 38).
-fn trim_tail(q: &[f64], zeta: &[f64]) -> (Vec<f64>, Vec<f64>) {
-    let mut tail = 0.0;
-    let mut keep = q.len();
-    while keep > 1 && tail + q[keep - 1] <= TRIMMED_MASS {
-        tail += q[keep - 1];
-        keep -= 1;
-    }
-    if keep == q.len() {
-        return (q.to_vec(), zeta.to_vec());
-    }
-    let mut tq = q[..keep].to_vec();
-    let mut tz = zeta[..keep].to_vec();
-    tq.push(0.0);
-    tz.push(zeta[keep..].iter().sum());
-    (tq, tz)
 }
 
 #[cfg(test)]
@@ -171,37 +141,5 @@ mod tests {
         let r = one_phase(&p, &f, 0.0);
         assert_eq!(r.fn_rate, 0.0);
         assert!(r.fp_rate > 0.0 && r.fp_rate < 1.0);
-    }
-
-    #[test]
-    fn a_trimmed_tail_changes_the_disabling_estimate_by_at_most_its_mass() {
-        // Zipf(2) over 20 000 ranks: the last ranks hold under 1e-13 together; bottom,
-        // uniform and mixed placement (the lumped rank carries the tail's new messages).
-        let d = 20_000;
-        let q = crate::workload::zipf(d, 2.0);
-        let p = Profile::new(
-            Transitions::new(4000, 4, Hashing::Colliding),
-            1200,
-            true,
-            1e-12,
-        );
-        let bottom: Vec<f64> = (0..d).map(|i| if i + 1 == d { 1.0 } else { 0.0 }).collect();
-        let uniform = vec![1.0 / d as f64; d];
-        let mixed: Vec<f64> = (0..d)
-            .map(|i| if i < 10 { 0.05 } else { 0.5 / (d - 10) as f64 })
-            .collect();
-        for zeta in [bottom, uniform, mixed] {
-            let (tq, _) = trim_tail(&q, &zeta);
-            assert!(tq.len() < d, "nothing trimmed");
-            let trimmed = disabling_estimates(&q, &zeta, 0.8, &p);
-            let mut full = Disabling::new(&q, &zeta, 0.8);
-            for f in &trimmed {
-                assert!(
-                    (f - full.enabled_mass()).abs() <= TRIMMED_MASS * 1.01,
-                    "{f}"
-                );
-                full.distinct_arrival();
-            }
-        }
     }
 }
