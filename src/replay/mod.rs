@@ -10,6 +10,7 @@ mod truth;
 
 pub use cycles::{
     batch_length, confidence, rebatch, Confidence, CycleStats, CycleSums, Distribution, PerCycle,
+    MIN_INTERVAL_BATCHES, TOO_FEW_CYCLES, TOO_FEW_CYCLES_WHY,
 };
 pub use index::KeyIndex;
 pub use replicas::{replay_seeds, replica_seed, Replays, DEFAULT_HASH_SEEDS, MAX_HASH_SEEDS};
@@ -465,8 +466,13 @@ impl Replay {
             self.first_recycle.get_or_insert(self.filter.recycles() - 1);
         }
         if self.cycle_complete {
-            self.stats
-                .record(&self.tally.sums(), self.seen - self.options.warmup);
+            let end = self.seen - self.options.warmup;
+            if self.options.warmup == 0 {
+                // Without warm-up the first complete cycle began on an empty filter.
+                self.stats.record_fill(&self.tally.sums(), end);
+            } else {
+                self.stats.record(&self.tally.sums(), end);
+            }
         }
         self.tally.add_to(&mut self.counts);
         self.tally = Tally::default();

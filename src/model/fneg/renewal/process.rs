@@ -38,7 +38,9 @@ pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<S
         opt.tiny,
     );
     Ok(if let Some(n) = input.max_inserts {
-        let mut joint = JointDist::new(input.t, n, input.retaining);
+        // Mass below `tiny` at the rows' edges is dropped and counted, as the
+        // sigma-bounded distribution's is: the window term covers it.
+        let mut joint = JointDist::new(input.t, n, input.retaining, opt.tiny);
         let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
             let s = joint.summary();
             joint.step();
@@ -46,7 +48,7 @@ pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<S
         })?;
         Stepper::Decomposed(Decomposed::from_per_n(
             per_n,
-            0.0,
+            joint.dropped(),
             joint.frozen_lucky(),
             opt.tiny,
         ))
@@ -153,8 +155,11 @@ fn per_insertion(
     loop {
         let s = next();
         per_n.push(s);
-        if per_n.len().is_multiple_of(1024) {
-            crate::progress::check_interrupt()?;
+        // The stop flag is one atomic load, looked at every insertion: an N-bounded
+        // insertion can take tens of milliseconds, and 1024 of them made a SIGTERM
+        // wait 40 s (issue 39).
+        crate::progress::check_interrupt()?;
+        if per_n.len().is_multiple_of(64) {
             progress.set(per_n.len() as f64);
         }
         if s.alive_cap < tiny.max(1e-300) {
