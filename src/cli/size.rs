@@ -365,17 +365,15 @@ fn table(
         rbf::report::sci(record.value),
         fn_target.clone(),
         String::new(),
-        a.target_fn
-            .map_or("-".into(), |g| {
-                model_verdict(b.fn_renewal_upper, g, c.and_then(|c| c.fn_verdict))
-            }),
+        a.target_fn.map_or("-".into(), |g| {
+            model_verdict(b.fn_renewal_upper, g, c.and_then(|c| c.fn_verdict))
+        }),
     ]);
     let Some(c) = c else {
         return t;
     };
-    let iv = |i: Option<&rbf::stats::Interval>| {
-        rbf::report::interval_or_why(i, rbf::report::interval)
-    };
+    let iv =
+        |i: Option<&rbf::stats::Interval>| rbf::report::interval_or_why(i, rbf::report::interval);
     let i = c.intervals.as_ref();
     let verdict = |t: &mut Table, check: Check| {
         let v = check.target().to_string();

@@ -398,7 +398,7 @@ fn record(
 
 /// Why a bound is not judged against a replay without an FN interval (the reason, up
 /// to the ';', is what summaries group by).
-pub const TOO_FEW_CYCLES_NOTE: &str = "too few cycles for an observed FN interval, not judged";
+pub const TOO_FEW_CYCLES_NOTE: &str = "too few cycles for an observed FN interval";
 
 /// Sets the verdict of a bound against the observed FN: the interval against the bound
 /// (or its whole range), in the observation's regime. Approximations, records not

@@ -252,8 +252,9 @@ impl Fit {
             // The Q-fit test goes with the workload (also when no test could be
             // made), so that a command reading the file can say the fit failed.
             if let Some(c) = &self.q_check {
-                let c = serde_json::to_value(c)
-                    .map_err(|e| Error::invalid(format!("cannot serialise the Q-fit check: {e}")))?;
+                let c = serde_json::to_value(c).map_err(|e| {
+                    Error::invalid(format!("cannot serialise the Q-fit check: {e}"))
+                })?;
                 o.insert(adequacy::PROVENANCE_KEY.to_string(), c);
             }
         }

@@ -175,7 +175,7 @@ pub const MIN_INTERVAL_BATCHES: usize = 2;
 pub const TOO_FEW_CYCLES: &str = "too few cycles";
 
 /// What [`TOO_FEW_CYCLES`] means, for the line under a table.
-pub const TOO_FEW_CYCLES_WHY: &str = "too few cycles: an interval needs complete cycles (a first cycle from an empty filter aside) ending in at least two time batches of every filter; a longer trace, a warm-up or a smaller filter gives more, and until then the value is the rate over every measured arrival and no bound or target is judged";
+pub const TOO_FEW_CYCLES_WHY: &str = "too few cycles: an interval needs complete cycles (a first cycle from an empty filter aside) ending in at least two time batches of every filter; a longer trace, a warm-up or a smaller filter gives more, and until then the value is the rate over every measured arrival and no bound is judged";
 
 /// Per-cycle distributions, as reported.
 #[derive(Clone, Debug, Serialize)]
@@ -380,5 +380,49 @@ mod tests {
         assert!((ci.arrivals_per_cycle.estimate - 100_499.5).abs() < 1e-6);
         assert!(ci.batches >= 32 && ci.batches <= 64, "{ci:?}");
         assert!(ci.fn_rate.contains(12.0 / 100_499.5));
+    }
+
+    fn cycle(arrivals: u64, false_negatives: u64) -> CycleSums {
+        CycleSums {
+            cycles: 1,
+            arrivals,
+            first: arrivals / 2,
+            bit_setting: arrivals / 3,
+            distinct: arrivals / 2,
+            false_positives: 1,
+            false_negatives,
+            lucky: 0,
+        }
+    }
+
+    #[test]
+    fn an_interval_needs_cycles_beyond_the_fill_in_two_batches() {
+        // The shape: a fill cycle without false negatives, then one more.
+        let mut s = CycleStats::default();
+        s.record_fill(&cycle(10_000, 0), 10_000);
+        s.record(&cycle(10_000, 600), 20_000);
+        assert!(confidence(&[&s], 21_000, 0.99).is_none());
+        // Without the fill mark the same two cycles would make an interval: the
+        // rule is what removes it.
+        let mut plain = CycleStats::default();
+        plain.record(&cycle(10_000, 0), 10_000);
+        plain.record(&cycle(10_000, 600), 20_000);
+        assert!(confidence(&[&plain], 21_000, 0.99).is_some());
+        // Two more cycles in other batches: an interval, every end >= 0.
+        s.record(&cycle(10_000, 500), 30_000);
+        s.record(&cycle(10_000, 700), 40_000);
+        let ci = confidence(&[&s], 40_000, 0.99).expect("enough cycles");
+        for i in [
+            ci.fn_rate,
+            ci.arrivals_per_cycle,
+            ci.first_per_cycle,
+            ci.bit_setting_per_cycle,
+        ] {
+            assert!(i.low >= 0.0, "{i:?}");
+        }
+        // One filter of several short of cycles: no interval for any.
+        let mut short = CycleStats::default();
+        short.record_fill(&cycle(10_000, 0), 10_000);
+        assert!(confidence(&[&s, &short], 40_000, 0.99).is_none());
     }
 }

@@ -23,9 +23,9 @@ use serde::Serialize;
 
 use crate::compare::judge::misfit_note;
 use crate::compare::{judge, JudgeOptions, Judgement, Observed, Standing, Subject};
-use crate::fit::adequacy::QFitCheck;
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Hashing};
+use crate::fit::adequacy::QFitCheck;
 use crate::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions};
 use crate::model::fp::{sigma_for_target_tracked, sigma_states};
 use crate::progress::Progress;

@@ -7,9 +7,9 @@
 //! N-bounded filters (§4.1.2) are profiled from the joint law of bit-setting insertions
 //! and bits instead ([`Profile::n_bounded`]).
 
+use crate::error::Result;
 use crate::model::fneg::bitdist::{BitDist, Summary};
 use crate::model::fneg::nbounded::JointDist;
-use crate::error::Result;
 use crate::model::tau::Transitions;
 use crate::progress::{check_interrupt, Progress};
 
