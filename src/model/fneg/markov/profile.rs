@@ -72,7 +72,7 @@ impl Profile {
             d.step();
             steps += 1;
             // The mean costs a pass over the band: every 16th step is enough.
-            if steps % 16 == 0 {
+            if steps.is_multiple_of(16) {
                 bar.step(d.mean_insertions())?;
             } else {
                 check_interrupt()?;
