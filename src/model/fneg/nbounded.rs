@@ -131,6 +131,37 @@ impl JointDist {
         }
     }
 
+    /// Mass of cycles that set every bit with at most N bit-setting insertions: no
+    /// message can set a bit any more, so these cycles never end (the filter stops
+    /// recycling). The models describe filters that recycle; see [`JointDist::check`].
+    pub fn absorbed(&self) -> f64 {
+        let m = self.t.m as usize;
+        (0..=self.n_max.min(m))
+            .filter_map(|n| {
+                let off = m - n;
+                let (lo, hi) = self.window[n]?;
+                (lo <= off && off <= hi).then(|| self.rows[n][off])
+            })
+            .sum()
+    }
+
+    /// An error naming `max_inserts` once more than `eps` of the cycles can never end
+    /// ([`JointDist::absorbed`]): followed on, they kept the issue's N = 9999,
+    /// M = 10 000 run going for half an hour without an answer (issue 39).
+    pub fn check(&self, eps: f64) -> crate::error::Result<()> {
+        let stuck = self.absorbed();
+        if stuck > eps {
+            return Err(crate::error::Error::config(
+                "max_inserts",
+                format!(
+                    "with N = {} the filter's {} bits can all be set before N + 1 insertions have set bits (in at least {stuck:.1e} of cycles); such a cycle never ends (no message can set a bit) and the FN models cover only filters that recycle: use a smaller N",
+                    self.n_max, self.t.m
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Mass discarded at the windows' edges so far.
     pub fn dropped(&self) -> f64 {
         self.dropped

@@ -73,6 +73,7 @@ impl Profile {
             steps += 1;
             // The mean costs a pass over the band: every 16th step is enough.
             if steps.is_multiple_of(16) {
+                d.check(eps)?;
                 bar.step(d.mean_insertions())?;
             } else {
                 check_interrupt()?;
