@@ -135,6 +135,11 @@ impl Interval {
     pub fn rate(self) -> Interval {
         self.clamped(0.0, 1.0)
     }
+
+    /// [`Interval::clamped`] to [0, inf), for counts and means of counts.
+    pub fn count(self) -> Interval {
+        self.clamped(0.0, f64::INFINITY)
+    }
 }
 
 /// Confidence interval for a ratio of sums sum(a)/sum(b) from `n` batches (a_i, b_i),

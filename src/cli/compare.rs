@@ -9,7 +9,7 @@ use rbf::compare::{
 };
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
 use rbf::model::fneg::{Method, RenewalMode};
-use rbf::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
+use rbf::replay::{ReplayOptions, DEFAULT_HASH_SEEDS, TOO_FEW_CYCLES_WHY};
 use rbf::report::judged::{claim_cell, regime_name, value_cell, verdict_cell};
 use rbf::report::{interval, sci, wrap, Table, WIDTH};
 use rbf::stats::Interval;
@@ -204,7 +204,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
 }
 
 fn interval_cell(i: Option<&Interval>) -> String {
-    i.map_or("no interval".into(), interval)
+    rbf::report::interval_or_why(i, interval)
 }
 
 /// The observed rates with their intervals and the FP model beside them, then every
@@ -226,7 +226,7 @@ fn tables(c: &Comparison, confidence: f64, (hash_seeds, per_cycle): (u64, bool))
         let inside = match c.observed_fp_count_instance.interval {
             Some(i) if i.contains(fp) => "inside the count-instance interval",
             Some(_) => "outside the count-instance interval",
-            None => "no count-instance interval",
+            None => "no count-instance interval (too few cycles)",
         };
         t.row([
             "FP model f_sigma (estimate)".to_string(),
@@ -277,6 +277,9 @@ fn tables(c: &Comparison, confidence: f64, (hash_seeds, per_cycle): (u64, bool))
         WIDTH,
         "    ",
     ));
+    if c.observed_fn.interval.is_none() {
+        out.push_str(&wrap(TOO_FEW_CYCLES_WHY, WIDTH, "    "));
+    }
     out.push_str(&wrap(
         &format!(
             "observed: over the complete cycles of {hash_seeds} filters hashed with different \

@@ -401,9 +401,13 @@ fn record(
     }
 }
 
+/// Why a bound is not judged against a replay without an FN interval (the reason, up
+/// to the ';', is what summaries group by).
+pub const TOO_FEW_CYCLES_NOTE: &str = "too few cycles for an observed FN interval";
+
 /// Sets the verdict of a bound against the observed FN: the interval against the bound
-/// (or its whole range), in the observation's regime. Approximations and records not
-/// judged get none.
+/// (or its whole range), in the observation's regime. Approximations, records not
+/// judged and observations without an interval get none.
 pub fn judge_record(r: &mut Record, observed: &Observed) {
     let side = match r.claim {
         Claim::UpperBound => Side::AtMost,
@@ -411,6 +415,13 @@ pub fn judge_record(r: &mut Record, observed: &Observed) {
         Claim::Approximation => return,
     };
     if r.standing == Standing::NotJudged {
+        return;
+    }
+    if observed.interval.is_none() {
+        // A point alone cannot tell a bound met from luck, and the point of a replay
+        // with too few cycles is mostly its transient: shown, not judged.
+        r.standing = Standing::NotJudged;
+        r.note = format!("{TOO_FEW_CYCLES_NOTE}; {}", r.note);
         return;
     }
     let check = Check {

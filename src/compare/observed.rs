@@ -70,8 +70,8 @@ pub struct Observed {
     /// The point estimate (the mean over seeds when there are several replays).
     pub rate: f64,
     /// Its interval: over seeds ([`Seeds`]), or with one replay the batch means over
-    /// its complete cycles; None when there are neither (one replay with fewer than two
-    /// batches of cycles).
+    /// its complete cycles; None ("too few cycles") when a replay has too few cycles
+    /// for one ([`crate::replay::confidence`]).
     pub interval: Option<Interval>,
     /// Recycles per replay (mean over seeds): whether the replay measured the steady
     /// state the models describe ([`Regime`]).
@@ -92,7 +92,12 @@ impl Observed {
         let n = reports.len() as f64;
         let points: Vec<f64> = reports.iter().map(|r| rate.point(r)).collect();
         let mean = points.iter().sum::<f64>() / n;
+        // An interval over seeds whose replays have too few cycles each would measure
+        // how the transient varies, not the steady state: no interval unless every
+        // replay has its own ([`crate::replay::confidence`] decides that, once).
+        let every_replay_has_one = reports.iter().all(|r| r.confidence.is_some());
         let half_width = match seeds {
+            _ if !every_replay_has_one => None,
             Seeds::Independent => {
                 let var = points.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / (n - 1.0);
                 Some(student_t_quantile(0.5 + level / 2.0, n - 1.0) * (var / n).sqrt())

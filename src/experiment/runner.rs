@@ -218,7 +218,7 @@ fn observe(
     row.observed_fn_low = fn_.bounds().map(|i| i.0);
     row.observed_fn_high = fn_.bounds().map(|i| i.1);
     if fn_.interval.is_none() {
-        row.note("too few cycles for an FN interval: bounds are not judged here (undecided)");
+        row.note("too few cycles for an FN interval: bounds are not judged here");
     }
     if fn_.regime() == Regime::Transient {
         row.note(format!(

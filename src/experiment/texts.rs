@@ -98,11 +98,12 @@ the trace cannot tell the fitted Q from alternatives, and are judged against the
 this variant and a workload given as the truth), *fitted-model* (a bound for the model fitted \
 from the trace, not a proof for the trace), *checked* (not proven, checked by measurement: the \
 two-phase conservative bound, docs/FIT.md), *not-proven* (the notes say why), *not-judged* \
-(shown, but the model does not fit this trace: no verdict).\n\
+(shown, but no verdict: the model does not fit this trace, or the replays had too few cycles \
+for an interval).\n\
 - **verdict** (`{key}_verdict_steady`, `{key}_verdict_transient`; ✓ ✗ ? in the tables): the \
 bound against the observed FN interval. *holds*: the whole interval is on the bound's side; \
 *violated*: the whole interval is on the other side; *undecided*: the interval straddles the \
-bound, or there is no interval. The bounds describe the steady state; a replay with fewer than \
+bound. Without an interval (too few cycles) no bound is judged. The bounds describe the steady state; a replay with fewer than \
 10 recycles per replay measures the transient after the warm-up, so its verdict goes in the \
 transient column. `{key}_excess`: how far the observed point is beyond the bound, relative to \
 the bound. Each verdict rests on one point's interval (99 % unless `confidence` says \

@@ -40,7 +40,45 @@ pub struct QFitCheck {
     pub alternatives: Vec<Workload>,
 }
 
+/// The key of a workload file's provenance that carries the fit's [`QFitCheck`].
+pub const PROVENANCE_KEY: &str = "q_check";
+
 impl QFitCheck {
+    /// The test recorded in a workload file that `rbf fit` wrote (its provenance's
+    /// [`PROVENANCE_KEY`], or the popularity fit's `check` in files written before it
+    /// was there); None for a workload given as the truth or a file without one. A
+    /// record that cannot be read is a test that cannot be relied on: untested.
+    pub fn recorded(w: &Workload) -> Option<QFitCheck> {
+        let p = w.provenance.as_ref()?;
+        let c = p
+            .get(PROVENANCE_KEY)
+            .or_else(|| p.get("popularity").and_then(|q| q.get("check")))
+            .filter(|c| !c.is_null())?;
+        let number = |key: &str| c.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+        let observable = c
+            .get("observable")
+            .and_then(|v| v.as_str())
+            .and_then(|s| Observable::ALL.into_iter().find(|o| o.token() == s));
+        let untested = c.get("untested").and_then(|v| v.as_str());
+        let fits = c.get("fits").and_then(|v| v.as_bool());
+        Some(match (fits, observable, untested) {
+            (_, _, Some(why)) => QFitCheck::untested(why.to_string()),
+            (Some(fits), Some(observable), None) => QFitCheck {
+                gap: number("gap"),
+                noise: number("noise"),
+                fits,
+                observable,
+                tau: number("tau"),
+                distinct_range: None,
+                untested: None,
+                alternatives: Vec::new(),
+            },
+            _ => QFitCheck::untested(format!(
+                "the workload file's `provenance.{PROVENANCE_KEY}` cannot be read"
+            )),
+        })
+    }
+
     /// No test could be made (`why`): the Q-based methods are not judged.
     pub fn untested(why: String) -> QFitCheck {
         QFitCheck {

@@ -268,6 +268,14 @@ impl Fit {
             .map_err(|e| Error::invalid(format!("cannot serialise fit summary: {e}")))?;
         if let Some(o) = prov.as_object_mut() {
             o.remove("per_window");
+            // The Q-fit test goes with the workload (also when no test could be
+            // made), so that a command reading the file can say the fit failed.
+            if let Some(c) = &self.q_check {
+                let c = serde_json::to_value(c).map_err(|e| {
+                    Error::invalid(format!("cannot serialise the Q-fit check: {e}"))
+                })?;
+                o.insert(adequacy::PROVENANCE_KEY.to_string(), c);
+            }
         }
         w.provenance = Some(prov);
         w.validate()?;

@@ -56,6 +56,15 @@ impl Observable {
         }
     }
 
+    /// The token JSON writes (kebab-case, as serde names it).
+    pub fn token(self) -> &'static str {
+        match self {
+            Observable::Reuse => "reuse",
+            Observable::Age => "age",
+            Observable::Second => "second",
+        }
+    }
+
     /// A word for tables: "reuse", "age", "2nd-last".
     pub fn short(self) -> &'static str {
         match self {

@@ -157,7 +157,25 @@ pub struct CycleStats {
     distinct: Histogram<u64>,
     batches: TimeBatches,
     totals: CycleSums,
+    /// Where the first complete cycle ended (measured arrival, 1-based) when it began on
+    /// an empty filter: a fill cycle, which has no false negatives and few false
+    /// positives by construction, so it cannot stand for the steady state's spread.
+    fill_end: Option<u64>,
 }
+
+/// Time batches holding complete cycles (besides a fill cycle) that each filter needs
+/// before an interval is computed: with fewer, the spread between batches is that of
+/// one cycle against empty batches or against the fill cycle, and says nothing about
+/// the steady state (a one-cycle replay printed "FN 0 [0, 0]" next to 600 false
+/// negatives, issue 39).
+pub const MIN_INTERVAL_BATCHES: usize = 2;
+
+/// What every output prints where an interval would be but the replay has too few
+/// cycles for one ([`confidence`]).
+pub const TOO_FEW_CYCLES: &str = "too few cycles";
+
+/// What [`TOO_FEW_CYCLES`] means, for the line under a table.
+pub const TOO_FEW_CYCLES_WHY: &str = "too few cycles: an interval needs complete cycles (a first cycle from an empty filter aside) ending in at least two time batches of every filter; a longer trace, a warm-up or a smaller filter gives more, and until then the value is the rate over every measured arrival and no bound is judged";
 
 /// Per-cycle distributions, as reported.
 #[derive(Clone, Debug, Serialize)]
@@ -205,6 +223,7 @@ impl Default for CycleStats {
             distinct: histogram(),
             batches: TimeBatches::new(),
             totals: CycleSums::default(),
+            fill_end: None,
         }
     }
 }
@@ -240,6 +259,27 @@ impl CycleStats {
         }
     }
 
+    /// [`CycleStats::record`] for the first cycle of a filter that started empty (a
+    /// replay without warm-up): counted like any other, but not as evidence of spread.
+    pub fn record_fill(&mut self, c: &CycleSums, end: u64) {
+        if self.totals.cycles == 0 {
+            self.fill_end = Some(end.max(1));
+        }
+        self.record(c, end);
+    }
+
+    /// Time batches of length `len` (a power-of-two multiple of the own length) that
+    /// hold a complete cycle other than the fill cycle.
+    fn steady_batches(&self, len: u64) -> usize {
+        let fill_batch = self.fill_end.map(|e| ((e - 1) / len) as usize);
+        self.batches
+            .at(len, 0)
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| b.cycles > u64::from(fill_batch == Some(*i)))
+            .count()
+    }
+
     /// Sums over the complete cycles.
     pub fn totals(&self) -> CycleSums {
         self.totals
@@ -258,8 +298,11 @@ impl CycleStats {
 /// The batch length is the smallest that gives at most [`MAX_BATCHES`] batches and is
 /// at least a mean cycle long, so a batch holds a cycle or more (fewer, longer batches
 /// when cycles are long). Every estimate is the ratio of sums over the complete cycles
-/// of all replays: the point and its interval measure the same thing. None with fewer
-/// than two batches (or no complete cycle).
+/// of all replays: the point and its interval measure the same thing. None ("too few
+/// cycles", [`TOO_FEW_CYCLES`]) unless every filter has complete cycles, besides a fill
+/// cycle, in at least [`MIN_INTERVAL_BATCHES`] batches: this is the one place that
+/// decides whether a replay has an interval, for every output. Counts per cycle are
+/// never negative, and neither are their intervals' ends.
 pub fn confidence(stats: &[&CycleStats], measured: u64, level: f64) -> Option<Confidence> {
     let cycles: u64 = stats.iter().map(|s| s.totals.cycles).sum();
     let arrivals: u64 = stats.iter().map(|s| s.totals.arrivals).sum();
@@ -269,6 +312,13 @@ pub fn confidence(stats: &[&CycleStats], measured: u64, level: f64) -> Option<Co
     let own = stats.iter().map(|s| s.batches.len).max()?;
     let len = batch_length(own, measured, arrivals.div_ceil(cycles));
     let count = measured.div_ceil(len) as usize;
+    if count < MIN_INTERVAL_BATCHES
+        || stats
+            .iter()
+            .any(|s| s.steady_batches(len) < MIN_INTERVAL_BATCHES)
+    {
+        return None;
+    }
     let tables: Vec<Vec<CycleSums>> = stats.iter().map(|s| s.batches.at(len, count)).collect();
     let ci = |f: &dyn Fn(&CycleSums) -> (f64, f64)| {
         let table: Vec<Vec<(f64, f64)>> = tables
@@ -286,9 +336,9 @@ pub fn confidence(stats: &[&CycleStats], measured: u64, level: f64) -> Option<Co
         fn_rate: ci(&|s| (s.false_negatives as f64, s.arrivals as f64))?.rate(),
         fp_rate_count_instance: ci(&|s| ((s.false_positives + s.lucky) as f64, s.first as f64))?
             .rate(),
-        bit_setting_per_cycle: ci(&|s| (s.bit_setting as f64, s.cycles as f64))?,
-        first_per_cycle: ci(&|s| (s.first as f64, s.cycles as f64))?,
-        arrivals_per_cycle: ci(&|s| (s.arrivals as f64, s.cycles as f64))?,
+        bit_setting_per_cycle: ci(&|s| (s.bit_setting as f64, s.cycles as f64))?.count(),
+        first_per_cycle: ci(&|s| (s.first as f64, s.cycles as f64))?.count(),
+        arrivals_per_cycle: ci(&|s| (s.arrivals as f64, s.cycles as f64))?.count(),
     })
 }
 
@@ -330,5 +380,49 @@ mod tests {
         assert!((ci.arrivals_per_cycle.estimate - 100_499.5).abs() < 1e-6);
         assert!(ci.batches >= 32 && ci.batches <= 64, "{ci:?}");
         assert!(ci.fn_rate.contains(12.0 / 100_499.5));
+    }
+
+    fn cycle(arrivals: u64, false_negatives: u64) -> CycleSums {
+        CycleSums {
+            cycles: 1,
+            arrivals,
+            first: arrivals / 2,
+            bit_setting: arrivals / 3,
+            distinct: arrivals / 2,
+            false_positives: 1,
+            false_negatives,
+            lucky: 0,
+        }
+    }
+
+    #[test]
+    fn an_interval_needs_cycles_beyond_the_fill_in_two_batches() {
+        // The issue's shape: a fill cycle without false negatives, then one more.
+        let mut s = CycleStats::default();
+        s.record_fill(&cycle(10_000, 0), 10_000);
+        s.record(&cycle(10_000, 600), 20_000);
+        assert!(confidence(&[&s], 21_000, 0.99).is_none());
+        // Without the fill mark the same two cycles would make an interval: the
+        // rule is what removes it.
+        let mut plain = CycleStats::default();
+        plain.record(&cycle(10_000, 0), 10_000);
+        plain.record(&cycle(10_000, 600), 20_000);
+        assert!(confidence(&[&plain], 21_000, 0.99).is_some());
+        // Two more cycles in other batches: an interval, every end >= 0.
+        s.record(&cycle(10_000, 500), 30_000);
+        s.record(&cycle(10_000, 700), 40_000);
+        let ci = confidence(&[&s], 40_000, 0.99).expect("enough cycles");
+        for i in [
+            ci.fn_rate,
+            ci.arrivals_per_cycle,
+            ci.first_per_cycle,
+            ci.bit_setting_per_cycle,
+        ] {
+            assert!(i.low >= 0.0, "{i:?}");
+        }
+        // One filter of several short of cycles: no interval for any.
+        let mut short = CycleStats::default();
+        short.record_fill(&cycle(10_000, 0), 10_000);
+        assert!(confidence(&[&s, &short], 40_000, 0.99).is_none());
     }
 }

@@ -302,8 +302,13 @@ impl Lane {
             self.first_recycle.get_or_insert(self.filter.recycles() - 1);
         }
         if self.cycle_complete {
-            self.stats
-                .record(&self.tally.sums(), seen - self.options.warmup);
+            let end = seen - self.options.warmup;
+            if self.options.warmup == 0 {
+                // Without warm-up the first complete cycle began on an empty filter.
+                self.stats.record_fill(&self.tally.sums(), end);
+            } else {
+                self.stats.record(&self.tally.sums(), end);
+            }
         }
         self.tally.add_to(&mut self.counts);
         self.tally = Tally::default();

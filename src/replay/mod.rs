@@ -11,6 +11,7 @@ mod truth;
 
 pub use cycles::{
     batch_length, confidence, rebatch, Confidence, CycleStats, CycleSums, Distribution, PerCycle,
+    MIN_INTERVAL_BATCHES, TOO_FEW_CYCLES, TOO_FEW_CYCLES_WHY,
 };
 pub use index::KeyIndex;
 pub use replicas::{replay_seeds, replica_seed, Replays, DEFAULT_HASH_SEEDS, MAX_HASH_SEEDS};

@@ -182,6 +182,16 @@ pub fn interval(i: &crate::stats::Interval) -> String {
     format!("[{}, {}]", sci(i.low), sci(i.high))
 }
 
+/// An observed interval's cell, in the form `ends` gives, or
+/// [`crate::replay::TOO_FEW_CYCLES`] where the replay had too few cycles for one (the
+/// words every table uses).
+pub fn interval_or_why(
+    i: Option<&crate::stats::Interval>,
+    ends: impl Fn(&crate::stats::Interval) -> String,
+) -> String {
+    i.map_or_else(|| crate::replay::TOO_FEW_CYCLES.to_string(), ends)
+}
+
 /// A rate in scientific notation when small, fixed otherwise.
 pub fn rate(x: f64) -> String {
     if x == 0.0 {

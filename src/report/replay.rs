@@ -6,9 +6,7 @@ use crate::replay::ReplayReport;
 use crate::stats::Interval;
 
 fn ci(i: Option<&Interval>) -> String {
-    i.map_or_else(String::new, |i| {
-        format!("[{}, {}]", rate(i.low), rate(i.high))
-    })
+    super::interval_or_why(i, |i| format!("[{}, {}]", rate(i.low), rate(i.high)))
 }
 
 pub fn replay_table(r: &ReplayReport) -> String {
@@ -96,6 +94,13 @@ pub fn replay_table(r: &ReplayReport) -> String {
         count(pc.complete_cycles)
     );
     out.push_str(&t.render());
+    if conf.is_none() {
+        out.push_str(&super::wrap(
+            crate::replay::TOO_FEW_CYCLES_WHY,
+            super::WIDTH,
+            "    ",
+        ));
+    }
     if let Some(conf) = conf {
         let line = format!(
             "rates with an interval: over the complete cycles of {} filter(s) hashed with different seeds{} (the counts above are the first's); intervals over {} batches of {} arrivals{}",

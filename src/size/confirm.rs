@@ -48,6 +48,12 @@ pub struct Confirmation {
 }
 
 impl Confirmation {
+    /// Whether the replay shows the chosen filter missing a target (the whole interval
+    /// beyond it): such a size is never presented as meeting the targets.
+    pub fn misses(&self) -> bool {
+        self.fp_verdict == TargetVerdict::Misses || self.fn_verdict == Some(TargetVerdict::Misses)
+    }
+
     /// The observed count-instance FP against `target`.
     pub fn fp_check(&self, target: f64) -> Check {
         Check::new(

@@ -21,9 +21,11 @@ pub mod confirm;
 
 use serde::Serialize;
 
-use crate::compare::{judge, JudgeOptions, Judgement, Observed, Subject};
+use crate::compare::judge::misfit_note;
+use crate::compare::{judge, JudgeOptions, Judgement, Observed, Standing, Subject};
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Hashing};
+use crate::fit::adequacy::QFitCheck;
 use crate::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions};
 use crate::model::fp::{sigma_for_target_tracked, sigma_states};
 use crate::progress::Progress;
@@ -240,7 +242,7 @@ pub fn judged(
     observed: Option<&Observed>,
 ) -> Result<Judgement> {
     let f = best.filter(options.hashing);
-    judge(
+    let mut j = judge(
         &Subject::given(&f, workload),
         &JudgeOptions::new(
             vec![Method::Renewal],
@@ -249,7 +251,35 @@ pub fn judged(
             false,
         ),
         observed,
-    )
+    )?;
+    if let Some(why) = misfit(workload) {
+        // The bound reads the reuse profile measured on the trace, the confirming
+        // replay draws from the fitted Q, which does not reproduce it: the two describe
+        // different workloads and one cannot judge the other.
+        for r in &mut j.records {
+            if r.standing != Standing::NotJudged {
+                r.standing = Standing::NotJudged;
+                r.verdict = None;
+                r.regime = None;
+                r.excess = None;
+                r.note = format!("{why}; {MISFIT_REPLAY}; {}", r.note);
+            }
+        }
+    }
+    Ok(j)
+}
+
+/// Why a confirming replay of a misfit workload does not judge its bound.
+pub const MISFIT_REPLAY: &str = "the confirming replay draws from the fitted Q, whose reuse profile is not the trace's that the bound reads";
+
+/// The fit's failed (or missing) test when `workload` is a file `rbf fit` wrote whose
+/// fitted Q does not reproduce its trace ([`QFitCheck::recorded`]): the words every
+/// output of `rbf size` shows. None for a workload given as the truth or a fit that
+/// passed.
+pub fn misfit(workload: &Workload) -> Option<String> {
+    QFitCheck::recorded(workload)
+        .filter(|c| !c.fits)
+        .map(|c| misfit_note(&c))
 }
 
 /// The lowest renewal bound at `memory` over k = 1..=max_hashes and the phase counts,

@@ -112,10 +112,11 @@ fn point(
         (f64::NAN, f64::NAN, (f64::NAN, 0, "skipped", f64::NAN))
     };
     let (pb, pm, p) = time(repeats, || {
-        let profile = model.profile();
-        model
-            .markov(Method::DropPins, &profile)
-            .map_or(f64::NAN, |r| r.fn_rate)
+        model.profile(false).ok().map_or(f64::NAN, |profile| {
+            model
+                .markov(Method::DropPins, &profile)
+                .map_or(f64::NAN, |r| r.fn_rate)
+        })
     });
     Ok((rb, rm, r, pb, pm, p))
 }

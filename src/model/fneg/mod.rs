@@ -163,11 +163,12 @@ impl FnModel {
         )
     }
 
-    /// The bit-measuring profile of the Markov chain (§4.1.1).
-    pub fn profile(&self) -> Profile {
+    /// The bit-measuring profile of the Markov chain (§4.1.1); an N-bounded one shows
+    /// its progress when `progress` is set and stops at Ctrl-C or SIGTERM.
+    pub fn profile(&self, progress: bool) -> Result<Profile> {
         match self.max_inserts {
-            Some(n) => Profile::n_bounded(self.t, n, self.retaining, self.eps),
-            None => Profile::new(self.t, self.sigma, self.retaining, self.eps),
+            Some(n) => Profile::n_bounded(self.t, n, self.retaining, self.eps, progress),
+            None => Ok(Profile::new(self.t, self.sigma, self.retaining, self.eps)),
         }
     }
 
@@ -313,8 +314,10 @@ impl FnModel {
             let chain = if m == Method::Renewal {
                 None
             } else {
-                let p = profile.get_or_insert_with(|| self.profile());
-                self.markov(m, p)
+                if profile.is_none() {
+                    profile = Some(self.profile(options.progress)?);
+                }
+                profile.as_ref().and_then(|p| self.markov(m, p))
             };
             let (fn_rate, fp_rate) = match chain {
                 Some(r) => (r.fn_rate, r.fp_rate),

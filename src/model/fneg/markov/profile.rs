@@ -7,9 +7,11 @@
 //! N-bounded filters (§4.1.2) are profiled from the joint law of bit-setting insertions
 //! and bits instead ([`Profile::n_bounded`]).
 
+use crate::error::Result;
 use crate::model::fneg::bitdist::{BitDist, Summary};
 use crate::model::fneg::nbounded::JointDist;
 use crate::model::tau::Transitions;
+use crate::progress::{check_interrupt, Progress};
 
 /// Per-state quantities for states `start..=last()`.
 #[derive(Clone, Debug)]
@@ -32,34 +34,70 @@ impl Profile {
     /// next state is below `eps`.
     pub fn new(t: Transitions, sigma: u64, retaining: bool, eps: f64) -> Profile {
         let mut d = BitDist::new(t, sigma, sigma, retaining, eps * 1e-12);
-        Profile::build(retaining, eps, || {
+        let profile = Profile::build(retaining, eps, || {
             let s = d.summary();
             d.step(1.0);
-            s
-        })
+            Ok(s)
+        });
+        // The closure never fails: only the N-bounded profile polls for a stop.
+        profile.unwrap_or_else(|_| unreachable!("the sigma-bounded profile does not stop"))
     }
 
     /// Profiles an N-bounded filter (§4.1.2), from the joint law of bit-setting
-    /// insertions and bits ([`crate::model::fneg::nbounded`]).
-    pub fn n_bounded(t: Transitions, n: u64, retaining: bool, eps: f64) -> Profile {
-        let mut d = JointDist::new(t, n, retaining);
-        Profile::build(retaining, eps, || {
+    /// insertions and bits ([`crate::model::fneg::nbounded`]). Its steps cost up to the
+    /// band of (insertions, bits) a cycle spreads over, which for N in the thousands
+    /// takes seconds to minutes: it shows progress (the mean insertions against N + 1,
+    /// with an estimate up front when it is long) when `progress` is set, and stops at
+    /// a Ctrl-C or SIGTERM.
+    pub fn n_bounded(
+        t: Transitions,
+        n: u64,
+        retaining: bool,
+        eps: f64,
+        progress: bool,
+    ) -> Result<Profile> {
+        let mut d = JointDist::new(t, n, retaining, eps * 1e-12);
+        let bar = if progress {
+            Progress::new(
+                format!("Markov profile, N-bounded (N = {n})"),
+                n as f64 + 1.0,
+                "insertions",
+            )
+        } else {
+            Progress::hidden()
+        };
+        let mut steps = 0u64;
+        let profile = Profile::build(retaining, eps, || {
             let s = d.summary();
             d.step();
-            s
-        })
+            steps += 1;
+            // The mean costs a pass over the band: every 16th step is enough.
+            if steps.is_multiple_of(16) {
+                d.check(eps)?;
+                bar.step(d.mean_insertions())?;
+            } else {
+                check_interrupt()?;
+            }
+            Ok(s)
+        });
+        bar.finish();
+        profile
     }
 
     /// `next` yields the sums of the current state and advances by one distinct message.
-    fn build(retaining: bool, eps: f64, mut next: impl FnMut() -> Summary) -> Profile {
+    fn build(
+        retaining: bool,
+        eps: f64,
+        mut next: impl FnMut() -> Result<Summary>,
+    ) -> Result<Profile> {
         let start = usize::from(retaining);
         let (mut reach, mut rho, mut gamma) = (Vec::new(), Vec::new(), Vec::new());
-        let mut s = next();
+        let mut s = next()?;
         loop {
             let alive = s.alive;
             reach.push(alive);
             gamma.push(if alive > 0.0 { s.lucky / alive } else { 0.0 });
-            s = next();
+            s = next()?;
             let r = if alive > 0.0 {
                 (1.0 - s.alive / alive).clamp(0.0, 1.0)
             } else {
@@ -70,13 +108,13 @@ impl Profile {
                 break;
             }
         }
-        Profile {
+        Ok(Profile {
             start,
             reach,
             rho,
             gamma,
             truncated: s.alive,
-        }
+        })
     }
 
     /// Number of states profiled.

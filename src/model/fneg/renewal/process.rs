@@ -38,15 +38,23 @@ pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<S
         opt.tiny,
     );
     Ok(if let Some(n) = input.max_inserts {
-        let mut joint = JointDist::new(input.t, n, input.retaining);
+        // Mass below `tiny` at the rows' edges is dropped and counted, as the
+        // sigma-bounded distribution's is: the window term covers it.
+        let mut joint = JointDist::new(input.t, n, input.retaining, opt.tiny);
+        let mut steps = 0u64;
         let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
             let s = joint.summary();
             joint.step();
-            s
+            steps += 1;
+            if steps.is_multiple_of(16) {
+                // Stuck mass above `tiny` would keep the process running to its limit.
+                joint.check(opt.tiny.max(1e-300))?;
+            }
+            Ok(s)
         })?;
         Stepper::Decomposed(Decomposed::from_per_n(
             per_n,
-            0.0,
+            joint.dropped(),
             joint.frozen_lucky(),
             opt.tiny,
         ))
@@ -57,7 +65,7 @@ pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<S
         let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
             let s = bits.summary();
             bits.step(1.0);
-            s
+            Ok(s)
         })?;
         let frozen = frozen_lucky(&input.t, input.sigma, bits.crossed());
         Stepper::Decomposed(Decomposed::from_per_n(
@@ -147,14 +155,17 @@ fn per_insertion(
     tiny: f64,
     limit: usize,
     progress: &crate::progress::Progress,
-    mut next: impl FnMut() -> Summary,
+    mut next: impl FnMut() -> Result<Summary>,
 ) -> Result<Vec<Summary>> {
     let mut per_n = Vec::new();
     loop {
-        let s = next();
+        let s = next()?;
         per_n.push(s);
-        if per_n.len().is_multiple_of(1024) {
-            crate::progress::check_interrupt()?;
+        // The stop flag is one atomic load, looked at every insertion: an N-bounded
+        // insertion can take tens of milliseconds, and 1024 of them made a SIGTERM
+        // wait 40 s (issue 39).
+        crate::progress::check_interrupt()?;
+        if per_n.len().is_multiple_of(64) {
             progress.set(per_n.len() as f64);
         }
         if s.alive_cap < tiny.max(1e-300) {
@@ -182,7 +193,9 @@ mod tests {
             lucky: 1.0,
         };
         assert!(matches!(
-            per_insertion(1e-30, 1000, &crate::progress::Progress::hidden(), || stuck),
+            per_insertion(1e-30, 1000, &crate::progress::Progress::hidden(), || Ok(
+                stuck
+            )),
             Err(Error::Invalid(_))
         ));
     }
