@@ -83,6 +83,9 @@ const D_CEILING: f64 = 64.0;
 /// Step of the profile's grid of D (ln D): a factor 2^(1/4). The trace pins D down to
 /// +-15 % in the well-identified cells, so a coarser grid can miss the basin.
 const D_GRID: f64 = std::f64::consts::LN_2 / 4.0;
+/// Levenberg-Marquardt starts only from the shapes whose best profile point is within
+/// this factor of the best one's sum of squares.
+const SHAPE_SKIP: f64 = 10.0;
 /// The profile's single Zipf exponent lies in [0, this].
 const MAX_ZIPF_START: f64 = 3.0;
 
@@ -496,6 +499,7 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
     }
     let t_lm = std::time::Instant::now();
     let mut best: Option<(f64, Vec<f64>)> = None;
+    let profile_best = profile.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     for (s, shape) in SHAPES.iter().enumerate() {
         let Some(&(c0, _, d, alpha)) = profile
             .iter()
@@ -504,6 +508,11 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         else {
             continue;
         };
+        // A shape whose best profile point is far worse than another's is not a start
+        // worth the full fit (half of the fit's time went to such starts).
+        if c0 > SHAPE_SKIP * profile_best {
+            continue;
+        }
         let mut x0 = vec![alpha; k];
         x0.push(d);
         x0.extend(shape.logits());
