@@ -29,26 +29,22 @@ const FLAG: u64 = 1 << 63;
 ///
 /// Memory: 16 bytes per slot, 21-43 bytes per key between resizes; while doubling,
 /// old and new tables coexist for at most 64 bytes per key.
+pub type GroundTruth = Records<2>;
+
+/// A ground-truth table with `W - 1` value words per key in its [`SlotTable`]:
+/// [`GroundTruth`] (one filter's 64-bit record) or [`SharedTruth`] (the records of up
+/// to [`SHARED_FILTERS`] filters side by side). What both do with the table alone
+/// (sizing, counting, prefetching) is written here once.
 #[derive(Default)]
-pub struct GroundTruth {
-    table: SlotTable,
+pub struct Records<const W: usize> {
+    table: SlotTable<W>,
 }
 
-/// A located record, returned by [`GroundTruth::lookup`].
-pub struct Slot<'a> {
-    pub truth: Truth,
-    value: &'a mut u64,
-}
-
-impl GroundTruth {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+impl<const W: usize> Records<W> {
     /// A table that holds `keys` keys without growing (no doubling: no copy, and no
     /// moment with the old and the new table in memory together).
     pub fn with_capacity(keys: u64) -> Self {
-        GroundTruth {
+        Records {
             table: SlotTable::with_capacity(keys),
         }
     }
@@ -73,6 +69,18 @@ impl GroundTruth {
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
         self.table.prefetch(key);
+    }
+}
+
+/// A located record, returned by [`GroundTruth::lookup`].
+pub struct Slot<'a> {
+    pub truth: Truth,
+    value: &'a mut u64,
+}
+
+impl GroundTruth {
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// Finds or creates the record of `key` and says what the arrival truly is, given
@@ -144,10 +152,7 @@ pub(super) const SHARED_REL_MAX: u64 = (1 << 31) - 1;
 ///
 /// Memory: 24 bytes per slot, 32 bytes per key when sized up front (a table of its
 /// own per filter: 21.3 bytes per key each, 85 for four).
-#[derive(Default)]
-pub struct SharedTruth {
-    table: SlotTable<3>,
-}
+pub type SharedTruth = Records<3>;
 
 /// The 64-bit record ([`GroundTruth`]'s) of a shared 32-bit record relative to `base`.
 #[inline(always)]
@@ -195,34 +200,6 @@ impl SharedView {
 }
 
 impl SharedTruth {
-    /// A table that holds `keys` keys without growing ([`GroundTruth::with_capacity`]).
-    pub fn with_capacity(keys: u64) -> Self {
-        SharedTruth {
-            table: SlotTable::with_capacity(keys),
-        }
-    }
-
-    /// [`GroundTruth::growth_bytes`].
-    pub fn growth_bytes(&self, more: usize) -> Option<u64> {
-        self.table.growth_bytes(more)
-    }
-
-    /// Distinct keys seen so far.
-    pub fn distinct(&self) -> usize {
-        self.table.len()
-    }
-
-    /// Bytes allocated by the table.
-    pub fn allocated_bytes(&self) -> usize {
-        self.table.allocated_bytes()
-    }
-
-    /// Asks the CPU to start loading the slot of `key`.
-    #[inline(always)]
-    pub fn prefetch(&self, key: u64) {
-        self.table.prefetch(key);
-    }
-
     /// Makes room for `more` new keys now, so that the pointers [`SharedTruth::locate`]
     /// hands out for the next `more` keys stay valid until then.
     pub fn reserve(&mut self, more: usize) {
