@@ -16,6 +16,7 @@ use rbf::stats::Interval;
 use rbf::{Error, Result};
 
 use super::filter_args::FilterArgs;
+use super::model_args::{MethodArgs, ModelArgs};
 use super::trace_args::TraceArgs;
 
 #[derive(Args, Debug)]
@@ -37,19 +38,10 @@ pub struct CompareArgs {
     pub window: u64,
     #[command(flatten)]
     pub trace_args: TraceArgs,
-    /// FN methods to run on the fitted workload, comma-separated: all, renewal,
-    /// markov-lower, markov-swr, markov-uniform, markov-biuniform, drop-pins,
-    /// markov-disabling. Methods left out are listed as not run (`fn_methods_not_run`);
-    /// leave out the slow ones when the fitted D or sigma is large.
-    #[arg(long, default_value = "all")]
-    pub method: String,
-    /// FN models' truncation: states and arrivals with probability below EPS are dropped.
-    #[arg(long, default_value_t = 1e-10)]
-    pub eps: f64,
-    /// Renewal bound in the certified tolerance mode (exact <= V <= exact (1 + T)),
-    /// as in `rbf model fn --tolerance`.
-    #[arg(long, value_name = "T")]
-    pub tolerance: Option<f64>,
+    #[command(flatten)]
+    pub methods: MethodArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Confidence level of the batch-means intervals.
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
@@ -113,7 +105,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
             "compare needs a sigma-bounded filter: give --sigma S or --target-fp F",
         )
     })?;
-    let methods = Method::parse_list(&a.method)?;
+    let methods = a.methods.methods()?;
     let mut source = io.open(&a.trace_args, &a.trace)?;
     let obs = observe(
         &config,
@@ -136,7 +128,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
         // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
         rbf::progress::install_interrupt_handler();
     }
-    let options = JudgeOptions::new(methods, a.eps, a.tolerance, true);
+    let options = JudgeOptions::new(methods, a.model.eps, a.model.tolerance, true);
     let label = source.summary().source.to_string();
     let (_, c) = judge_observation(&config, &obs, &options, &label)?;
     let j = &c.judgement;

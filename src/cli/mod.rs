@@ -8,6 +8,7 @@ mod ingest;
 pub mod io;
 mod merge;
 mod model;
+mod model_args;
 pub mod numbers;
 mod replay;
 mod run;

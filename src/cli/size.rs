@@ -8,7 +8,7 @@ use clap::{ArgGroup, Args};
 use rbf::compare::verdict::Check;
 use rbf::compare::{values_by_key, Bound, Observed, Rate, Record, Regime, TargetVerdict};
 use rbf::filter::Hashing;
-use rbf::model::fneg::RenewalMode;
+use rbf::model::fneg::{Method, RenewalMode};
 use rbf::report::judged::{beyond, verdict_cell};
 use rbf::report::Table;
 use rbf::size::confirm::{confirm, Confirmation, LEVEL};
@@ -19,6 +19,7 @@ use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
 
 use super::filter_args::HashingArg;
+use super::model_args::ModelArgs;
 
 const DEFAULT_SEED: u64 = 1;
 
@@ -66,14 +67,8 @@ pub struct SizeArgs {
     /// Seed of the synthetic trace.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
-    /// FN models' truncation: states and arrivals with probability below EPS are dropped.
-    #[arg(long, default_value_t = 1e-10)]
-    pub eps: f64,
-    /// Renewal bound in the certified tolerance mode (exact <= V <= exact (1 + T)),
-    /// as in `rbf model fn --tolerance`: faster where a method is proven, and the
-    /// sizing stays on the safe side.
-    #[arg(long, value_name = "T")]
-    pub tolerance: Option<f64>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Print a JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -176,8 +171,8 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
         phases: phases(&a.phases)?,
         max_hashes: a.max_hashes,
         hashing,
-        eps: a.eps,
-        renewal_tolerance: a.tolerance,
+        eps: a.model.eps,
+        renewal_tolerance: a.model.tolerance,
         progress: true,
     };
     let sizing = match (a.target_fn, a.memory) {
@@ -228,7 +223,7 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
         });
     }
     let record = judgement
-        .get(Bound::Renewal)
+        .get(Bound::of(Method::Renewal))
         .ok_or_else(|| Error::invalid("the judge gave no renewal bound for the chosen filter"))?;
     if let Some(why) = misfit(&w) {
         rbf::out!(

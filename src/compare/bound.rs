@@ -3,15 +3,18 @@
 //! a synthetic source's own trace (fitted against true), and the renewal bound at the
 //! conservative end of the fit. JSON keys, CSV/Parquet columns,
 //! table rows and columns, plot series and verdict summaries are all generated from
-//! [`Bound::ALL`]: a new bound is one more variant here and its computation in
-//! [`mod@super::judge`].
+//! [`Bound::ALL`], itself derived from the methods' table
+//! ([`crate::model::fneg::METHODS`]): a new method is one entry there and its
+//! computation in [`crate::model::fneg::FnModel`].
 
-use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 
-use crate::model::fneg::{Claim, Method};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::model::fneg::{Claim, Look, Method, Reads, METHODS};
 
 /// Which workload a bound is evaluated on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum On {
     /// The workload the FN models run on: a synthetic source's true workload, or the
     /// workload fitted from a trace.
@@ -25,263 +28,253 @@ pub enum On {
     Conservative,
 }
 
-/// A number put next to the observed FN per arrival.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Bound {
-    /// The renewal upper bound (FN paper §5).
-    Renewal,
-    /// The renewal bound on the workload fitted from a synthetic source's trace.
-    RenewalFitted,
-    /// The renewal bound at the conservative end of the fit's uncertainty.
-    RenewalConservative,
-    /// The Markov chain with the "most popular recorded" lower bound (eq. 5).
-    MarkovLower,
-    /// The Markov chain with sampling with replacement (eq. 6).
-    MarkovSwr,
-    /// The Markov chain with the uniform distribution (eq. 7).
-    MarkovUniform,
-    /// The Markov chain with the tightest bi-uniform distribution (eqs. 8-9).
-    MarkovBiuniform,
-    /// The drop-pins approximation (eqs. 10-11).
-    DropPins,
-    /// The Markov chain with the disabling recursion (appendix G.2).
-    MarkovDisabling,
-    /// The Markov lower bound on the workload fitted from a synthetic source's trace.
-    MarkovLowerFitted,
-    /// Sampling with replacement on the fitted workload.
-    MarkovSwrFitted,
-    /// The uniform Markov bound on the fitted workload.
-    MarkovUniformFitted,
-    /// The bi-uniform Markov bound on the fitted workload.
-    MarkovBiuniformFitted,
-    /// Drop-pins on the fitted workload.
-    DropPinsFitted,
-    /// The disabling recursion on the fitted workload.
-    MarkovDisablingFitted,
+/// A number put next to the observed FN per arrival: a method on a workload. Its
+/// names, keys, labels and colours come from the method's entry
+/// ([`crate::model::fneg::METHODS`]) and the workload it is evaluated on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Bound {
+    method: Method,
+    on: On,
+}
+
+/// How many bounds there are: every method on the model and on the fitted point, and
+/// those with a conservative end on it.
+const COUNT: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < METHODS.len() {
+        n += if METHODS[i].on_conservative.is_some() {
+            3
+        } else {
+            2
+        };
+        i += 1;
+    }
+    n
+};
+
+/// The names derived once ([`Bound::name`], [`Bound::key`], [`Bound::value_key`]), by
+/// position in [`Bound::ALL`].
+struct Names {
+    name: String,
+    key: String,
+    value_key: String,
+}
+
+fn names() -> &'static [Names] {
+    static NAMES: OnceLock<Vec<Names>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        Bound::ALL
+            .iter()
+            .map(|b| {
+                let entry = b.method.entry();
+                let name = match b.on {
+                    On::Model => entry.name.to_string(),
+                    On::FittedPoint => format!("{}-fitted", entry.name),
+                    On::Conservative => format!("{}-conservative", entry.name),
+                };
+                let key = name.replace('-', "_");
+                let value_key = match b.on {
+                    On::Model => entry.value_key.to_string(),
+                    _ => format!("fn_{key}"),
+                };
+                Names {
+                    name,
+                    key,
+                    value_key,
+                }
+            })
+            .collect()
+    })
 }
 
 impl Bound {
-    /// Every bound, in the order of every output.
-    pub const ALL: [Bound; 15] = [
-        Bound::Renewal,
-        Bound::RenewalFitted,
-        Bound::RenewalConservative,
-        Bound::MarkovLower,
-        Bound::MarkovSwr,
-        Bound::MarkovUniform,
-        Bound::MarkovBiuniform,
-        Bound::DropPins,
-        Bound::MarkovDisabling,
-        Bound::MarkovLowerFitted,
-        Bound::MarkovSwrFitted,
-        Bound::MarkovUniformFitted,
-        Bound::MarkovBiuniformFitted,
-        Bound::DropPinsFitted,
-        Bound::MarkovDisablingFitted,
-    ];
+    /// Every bound, in the order of every output: the methods that read the reuse
+    /// profile on every workload (the renewal rows), then the methods that read Q on
+    /// the model, then on the fitted point; within each, in [`METHODS`] order.
+    pub const ALL: [Bound; COUNT] = {
+        let mut all = [Bound {
+            method: Method::Renewal,
+            on: On::Model,
+        }; COUNT];
+        let mut n = 0;
+        let mut pass = 0;
+        while pass < 3 {
+            let mut i = 0;
+            while i < METHODS.len() {
+                let e = &METHODS[i];
+                let profile = matches!(e.reads, Reads::ReuseProfile);
+                let ons: [Option<On>; 3] = match (pass, profile) {
+                    (0, true) => [
+                        Some(On::Model),
+                        Some(On::FittedPoint),
+                        if e.on_conservative.is_some() {
+                            Some(On::Conservative)
+                        } else {
+                            None
+                        },
+                    ],
+                    (1, false) => [Some(On::Model), None, None],
+                    (2, false) => [Some(On::FittedPoint), None, None],
+                    _ => [None, None, None],
+                };
+                let mut j = 0;
+                while j < 3 {
+                    if let Some(on) = ons[j] {
+                        all[n] = Bound {
+                            method: e.method,
+                            on,
+                        };
+                        n += 1;
+                    }
+                    j += 1;
+                }
+                i += 1;
+            }
+            pass += 1;
+        }
+        assert!(n == COUNT);
+        all
+    };
+
+    /// The bound that reports `method` on the model workload.
+    pub const fn of(method: Method) -> Bound {
+        Bound {
+            method,
+            on: On::Model,
+        }
+    }
+
+    /// The bound that reports `method` on the workload fitted from a synthetic source's
+    /// own trace ([`On::FittedPoint`]).
+    pub const fn fitted(method: Method) -> Bound {
+        Bound {
+            method,
+            on: On::FittedPoint,
+        }
+    }
+
+    /// The renewal bound at the conservative end of the fit's uncertainty.
+    pub const fn conservative() -> Bound {
+        Bound {
+            method: Method::Renewal,
+            on: On::Conservative,
+        }
+    }
 
     /// The FN method that computes it.
     pub fn method(self) -> Method {
-        match self {
-            Bound::Renewal | Bound::RenewalFitted | Bound::RenewalConservative => Method::Renewal,
-            Bound::MarkovLower => Method::MarkovLower,
-            Bound::MarkovSwr | Bound::MarkovSwrFitted => Method::MarkovSwr,
-            Bound::MarkovUniform | Bound::MarkovUniformFitted => Method::MarkovUniform,
-            Bound::MarkovBiuniform | Bound::MarkovBiuniformFitted => Method::MarkovBiuniform,
-            Bound::DropPins | Bound::DropPinsFitted => Method::DropPins,
-            Bound::MarkovDisabling | Bound::MarkovDisablingFitted => Method::MarkovDisabling,
-            Bound::MarkovLowerFitted => Method::MarkovLower,
-        }
+        self.method
     }
 
     /// The workload it is evaluated on.
     pub fn on(self) -> On {
-        match self {
-            Bound::RenewalFitted
-            | Bound::MarkovLowerFitted
-            | Bound::MarkovSwrFitted
-            | Bound::MarkovUniformFitted
-            | Bound::MarkovBiuniformFitted
-            | Bound::DropPinsFitted
-            | Bound::MarkovDisablingFitted => On::FittedPoint,
-            Bound::RenewalConservative => On::Conservative,
-            _ => On::Model,
-        }
+        self.on
+    }
+
+    /// Its place in [`Bound::ALL`] (and so in every output).
+    fn position(self) -> usize {
+        Bound::ALL
+            .iter()
+            .position(|b| *b == self)
+            .expect("every Bound is built from Bound::ALL's constructors")
     }
 
     /// What its number claims to be (the same for every filter and workload; whether
     /// the claim is proven is the record's standing).
     pub fn claim(self) -> Claim {
-        match self.method() {
-            Method::Renewal
-            | Method::MarkovSwr
-            | Method::MarkovUniform
-            | Method::MarkovBiuniform => Claim::UpperBound,
-            Method::MarkovLower => Claim::LowerBound,
-            Method::DropPins | Method::MarkovDisabling => Claim::Approximation,
-        }
+        self.method.claim()
     }
 
     /// The methods that read the popularity Q (every Markov method and drop-pins): they
     /// are judged only where the fitted Q reproduces the trace
     /// ([`crate::fit::adequacy::QFitCheck`]). The renewal rows read the reuse profile.
     pub fn reads_q(self) -> bool {
-        self.method() != Method::Renewal
+        self.method.reads_popularity()
     }
 
     /// Its name in JSON (`"bound"`) and on the command line: "renewal",
-    /// "renewal-conservative", "markov-lower", ...
+    /// "renewal-conservative", "markov-lower", "markov-lower-fitted", ...
     pub fn name(self) -> &'static str {
-        match self {
-            Bound::RenewalFitted => "renewal-fitted",
-            Bound::RenewalConservative => "renewal-conservative",
-            Bound::MarkovLowerFitted => "markov-lower-fitted",
-            Bound::MarkovSwrFitted => "markov-swr-fitted",
-            Bound::MarkovUniformFitted => "markov-uniform-fitted",
-            Bound::MarkovBiuniformFitted => "markov-biuniform-fitted",
-            Bound::DropPinsFitted => "drop-pins-fitted",
-            Bound::MarkovDisablingFitted => "markov-disabling-fitted",
-            b => b.method().name(),
-        }
+        &names()[self.position()].name
     }
 
-    /// The stem of its CSV columns (`{key}_verdict_steady`, `{key}_standing`, ...).
+    /// The stem of its CSV columns (`{key}_verdict_steady`, `{key}_standing`, ...): the
+    /// name with underscores.
     pub fn key(self) -> &'static str {
-        match self {
-            Bound::Renewal => "renewal",
-            Bound::RenewalFitted => "renewal_fitted",
-            Bound::RenewalConservative => "renewal_conservative",
-            Bound::MarkovLower => "markov_lower",
-            Bound::MarkovSwr => "markov_swr",
-            Bound::MarkovUniform => "markov_uniform",
-            Bound::MarkovBiuniform => "markov_biuniform",
-            Bound::DropPins => "drop_pins",
-            Bound::MarkovDisabling => "markov_disabling",
-            Bound::MarkovLowerFitted => "markov_lower_fitted",
-            Bound::MarkovSwrFitted => "markov_swr_fitted",
-            Bound::MarkovUniformFitted => "markov_uniform_fitted",
-            Bound::MarkovBiuniformFitted => "markov_biuniform_fitted",
-            Bound::DropPinsFitted => "drop_pins_fitted",
-            Bound::MarkovDisablingFitted => "markov_disabling_fitted",
-        }
+        &names()[self.position()].key
     }
 
     /// Its value's key in JSON and CSV: FN per arrival.
     pub fn value_key(self) -> &'static str {
-        match self {
-            Bound::Renewal => "fn_renewal_upper",
-            Bound::RenewalFitted => "fn_renewal_fitted",
-            Bound::RenewalConservative => "fn_renewal_conservative",
-            Bound::MarkovLower => "fn_markov_lower",
-            Bound::MarkovSwr => "fn_markov_swr",
-            Bound::MarkovUniform => "fn_markov_uniform",
-            Bound::MarkovBiuniform => "fn_markov_biuniform",
-            Bound::DropPins => "fn_drop_pins",
-            Bound::MarkovDisabling => "fn_markov_disabling",
-            Bound::MarkovLowerFitted => "fn_markov_lower_fitted",
-            Bound::MarkovSwrFitted => "fn_markov_swr_fitted",
-            Bound::MarkovUniformFitted => "fn_markov_uniform_fitted",
-            Bound::MarkovBiuniformFitted => "fn_markov_biuniform_fitted",
-            Bound::DropPinsFitted => "fn_drop_pins_fitted",
-            Bound::MarkovDisablingFitted => "fn_markov_disabling_fitted",
+        &names()[self.position()].value_key
+    }
+
+    fn look(self) -> Look {
+        let entry = self.method.entry();
+        match self.on {
+            On::Model => entry.on_model,
+            On::FittedPoint => entry.on_fitted,
+            On::Conservative => entry
+                .on_conservative
+                .expect("a conservative Bound exists only for methods that have one"),
         }
     }
 
     /// For people: table rows, plot legends, summaries.
     pub fn label(self) -> &'static str {
-        match self {
-            Bound::Renewal => "renewal upper bound",
-            Bound::RenewalFitted => "renewal, fitted point estimate",
-            Bound::RenewalConservative => "renewal, conservative end of the fit",
-            Bound::MarkovLower => "markov lower bound",
-            Bound::MarkovSwr => "markov swr",
-            Bound::MarkovUniform => "markov uniform",
-            Bound::MarkovBiuniform => "markov bi-uniform",
-            Bound::DropPins => "drop-pins",
-            Bound::MarkovDisabling => "markov disabling",
-            Bound::MarkovLowerFitted => "markov lower bound, fitted",
-            Bound::MarkovSwrFitted => "markov swr, fitted",
-            Bound::MarkovUniformFitted => "markov uniform, fitted",
-            Bound::MarkovBiuniformFitted => "markov bi-uniform, fitted",
-            Bound::DropPinsFitted => "drop-pins, fitted",
-            Bound::MarkovDisablingFitted => "markov disabling, fitted",
-        }
+        self.look().label
     }
 
     /// A column header of at most 9 characters.
     pub fn short(self) -> &'static str {
-        match self {
-            Bound::Renewal => "renewal",
-            Bound::RenewalFitted => "fitted",
-            Bound::RenewalConservative => "conserv.",
-            Bound::MarkovLower => "mk-lower",
-            Bound::MarkovSwr => "mk-swr",
-            Bound::MarkovUniform => "mk-unif.",
-            Bound::MarkovBiuniform => "mk-biunif",
-            Bound::DropPins => "drop-pins",
-            Bound::MarkovDisabling => "mk-disabl",
-            Bound::MarkovLowerFitted => "lower-fit",
-            Bound::MarkovSwrFitted => "swr-fit",
-            Bound::MarkovUniformFitted => "unif-fit",
-            Bound::MarkovBiuniformFitted => "biuni-fit",
-            Bound::DropPinsFitted => "pins-fit",
-            Bound::MarkovDisablingFitted => "disab-fit",
-        }
+        self.look().short
     }
 
     /// Its colour in every chart.
     pub fn color(self) -> &'static str {
-        match self {
-            Bound::Renewal => "#d62728",
-            Bound::RenewalFitted => "#f4a582",
-            Bound::RenewalConservative => "#67001f",
-            Bound::MarkovLower => "#1f77b4",
-            Bound::MarkovSwr => "#17becf",
-            Bound::MarkovUniform => "#9467bd",
-            Bound::MarkovBiuniform => "#8c564b",
-            Bound::DropPins => "#ff7f0e",
-            Bound::MarkovDisabling => "#e377c2",
-            Bound::MarkovLowerFitted => "#9ecae1",
-            Bound::MarkovSwrFitted => "#9edae5",
-            Bound::MarkovUniformFitted => "#c5b0d5",
-            Bound::MarkovBiuniformFitted => "#c49c94",
-            Bound::DropPinsFitted => "#ffbb78",
-            Bound::MarkovDisablingFitted => "#f7b6d2",
-        }
-    }
-
-    /// The bound that reports `method` on the model workload.
-    pub fn of(method: Method) -> Bound {
-        match method {
-            Method::Renewal => Bound::Renewal,
-            Method::MarkovLower => Bound::MarkovLower,
-            Method::MarkovSwr => Bound::MarkovSwr,
-            Method::MarkovUniform => Bound::MarkovUniform,
-            Method::MarkovBiuniform => Bound::MarkovBiuniform,
-            Method::DropPins => Bound::DropPins,
-            Method::MarkovDisabling => Bound::MarkovDisabling,
-        }
-    }
-
-    /// The bound that reports `method` on the workload fitted from a synthetic source's
-    /// own trace ([`On::FittedPoint`]).
-    pub fn fitted(method: Method) -> Bound {
-        match method {
-            Method::Renewal => Bound::RenewalFitted,
-            Method::MarkovLower => Bound::MarkovLowerFitted,
-            Method::MarkovSwr => Bound::MarkovSwrFitted,
-            Method::MarkovUniform => Bound::MarkovUniformFitted,
-            Method::MarkovBiuniform => Bound::MarkovBiuniformFitted,
-            Method::DropPins => Bound::DropPinsFitted,
-            Method::MarkovDisabling => Bound::MarkovDisablingFitted,
-        }
+        self.look().color
     }
 
     /// Whether it is judged against the observed interval (bounds are; approximations
     /// are not).
     pub fn judged(self) -> bool {
         self.claim() != Claim::Approximation
+    }
+}
+
+impl PartialOrd for Bound {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// In [`Bound::ALL`] order.
+impl Ord for Bound {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.position().cmp(&other.position())
+    }
+}
+
+impl Serialize for Bound {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Bound {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bound, D::Error> {
+        let name = String::deserialize(d)?;
+        Bound::ALL
+            .into_iter()
+            .find(|b| b.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Bound::ALL.iter().map(|b| b.name()).collect();
+                serde::de::Error::custom(format!(
+                    "unknown bound `{name}`; allowed: {}",
+                    names.join(", ")
+                ))
+            })
     }
 }
 
@@ -310,7 +303,54 @@ mod tests {
             assert_eq!(names.len(), Bound::ALL.len());
         }
         assert!(Bound::ALL.iter().all(|b| b.short().len() <= 9));
-        let json = serde_json::to_string(&Bound::RenewalConservative).unwrap();
-        assert_eq!(json, format!("\"{}\"", Bound::RenewalConservative.name()));
+        let json = serde_json::to_string(&Bound::conservative()).unwrap();
+        assert_eq!(json, format!("\"{}\"", Bound::conservative().name()));
+    }
+
+    /// The derived names are the ones every output has always used (results files of
+    /// earlier runs are read back by `rbf merge`).
+    #[test]
+    fn derived_names_are_the_published_ones() {
+        let got: Vec<String> = Bound::ALL
+            .iter()
+            .map(|b| {
+                format!(
+                    "{} {} {} | {} | {} | {}",
+                    b.name(),
+                    b.key(),
+                    b.value_key(),
+                    b.label(),
+                    b.short(),
+                    b.color()
+                )
+            })
+            .collect();
+        let want = [
+            "renewal renewal fn_renewal_upper | renewal upper bound | renewal | #d62728",
+            "renewal-fitted renewal_fitted fn_renewal_fitted | renewal, fitted point estimate | fitted | #f4a582",
+            "renewal-conservative renewal_conservative fn_renewal_conservative | renewal, conservative end of the fit | conserv. | #67001f",
+            "markov-lower markov_lower fn_markov_lower | markov lower bound | mk-lower | #1f77b4",
+            "markov-swr markov_swr fn_markov_swr | markov swr | mk-swr | #17becf",
+            "markov-uniform markov_uniform fn_markov_uniform | markov uniform | mk-unif. | #9467bd",
+            "markov-biuniform markov_biuniform fn_markov_biuniform | markov bi-uniform | mk-biunif | #8c564b",
+            "drop-pins drop_pins fn_drop_pins | drop-pins | drop-pins | #ff7f0e",
+            "markov-disabling markov_disabling fn_markov_disabling | markov disabling | mk-disabl | #e377c2",
+            "markov-lower-fitted markov_lower_fitted fn_markov_lower_fitted | markov lower bound, fitted | lower-fit | #9ecae1",
+            "markov-swr-fitted markov_swr_fitted fn_markov_swr_fitted | markov swr, fitted | swr-fit | #9edae5",
+            "markov-uniform-fitted markov_uniform_fitted fn_markov_uniform_fitted | markov uniform, fitted | unif-fit | #c5b0d5",
+            "markov-biuniform-fitted markov_biuniform_fitted fn_markov_biuniform_fitted | markov bi-uniform, fitted | biuni-fit | #c49c94",
+            "drop-pins-fitted drop_pins_fitted fn_drop_pins_fitted | drop-pins, fitted | pins-fit | #ffbb78",
+            "markov-disabling-fitted markov_disabling_fitted fn_markov_disabling_fitted | markov disabling, fitted | disab-fit | #f7b6d2",
+        ];
+        assert_eq!(got, want);
+        let mut sorted = Bound::ALL.to_vec();
+        sorted.reverse();
+        sorted.sort();
+        assert_eq!(sorted, Bound::ALL.to_vec());
+        for b in Bound::ALL {
+            let json = serde_json::to_string(&b).unwrap();
+            assert_eq!(serde_json::from_str::<Bound>(&json).unwrap(), b);
+        }
+        assert!(serde_json::from_str::<Bound>("\"markov-nothing\"").is_err());
     }
 }

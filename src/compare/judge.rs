@@ -298,7 +298,7 @@ pub fn judge(
                 )
             };
             records.push(record(
-                Bound::RenewalConservative,
+                Bound::conservative(),
                 c.fn_upper,
                 None,
                 standing,
@@ -580,24 +580,27 @@ mod tests {
             label,
             "model does not fit this trace: reuse distance gap 5.000e-2 at tau 300 (noise 1.000e-2)"
         );
-        for b in [Bound::MarkovLower, Bound::DropPins] {
+        for b in [Bound::of(Method::MarkovLower), Bound::of(Method::DropPins)] {
             let r = j.get(b).expect("computed");
             assert!(r.value > 0.0);
             assert_eq!(r.standing, Standing::NotJudged);
             assert_eq!(r.verdict, None);
             assert!(r.note.starts_with(&label), "{}", r.note);
         }
-        let ren = j.get(Bound::Renewal).expect("renewal");
+        let ren = j.get(Bound::of(Method::Renewal)).expect("renewal");
         assert_eq!(ren.standing, Standing::FittedModel);
         assert!(ren.verdict.is_some());
         // The same workload given as the truth: nothing to check, proven where the
         // variant is.
         let given = judge(&Subject::given(&f, &fit.point), &options(), None).unwrap();
         assert_eq!(
-            given.get(Bound::Renewal).unwrap().standing,
+            given.get(Bound::of(Method::Renewal)).unwrap().standing,
             Standing::Proven
         );
-        assert_eq!(given.get(Bound::Renewal).unwrap().value, ren.value);
+        assert_eq!(
+            given.get(Bound::of(Method::Renewal)).unwrap().value,
+            ren.value
+        );
     }
 
     /// Alternatives the trace cannot tell apart: each Q-based method reports its range
@@ -612,7 +615,7 @@ mod tests {
         let f = filter();
         let fit = fitted(Some(check));
         let j = judge(&Subject::fitted(&f, &fit), &options(), None).unwrap();
-        let lower = j.get(Bound::MarkovLower).expect("markov lower");
+        let lower = j.get(Bound::of(Method::MarkovLower)).expect("markov lower");
         let range = lower.range.expect("a range");
         // The range is the spread of the method over the fit and the alternatives,
         // each computed on its own.
@@ -636,7 +639,7 @@ mod tests {
             Standing::FittedModel.and(Standing::NotProven)
         );
         assert!(
-            j.get(Bound::Renewal).unwrap().range.is_none(),
+            j.get(Bound::of(Method::Renewal)).unwrap().range.is_none(),
             "renewal reads S"
         );
         // Judged against the whole range: an interval just above the fitted value holds

@@ -10,7 +10,7 @@ use crate::model::fp::sigma_for_target;
 use crate::workload::{Placement, Workload};
 
 /// Truncation of the FN models in the study (rbf's default).
-pub const EPS: f64 = 1e-10;
+pub const EPS: f64 = crate::model::fneg::DEFAULT_EPS;
 
 /// S(n) below this counts as 0 and is not followed further.
 const S_NEGLIGIBLE: f64 = 1e-15;

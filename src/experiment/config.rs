@@ -99,7 +99,7 @@ fn default_measures() -> Vec<Measure> {
     vec![Measure::Observed, Measure::FpModel]
 }
 fn default_eps() -> f64 {
-    1e-10
+    crate::model::fneg::DEFAULT_EPS
 }
 /// The level of observed intervals unless a config says otherwise (also what results
 /// written before the level was recorded used).

@@ -328,6 +328,7 @@ mod tests {
     use crate::compare::{Range, Record, Standing};
     use crate::fit::adequacy::QFitCheck;
     use crate::model::fneg::Claim;
+    use crate::model::fneg::Method;
 
     /// The QFitCheck label reaches every output the same way: the terminal and report
     /// tables, the summary, JSON, CSV/Parquet and the plots' legends.
@@ -358,7 +359,7 @@ mod tests {
                 fitted_workload: true,
                 models: vec![
                     Record {
-                        bound: Bound::Renewal,
+                        bound: Bound::of(Method::Renewal),
                         value: 0.12,
                         range: None,
                         claim: Claim::UpperBound,
@@ -369,7 +370,7 @@ mod tests {
                         note: "renewal bound".into(),
                     },
                     Record {
-                        bound: Bound::MarkovLower,
+                        bound: Bound::of(Method::MarkovLower),
                         value: 0.3,
                         range: Some(Range {
                             low: 0.25,

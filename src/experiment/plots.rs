@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use super::row::Row;
 use super::svg::{AxisSpec, Chart, Marker, Point, Scale, Series, Style};
 use crate::compare::{Bound, On, Standing};
-use crate::model::fneg::Claim;
+use crate::model::fneg::{Claim, Method};
 
 /// Charts per run are capped; the table has everything.
 pub const MAX_CHARTS: usize = 36;
@@ -522,8 +522,8 @@ fn fitted_over_true(title: String, x_label: &str, series: Vec<Series>) -> Chart 
 fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     let pairs: Vec<&Row> = rows
         .iter()
-        .filter(|r| !r.fitted_workload && r.value(Bound::RenewalFitted).is_some())
-        .filter(|r| r.value(Bound::Renewal).is_some_and(|t| t > 0.0))
+        .filter(|r| !r.fitted_workload && r.value(Bound::fitted(Method::Renewal)).is_some())
+        .filter(|r| r.value(Bound::of(Method::Renewal)).is_some_and(|t| t > 0.0))
         .collect();
     if pairs.is_empty() {
         return None;
@@ -532,7 +532,7 @@ fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     phases.sort_unstable();
     phases.dedup();
     let ratio = |r: &Row, v: Option<f64>| {
-        let t = r.value(Bound::Renewal)?;
+        let t = r.value(Bound::of(Method::Renewal))?;
         Some(Point {
             x: t,
             y: v? / t,
@@ -542,7 +542,7 @@ fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     let mut series = Vec::new();
     let (lo, hi) = pairs
         .iter()
-        .filter_map(|r| r.value(Bound::Renewal))
+        .filter_map(|r| r.value(Bound::of(Method::Renewal)))
         .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(x), h.max(x)));
     for (label, y) in [("3 % criterion, low", 0.97), ("3 % criterion, high", 1.03)] {
         series.push(Series {
@@ -568,24 +568,24 @@ fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
         let of_phase = || pairs.iter().copied().filter(move |r| r.phases == ph);
         let marker = Marker::ALL[i % Marker::ALL.len()];
         let mut point: Vec<Point> = of_phase()
-            .filter_map(|r| ratio(r, r.value(Bound::RenewalFitted)))
+            .filter_map(|r| ratio(r, r.value(Bound::fitted(Method::Renewal))))
             .collect();
         let mut conservative: Vec<Point> = of_phase()
-            .filter_map(|r| ratio(r, r.value(Bound::RenewalConservative)))
+            .filter_map(|r| ratio(r, r.value(Bound::conservative())))
             .collect();
         point.sort_by(|a, b| a.x.total_cmp(&b.x));
         conservative.sort_by(|a, b| a.x.total_cmp(&b.x));
         series.push(Series {
             label: format!("fitted point estimate / true, {ph}-phase"),
             style: Style::Observed,
-            color: Bound::RenewalFitted.color(),
+            color: Bound::fitted(Method::Renewal).color(),
             marker,
             points: point,
         });
         series.push(Series {
             label: format!("conservative end / true, {ph}-phase"),
             style: Style::Observed,
-            color: Bound::RenewalConservative.color(),
+            color: Bound::conservative().color(),
             marker,
             points: conservative,
         });

@@ -295,6 +295,7 @@ pub fn summary(records: &[(usize, &Record)], level: f64) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::compare::Range;
+    use crate::model::fneg::Method;
 
     fn record(
         bound: Bound,
@@ -318,7 +319,7 @@ mod tests {
     #[test]
     fn cells_and_summary() {
         let mut v = record(
-            Bound::MarkovLower,
+            Bound::of(Method::MarkovLower),
             0.3443,
             Some(BoundVerdict::Violated),
             Standing::NotProven,
@@ -326,7 +327,12 @@ mod tests {
         v.excess = Some(0.538);
         assert_eq!(verdict_cell(&v), "VIOLATED (-53.8 %)");
         assert_eq!(mark(&v), " ✗");
-        let nj = record(Bound::MarkovLower, 0.3, None, Standing::NotJudged);
+        let nj = record(
+            Bound::of(Method::MarkovLower),
+            0.3,
+            None,
+            Standing::NotJudged,
+        );
         assert_eq!(verdict_cell(&nj), "not judged");
         let ranged = Record {
             range: Some(Range {
@@ -337,7 +343,7 @@ mod tests {
         };
         assert_eq!(value_cell(&ranged), "3.443e-1 [2.5e-1, 3.5e-1]");
         let h = record(
-            Bound::Renewal,
+            Bound::of(Method::Renewal),
             0.2,
             Some(BoundVerdict::Holds),
             Standing::FittedModel,

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use rbf::compare::{Bound, BoundVerdict, Regime, Standing};
 use rbf::experiment::{self, ExperimentConfig, RunOptions};
+use rbf::model::fneg::Method;
 
 const CONFIG: &str = r#"
 name = "bounds"
@@ -45,7 +46,7 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
     let mut nonzero = 0;
     for r in &results.rows {
         let observed = r.observed_fn.expect("observed");
-        let ren = r.model(Bound::Renewal).expect("renewal");
+        let ren = r.model(Bound::of(Method::Renewal)).expect("renewal");
         // A point whose replays have too few cycles for an interval (a filter that
         // never recycles with p_r = 1) judges no bound, and says why.
         let (Some(low), Some(high)) = (r.observed_fn_low, r.observed_fn_high) else {
@@ -107,7 +108,9 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
                 r.point
             );
         }
-        let lower = r.model(Bound::MarkovLower).expect("markov lower bound");
+        let lower = r
+            .model(Bound::of(Method::MarkovLower))
+            .expect("markov lower bound");
         if r.source == "p_r=1" {
             let v = lower.verdict_in(Regime::Steady);
             assert_ne!(

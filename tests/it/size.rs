@@ -7,6 +7,7 @@
 
 use rbf::compare::{Bound, Standing, TargetVerdict};
 use rbf::filter::Hashing;
+use rbf::model::fneg::Method;
 use rbf::size::confirm::confirm;
 use rbf::size::{best_at, best_fn, evaluate, smallest_memory, SizeOptions, RELATIVE_PRECISION};
 use rbf::workload::{Placement, Workload};
@@ -46,7 +47,9 @@ fn smallest_memory_meets_targets_and_is_minimal() {
     assert!(b.fn_renewal_upper <= TARGET_FN, "{b:?}");
     assert!(b.fp_model <= TARGET_FP, "{b:?}");
     let judged = rbf::size::judged(b, &o, &workload(), None).unwrap();
-    let r = judged.get(Bound::Renewal).expect("the renewal record");
+    let r = judged
+        .get(Bound::of(Method::Renewal))
+        .expect("the renewal record");
     assert_eq!(
         r.standing,
         Standing::Proven,

@@ -15,6 +15,7 @@ use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
 
 use crate::cli::filter_args::FilterArgs;
+use crate::cli::model_args::{MethodArgs, ModelArgs};
 
 #[derive(Args, Debug)]
 pub struct FnArgs {
@@ -37,19 +38,10 @@ pub struct FnArgs {
     /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
     #[arg(long)]
     pub placement: Option<String>,
-    /// Methods, comma-separated: all, renewal, markov-lower, markov-swr,
-    /// markov-uniform, markov-biuniform, drop-pins, markov-disabling.
-    #[arg(long, default_value = "all")]
-    pub method: String,
-    /// Truncation: states and arrivals with probability below EPS are dropped.
-    #[arg(long, default_value_t = 1e-10)]
-    pub eps: f64,
-    /// Renewal bound in the certified tolerance mode: a value V with
-    /// exact <= V <= exact (1 + T) for a relative tolerance T in (0, 1) such as 1e-3,
-    /// from a faster method where one is proven for the workload (else the exact
-    /// engine runs, and the output says so). Without it: the exact engine.
-    #[arg(long, value_name = "T")]
-    pub tolerance: Option<f64>,
+    #[command(flatten)]
+    pub methods: MethodArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Print a JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -121,14 +113,14 @@ fn workload(a: &FnArgs) -> Result<Workload> {
 pub fn run(a: FnArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     let filter = a.filter.config()?;
     let w = workload(&a)?;
-    let methods = Method::parse_list(&a.method)?;
+    let methods = a.methods.methods()?;
     if methods.contains(&Method::Renewal) {
         // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
         rbf::progress::install_interrupt_handler();
     }
     let j = judge(
         &Subject::given(&filter, &w),
-        &JudgeOptions::new(methods, a.eps, a.tolerance, true),
+        &JudgeOptions::new(methods, a.model.eps, a.model.tolerance, true),
         None,
     )?;
     let report = j.report.as_ref();

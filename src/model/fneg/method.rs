@@ -39,34 +39,172 @@ impl Claim {
     }
 }
 
+/// What a method's source reads from the workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// p_r and the reuse profile (U_j) only.
+    ReuseProfile,
+    /// The popularity Q, D and the placement as well.
+    Popularity,
+}
+
+/// How a number is shown: a label for people, a column header of at most 9
+/// characters, and a chart colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Look {
+    pub label: &'static str,
+    pub short: &'static str,
+    pub color: &'static str,
+}
+
+/// Everything the outputs need to know of one method, in one place. Adding a method
+/// is a variant of [`Method`], one entry of [`METHODS`] and its computation in
+/// [`super::FnModel`]; every JSON key, CSV column, table row, plot series and `--method`
+/// help text is derived from the entry (`compare::Bound` for the keys).
+#[derive(Clone, Copy, Debug)]
+pub struct MethodEntry {
+    pub method: Method,
+    /// Its name on the command line and in JSON: "renewal", "markov-lower", ...
+    pub name: &'static str,
+    /// What its number claims to be, for every filter and workload (whether the claim
+    /// is proven for a given one is [`Guarantee::guaranteed`]).
+    pub claim: Claim,
+    pub reads: Reads,
+    /// Its value's JSON/CSV key on the workload the models run on (the fitted and
+    /// conservative ones are derived from [`MethodEntry::name`]).
+    pub value_key: &'static str,
+    /// Shown on the workload the models run on, on the workload fitted from a
+    /// synthetic source's own trace, and at the conservative end of the fit (only
+    /// where the method has one).
+    pub on_model: Look,
+    pub on_fitted: Look,
+    pub on_conservative: Option<Look>,
+}
+
+const fn look(label: &'static str, short: &'static str, color: &'static str) -> Look {
+    Look {
+        label,
+        short,
+        color,
+    }
+}
+
+/// Every method, in the order of every output.
+pub const METHODS: [MethodEntry; 7] = [
+    MethodEntry {
+        method: Method::Renewal,
+        name: "renewal",
+        claim: Claim::UpperBound,
+        reads: Reads::ReuseProfile,
+        value_key: "fn_renewal_upper",
+        on_model: look("renewal upper bound", "renewal", "#d62728"),
+        on_fitted: look("renewal, fitted point estimate", "fitted", "#f4a582"),
+        on_conservative: Some(look(
+            "renewal, conservative end of the fit",
+            "conserv.",
+            "#67001f",
+        )),
+    },
+    MethodEntry {
+        method: Method::MarkovLower,
+        name: "markov-lower",
+        claim: Claim::LowerBound,
+        reads: Reads::Popularity,
+        value_key: "fn_markov_lower",
+        on_model: look("markov lower bound", "mk-lower", "#1f77b4"),
+        on_fitted: look("markov lower bound, fitted", "lower-fit", "#9ecae1"),
+        on_conservative: None,
+    },
+    MethodEntry {
+        method: Method::MarkovSwr,
+        name: "markov-swr",
+        claim: Claim::UpperBound,
+        reads: Reads::Popularity,
+        value_key: "fn_markov_swr",
+        on_model: look("markov swr", "mk-swr", "#17becf"),
+        on_fitted: look("markov swr, fitted", "swr-fit", "#9edae5"),
+        on_conservative: None,
+    },
+    MethodEntry {
+        method: Method::MarkovUniform,
+        name: "markov-uniform",
+        claim: Claim::UpperBound,
+        reads: Reads::Popularity,
+        value_key: "fn_markov_uniform",
+        on_model: look("markov uniform", "mk-unif.", "#9467bd"),
+        on_fitted: look("markov uniform, fitted", "unif-fit", "#c5b0d5"),
+        on_conservative: None,
+    },
+    MethodEntry {
+        method: Method::MarkovBiuniform,
+        name: "markov-biuniform",
+        claim: Claim::UpperBound,
+        reads: Reads::Popularity,
+        value_key: "fn_markov_biuniform",
+        on_model: look("markov bi-uniform", "mk-biunif", "#8c564b"),
+        on_fitted: look("markov bi-uniform, fitted", "biuni-fit", "#c49c94"),
+        on_conservative: None,
+    },
+    MethodEntry {
+        method: Method::DropPins,
+        name: "drop-pins",
+        claim: Claim::Approximation,
+        reads: Reads::Popularity,
+        value_key: "fn_drop_pins",
+        on_model: look("drop-pins", "drop-pins", "#ff7f0e"),
+        on_fitted: look("drop-pins, fitted", "pins-fit", "#ffbb78"),
+        on_conservative: None,
+    },
+    MethodEntry {
+        method: Method::MarkovDisabling,
+        name: "markov-disabling",
+        claim: Claim::Approximation,
+        reads: Reads::Popularity,
+        value_key: "fn_markov_disabling",
+        on_model: look("markov disabling", "mk-disabl", "#e377c2"),
+        on_fitted: look("markov disabling, fitted", "disab-fit", "#f7b6d2"),
+        on_conservative: None,
+    },
+];
+
 impl Method {
-    pub const ALL: [Method; 7] = [
-        Method::Renewal,
-        Method::MarkovLower,
-        Method::MarkovSwr,
-        Method::MarkovUniform,
-        Method::MarkovBiuniform,
-        Method::DropPins,
-        Method::MarkovDisabling,
-    ];
+    /// Every method, in [`METHODS`] order.
+    pub const ALL: [Method; METHODS.len()] = {
+        let mut all = [Method::Renewal; METHODS.len()];
+        let mut i = 0;
+        while i < METHODS.len() {
+            all[i] = METHODS[i].method;
+            i += 1;
+        }
+        all
+    };
+
+    /// Its entry of [`METHODS`] (the variants are declared in the table's order: a
+    /// unit test checks it).
+    pub const fn entry(self) -> &'static MethodEntry {
+        &METHODS[self as usize]
+    }
 
     /// Whether the method reads the popularity Q (and D, the placement): every Markov
     /// method and drop-pins. The renewal bound reads only p_r and the reuse profile, so
     /// a fit for it alone skips fitting Q (docs/FIT.md).
-    pub fn reads_popularity(self) -> bool {
-        self != Method::Renewal
+    pub const fn reads_popularity(self) -> bool {
+        matches!(self.entry().reads, Reads::Popularity)
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Renewal => "renewal",
-            Method::MarkovLower => "markov-lower",
-            Method::MarkovSwr => "markov-swr",
-            Method::MarkovUniform => "markov-uniform",
-            Method::MarkovBiuniform => "markov-biuniform",
-            Method::DropPins => "drop-pins",
-            Method::MarkovDisabling => "markov-disabling",
-        }
+    pub const fn name(self) -> &'static str {
+        self.entry().name
+    }
+
+    /// What its number claims to be (the same for every filter and workload).
+    pub const fn claim(self) -> Claim {
+        self.entry().claim
+    }
+
+    /// The names `--method` accepts, for help texts and errors: "all, renewal, ...".
+    pub fn choices() -> String {
+        let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+        format!("all, {}", names.join(", "))
     }
 
     /// Parses a comma-separated list of method names; `all` stands for every method.
@@ -91,13 +229,9 @@ impl Method {
             .into_iter()
             .find(|m| m.name() == name)
             .ok_or_else(|| {
-                let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
                 Error::config(
                     "method",
-                    format!(
-                        "unknown method `{name}`; allowed: all, {}",
-                        names.join(", ")
-                    ),
+                    format!("unknown method `{name}`; allowed: {}", Method::choices()),
                 )
             })
     }
@@ -154,5 +288,43 @@ impl FnReport {
         self.get(Method::Renewal)
             .or_else(|| self.results.first())
             .map(|r| (r.fp_rate, r.method))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each variant's successor in declaration order. The match is exhaustive, so a new
+    /// variant stops this test compiling until it is placed here; the walk then fails
+    /// until [`METHODS`] has its entry at the same place. What else a new method
+    /// touches: its computation in `FnModel::evaluate` and its guarantee in
+    /// `FnModel::variant_guarantee` (both matches stop compiling too). Its names, JSON
+    /// and CSV keys, table rows, plot series and `--method` help come from the entry.
+    fn next(m: Method) -> Option<Method> {
+        match m {
+            Method::Renewal => Some(Method::MarkovLower),
+            Method::MarkovLower => Some(Method::MarkovSwr),
+            Method::MarkovSwr => Some(Method::MarkovUniform),
+            Method::MarkovUniform => Some(Method::MarkovBiuniform),
+            Method::MarkovBiuniform => Some(Method::DropPins),
+            Method::DropPins => Some(Method::MarkovDisabling),
+            Method::MarkovDisabling => None,
+        }
+    }
+
+    #[test]
+    fn a_new_method_is_one_entry_of_the_table() {
+        let mut declared = vec![Method::Renewal];
+        while let Some(m) = next(*declared.last().unwrap()) {
+            declared.push(m);
+        }
+        assert_eq!(declared, Method::ALL.to_vec());
+        for (i, m) in declared.iter().enumerate() {
+            assert_eq!(*m as usize, i, "variants in table order");
+            assert_eq!(METHODS[i].method, *m);
+            assert_eq!(Method::parse(m.name()).unwrap(), *m);
+        }
+        assert!(Method::choices().starts_with("all, renewal, markov-lower"));
     }
 }

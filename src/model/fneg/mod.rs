@@ -31,6 +31,11 @@ pub mod disabling;
 pub mod eq24;
 pub mod markov;
 pub mod method;
+
+/// The FN models' truncation unless a caller says otherwise: states and arrivals with
+/// probability below it are dropped (the renewal engine adds what it drops to its
+/// bound; the Markov chains report it).
+pub const DEFAULT_EPS: f64 = 1e-10;
 pub mod nbounded;
 pub mod powersums;
 pub mod renewal;
@@ -43,7 +48,9 @@ use crate::workload::{ReuseProfile, Workload};
 
 pub use markov::profile::Profile;
 pub use markov::ChainRates;
-pub use method::{Claim, FnReport, Guarantee, Method, MethodResult};
+pub use method::{
+    Claim, FnReport, Guarantee, Look, Method, MethodEntry, MethodResult, Reads, METHODS,
+};
 pub use renewal::{RenewalMode, RenewalOptions, RenewalResult};
 
 /// Probability of a still-running cycle at the renewal engine's stop above which, with
@@ -237,40 +244,30 @@ impl FnModel {
     fn variant_guarantee(&self, method: Method) -> Guarantee {
         let repeats_only = self.p_r >= 1.0;
         let one = self.phases == 1;
-        let g = |claim, guaranteed, note: &str| Guarantee {
-            claim,
+        // The claim is the method's own (its entry of METHODS); what varies with the
+        // filter and the workload is whether it is proven.
+        let g = |guaranteed, note: &str| Guarantee {
+            claim: method.claim(),
             guaranteed,
             note: note.to_string(),
         };
         match method {
-            Method::Renewal if one && self.max_inserts.is_some() => g(
-                Claim::UpperBound,
-                true,
+            Method::Renewal if one && self.max_inserts.is_some() => g(true,
                 "renewal bound, N-bounded: one more message adds at most one bit-setting insertion (the N + 1 analogue of Theorem 7), appendix E.1, window error added",
             ),
-            Method::Renewal if one => g(
-                Claim::UpperBound,
-                true,
+            Method::Renewal if one => g(true,
                 "renewal bound: Theorem 7 and appendix E.1, window error added",
             ),
-            Method::Renewal if self.independent_halves => g(
-                Claim::UpperBound,
-                true,
+            Method::Renewal if self.independent_halves => g(true,
                 "two-phase renewal bound (eqs. 27-28); assumes copy-over and independent halves",
             ),
-            Method::Renewal => g(
-                Claim::UpperBound,
-                false,
+            Method::Renewal => g(false,
                 "eqs. 27-28 assume independent hash positions in the two halves (appendix G.1); this filter reuses them",
             ),
-            Method::MarkovLower if one && repeats_only => g(
-                Claim::LowerBound,
-                true,
+            Method::MarkovLower if one && repeats_only => g(true,
                 "lower bound for repeat draws (eq. 5, Theorem 3)",
             ),
-            Method::MarkovLower => g(
-                Claim::LowerBound,
-                false,
+            Method::MarkovLower => g(false,
                 if one {
                     "eq. 5 is argued for repeat draws only and p_r < 1"
                 } else {
@@ -280,25 +277,19 @@ impl FnModel {
             Method::MarkovSwr | Method::MarkovUniform | Method::MarkovBiuniform
                 if one && repeats_only =>
             {
-                g(
-                    Claim::UpperBound,
-                    true,
+                g(true,
                     "upper bound for repeat draws (Theorems 3-6, appendix B)",
                 )
             }
-            Method::MarkovSwr | Method::MarkovUniform | Method::MarkovBiuniform => g(
-                Claim::UpperBound,
-                false,
+            Method::MarkovSwr | Method::MarkovUniform | Method::MarkovBiuniform => g(false,
                 if one {
                     "the Markov bounds are proven for repeat draws only and p_r < 1"
                 } else {
                     "the two-phase product form (eq. 15) multiplies per-half averages, which under-estimates the joint miss probability"
                 },
             ),
-            Method::DropPins => g(Claim::Approximation, false, "average-case approximation (eqs. 10-11)"),
-            Method::MarkovDisabling => g(
-                Claim::Approximation,
-                false,
+            Method::DropPins => g(false, "average-case approximation (eqs. 10-11)"),
+            Method::MarkovDisabling => g(false,
                 "mean-field approximation with new arrivals (appendix G.2)",
             ),
         }

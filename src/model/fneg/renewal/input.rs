@@ -32,7 +32,7 @@ pub struct RenewalOptions {
 impl Default for RenewalOptions {
     fn default() -> Self {
         RenewalOptions {
-            eps: 1e-10,
+            eps: super::super::DEFAULT_EPS,
             tiny: 1e-30,
             max_arrivals: 1 << 32,
             direct: false,
