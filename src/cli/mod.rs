@@ -15,6 +15,7 @@ mod run;
 mod size;
 mod synth;
 mod trace_args;
+mod workload_args;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 

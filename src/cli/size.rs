@@ -1,8 +1,6 @@
 //! `rbf size`: the smallest filter meeting FP and FN targets, or the best FN at a given
 //! memory (FN paper §7.1), by the models, confirmed by replay.
 
-use std::path::PathBuf;
-
 use clap::{ArgGroup, Args};
 
 use rbf::compare::verdict::Check;
@@ -15,34 +13,19 @@ use rbf::size::confirm::{confirm, Confirmation, LEVEL};
 use rbf::size::{
     best_fn, judged, misfit, smallest_memory, SizeOptions, Sizing, RELATIVE_PRECISION,
 };
-use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
 
 use super::filter_args::HashingArg;
 use super::model_args::ModelArgs;
+use super::workload_args::WorkloadArgs;
 
 const DEFAULT_SEED: u64 = 1;
 
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("goal").required(true).args(["target_fn", "memory"])))]
-#[command(group(ArgGroup::new("source").required(true).args(["workload", "zipf"])))]
 pub struct SizeArgs {
-    /// Workload file (JSON, as written by `rbf fit`) with Q, p_r and placement.
-    #[arg(long, value_name = "FILE")]
-    pub workload: Option<PathBuf>,
-    /// Zipf exponent alpha of Q (0 = uniform); with --distinct and --p-repeat.
-    #[arg(long, value_name = "ALPHA", requires_all = ["distinct", "p_repeat"])]
-    pub zipf: Option<f64>,
-    /// D: number of previously seen messages in Q.
-    #[arg(long, value_name = "D", requires = "zipf")]
-    pub distinct: Option<usize>,
-    /// p_r: probability that an arrival is a draw from Q.
-    #[arg(long, value_name = "P", requires = "zipf")]
-    pub p_repeat: Option<f64>,
-    /// Where new messages enter Q: uniform, top, bottom, segments:W1,W2,... (relative
-    /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
-    #[arg(long, default_value = "uniform", requires = "zipf")]
-    pub placement: String,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
     /// Target average FP rate (FP paper, count-instance).
     #[arg(long, value_name = "F")]
     pub target_fp: f64,
@@ -116,29 +99,6 @@ struct Output<'a> {
     seconds: f64,
 }
 
-fn workload(a: &SizeArgs) -> Result<Workload> {
-    let w = match (&a.workload, a.zipf) {
-        (Some(path), _) => Workload::load(path)?,
-        (None, Some(alpha)) => {
-            let d = a
-                .distinct
-                .ok_or_else(|| Error::config("distinct", "--distinct D is required with --zipf"))?;
-            let p = a
-                .p_repeat
-                .ok_or_else(|| Error::config("p-repeat", "--p-repeat P is required with --zipf"))?;
-            Workload::zipf(d, alpha, p, Placement::parse(&a.placement)?)
-        }
-        (None, None) => {
-            return Err(Error::config(
-                "workload",
-                "give --workload FILE or --zipf ALPHA --distinct D --p-repeat P",
-            ))
-        }
-    };
-    w.validate()?;
-    Ok(w)
-}
-
 fn phases(s: &str) -> Result<Vec<u8>> {
     match s {
         "1" => Ok(vec![1]),
@@ -161,7 +121,7 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     }
     // The search polls for Ctrl-C between memory sizes.
     rbf::progress::install_interrupt_handler();
-    let w = workload(&a)?;
+    let w = a.workload.workload()?;
     let hashing = match a.hashing {
         HashingArg::Colliding => Hashing::Colliding,
         HashingArg::Distinct => Hashing::Distinct,

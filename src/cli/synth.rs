@@ -5,31 +5,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::workload_args::WorkloadArgs;
 use rbf::output_file::{check_outputs, is_stdio, OutputFile};
 use rbf::progress::Progress;
 use rbf::synth::{write_request_log, SynthConfig, Synthesizer};
-use rbf::workload::{Placement, Workload};
 use rbf::{Error, Result};
 
 #[derive(Args, Debug)]
 pub struct SynthArgs {
-    /// D: number of previously seen messages in the popularity ranking.
-    #[arg(long, required_unless_present = "workload")]
-    pub distinct: Option<usize>,
-    /// Zipf exponent alpha of Q (0 = uniform).
-    #[arg(long, default_value_t = 1.0, conflicts_with = "workload")]
-    pub zipf: f64,
-    /// p_r: probability that an arrival repeats a previously seen message.
-    #[arg(long, required_unless_present = "workload")]
-    pub p_repeat: Option<f64>,
-    /// Where new messages enter Q: uniform, top, bottom, segments:W1,W2,... (relative
-    /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
-    #[arg(long, default_value = "uniform", conflicts_with = "workload")]
-    pub placement: String,
-    /// Workload file (JSON, as written by `rbf fit`) with an explicit Q, p_r and placement;
-    /// replaces --distinct/--zipf/--p-repeat/--placement.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["distinct", "p_repeat"])]
-    pub workload: Option<PathBuf>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
     /// Arrivals after the prologue.
     #[arg(long)]
     pub arrivals: u64,
@@ -46,20 +31,9 @@ pub struct SynthArgs {
 }
 
 pub fn run(a: SynthArgs) -> Result<()> {
-    let inputs: Vec<&std::path::Path> = a.workload.iter().map(PathBuf::as_path).collect();
+    let inputs: Vec<&std::path::Path> = a.workload.workload.iter().map(PathBuf::as_path).collect();
     check_outputs(&[&a.output], &inputs)?;
-    let workload = match &a.workload {
-        Some(path) => Workload::load(path)?,
-        None => {
-            let d = a
-                .distinct
-                .ok_or_else(|| Error::config("distinct", "--distinct D is required"))?;
-            let p = a
-                .p_repeat
-                .ok_or_else(|| Error::config("p_repeat", "--p-repeat P is required"))?;
-            Workload::zipf(d, a.zipf, p, Placement::parse(&a.placement)?)
-        }
-    };
+    let workload = a.workload.workload()?;
     let zst = a.output.extension().is_some_and(|e| e == "zst");
     if !is_stdio(&a.output) {
         let dir = a

@@ -6,6 +6,7 @@
 
 pub mod probabilities;
 pub mod reuse;
+pub mod spec;
 pub mod transform;
 
 use std::path::Path;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 pub use probabilities::Probabilities;
 pub use reuse::{Between, ReuseProfile};
+pub use spec::WorkloadSpec;
 
 /// Popularity of the D previously seen messages, most popular first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,8 +1,6 @@
 //! `rbf model fn`: false-negative bounds and approximations of the FN paper for a
 //! filter and a workload (Q, p_r, placement).
 
-use std::path::PathBuf;
-
 use clap::Args;
 use serde::Serialize;
 
@@ -11,33 +9,20 @@ use rbf::filter::FilterConfig;
 use rbf::model::fneg::{Method, MethodResult, RenewalMode, RenewalResult};
 use rbf::report::judged::claim_cell;
 use rbf::report::{rate, wrap, Table, WIDTH};
-use rbf::workload::{Placement, Workload};
-use rbf::{Error, Result};
+
+use rbf::workload::Placement;
+use rbf::Result;
 
 use crate::cli::filter_args::FilterArgs;
 use crate::cli::model_args::{MethodArgs, ModelArgs};
+use crate::cli::workload_args::WorkloadArgs;
 
 #[derive(Args, Debug)]
 pub struct FnArgs {
     #[command(flatten)]
     pub filter: Box<FilterArgs>,
-    /// Zipf exponent alpha of Q (0 = uniform); with --distinct.
-    #[arg(long, requires = "distinct", conflicts_with = "workload")]
-    pub zipf: Option<f64>,
-    /// D: number of previously seen messages in Q; with --zipf.
-    #[arg(long, requires = "zipf", conflicts_with = "workload")]
-    pub distinct: Option<usize>,
-    /// Workload file (JSON, as written by `rbf fit`) with Q, p_r and placement;
-    /// --p-repeat and --placement override its values.
-    #[arg(long, value_name = "FILE")]
-    pub workload: Option<PathBuf>,
-    /// p_r: probability that an arrival is a draw from Q.
-    #[arg(long)]
-    pub p_repeat: Option<f64>,
-    /// Where new messages enter Q: uniform, top, bottom, segments:W1,W2,... (relative
-    /// weights of equal rank segments) or w0,...,w{D-1} (one weight per rank).
-    #[arg(long)]
-    pub placement: Option<String>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
     #[command(flatten)]
     pub methods: MethodArgs,
     #[command(flatten)]
@@ -81,38 +66,9 @@ struct Output<'a> {
     markov_states: Option<usize>,
 }
 
-fn workload(a: &FnArgs) -> Result<Workload> {
-    let mut w = match (&a.workload, a.zipf, a.distinct) {
-        (Some(path), _, _) => Workload::load(path)?,
-        (None, Some(alpha), Some(d)) => {
-            let p = a.p_repeat.ok_or_else(|| {
-                Error::config(
-                    "p_repeat",
-                    "--p-repeat P is required with --zipf/--distinct",
-                )
-            })?;
-            Workload::zipf(d, alpha, p, Placement::Uniform)
-        }
-        _ => {
-            return Err(Error::config(
-                "workload",
-                "give --zipf ALPHA --distinct D, or --workload FILE",
-            ))
-        }
-    };
-    if let Some(p) = a.p_repeat {
-        w.p_repeat = p;
-    }
-    if let Some(p) = &a.placement {
-        w.placement = Placement::parse(p)?;
-    }
-    w.validate()?;
-    Ok(w)
-}
-
 pub fn run(a: FnArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     let filter = a.filter.config()?;
-    let w = workload(&a)?;
+    let w = a.workload.workload()?;
     let methods = a.methods.methods()?;
     if methods.contains(&Method::Renewal) {
         // The renewal loop polls the flag: Ctrl-C stops it with a clean error.
