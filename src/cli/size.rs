@@ -4,14 +4,16 @@
 use clap::{ArgGroup, Args};
 
 use rbf::compare::verdict::Check;
-use rbf::compare::{values_by_key, Bound, Observed, Rate, Record, Regime, TargetVerdict};
+use rbf::compare::{
+    values_by_key, Bound, ModelTargetVerdict, Observed, Rate, Record, Regime, TargetVerdict,
+};
 use rbf::filter::Hashing;
 use rbf::model::fneg::{Method, RenewalMode};
 use rbf::report::judged::{beyond, verdict_cell};
 use rbf::report::Table;
 use rbf::size::confirm::{confirm, Confirmation, LEVEL};
 use rbf::size::{
-    best_fn, judged, misfit, smallest_memory, SizeOptions, Sizing, RELATIVE_PRECISION,
+    best_fn, judged, misfit, smallest_memory, Question, SizeOptions, Sizing, RELATIVE_PRECISION,
 };
 use rbf::{Error, Result};
 
@@ -59,7 +61,7 @@ pub struct SizeArgs {
 
 #[derive(serde::Serialize)]
 struct Output<'a> {
-    question: &'static str,
+    question: Question,
     memory: u64,
     hashes: u32,
     sigma: u64,
@@ -156,7 +158,7 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     let judgement = judged(&sizing.best, &options, &w, observed.as_ref())?;
     let b = &sizing.best;
     if a.json {
-        let smallest = sizing.question == "smallest-memory";
+        let smallest = sizing.question == Question::SmallestMemory;
         return io.json(&Output {
             question: sizing.question,
             memory: b.memory,
@@ -215,7 +217,7 @@ fn print_human(
 ) -> Result<()> {
     let b = &s.best;
     let headline = match s.question {
-        "smallest-memory" => format!(
+        Question::SmallestMemory => format!(
             "smallest memory for FP <= {} and FN <= {} (renewal bound), to {}%: {} bits{}",
             a.target_fp,
             a.target_fn.unwrap_or(f64::NAN),
@@ -224,7 +226,7 @@ fn print_human(
             s.memory_fails
                 .map_or(String::new(), |m| format!(" ({m} bits fail)"))
         ),
-        _ => format!(
+        Question::BestFn => format!(
             "best FN bound at {} bits with FP <= {}",
             b.memory, a.target_fp
         ),
@@ -284,15 +286,8 @@ fn table(
     let level = format!("{:.0}% interval", 100.0 * LEVEL);
     let mut t =
         Table::new(["measure", "value", "target", level.as_str(), "verdict"]).left_aligned(&[4]);
-    // A model's number meeting its target is not presented as met when the replay of
-    // the same filter shows the target missed.
     let model_verdict = |value: f64, target: f64, replay: Option<TargetVerdict>| {
-        match (value <= target, replay) {
-            (true, Some(TargetVerdict::Misses)) => "NOT CONFIRMED",
-            (true, _) => "meets",
-            (false, _) => "MISSES",
-        }
-        .to_string()
+        ModelTargetVerdict::of(value, target, replay).to_string()
     };
     let fp_target = rbf::report::sci(a.target_fp);
     let fn_target = a.target_fn.map_or("-".into(), rbf::report::sci);

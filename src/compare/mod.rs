@@ -22,7 +22,7 @@ pub use bound::{Bound, On};
 pub use judge::{is_fitted, judge, ConservativeRenewal, Fitted, JudgeOptions, Judgement, Subject};
 pub use observed::{Observed, Rate, Seeds};
 pub use record::{values_by_key, Range, Record, Standing};
-pub use verdict::{BoundVerdict, Regime, TargetVerdict};
+pub use verdict::{BoundVerdict, ModelTargetVerdict, Regime, TargetVerdict};
 
 use serde::Serialize;
 

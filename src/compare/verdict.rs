@@ -65,6 +65,39 @@ pub enum TargetVerdict {
     Undecided,
 }
 
+/// A model's number against a target. The number is exact for its model, so the
+/// verdict is a comparison; but a number meeting its target is not presented as met
+/// when a replay of the same filter shows the target missed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelTargetVerdict {
+    Meets,
+    Misses,
+    /// The model meets the target, the replay of the same filter misses it.
+    NotConfirmed,
+}
+
+impl ModelTargetVerdict {
+    /// `value` against an upper `target`, given the replay's verdict on the same target.
+    pub fn of(value: f64, target: f64, replay: Option<TargetVerdict>) -> Self {
+        match (value <= target, replay) {
+            (true, Some(TargetVerdict::Misses)) => ModelTargetVerdict::NotConfirmed,
+            (true, _) => ModelTargetVerdict::Meets,
+            (false, _) => ModelTargetVerdict::Misses,
+        }
+    }
+}
+
+impl fmt::Display for ModelTargetVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ModelTargetVerdict::Meets => "meets",
+            ModelTargetVerdict::Misses => "MISSES",
+            ModelTargetVerdict::NotConfirmed => "NOT CONFIRMED",
+        })
+    }
+}
+
 /// A measured rate against a model's bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -103,11 +103,20 @@ fn filter(memory: u64, k: u32, phases: u8, hashing: Hashing, sigma: Option<u64>)
     f
 }
 
+/// Which of the two questions of §7.1 a search answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Question {
+    /// The smallest memory meeting an FP and an FN target.
+    SmallestMemory,
+    /// The best FN bound at a given memory, meeting an FP target.
+    BestFn,
+}
+
 /// Outcome of a search.
 #[derive(Clone, Debug, Serialize)]
 pub struct Sizing {
-    /// "smallest-memory" or "best-fn".
-    pub question: &'static str,
+    pub question: Question,
     pub best: Candidate,
     /// (M, k, phases) triples whose FN bound was computed.
     pub candidates_evaluated: u64,
@@ -350,7 +359,7 @@ pub fn best_fn(memory: u64, options: &SizeOptions, workload: &Workload) -> Resul
         )
     })?;
     Ok(Sizing {
-        question: "best-fn",
+        question: Question::BestFn,
         best,
         candidates_evaluated: evaluated,
         memory_fails: None,
@@ -448,7 +457,7 @@ pub fn smallest_memory(
         lo = Some(fail);
     }
     Ok(Sizing {
-        question: "smallest-memory",
+        question: Question::SmallestMemory,
         best: found,
         candidates_evaluated: evaluated,
         memory_fails: lo,

@@ -9,7 +9,9 @@ use rbf::compare::{Bound, Standing, TargetVerdict};
 use rbf::filter::Hashing;
 use rbf::model::fneg::Method;
 use rbf::size::confirm::confirm;
-use rbf::size::{best_at, best_fn, evaluate, smallest_memory, SizeOptions, RELATIVE_PRECISION};
+use rbf::size::{
+    best_at, best_fn, evaluate, smallest_memory, Question, SizeOptions, RELATIVE_PRECISION,
+};
 use rbf::workload::{Placement, Workload};
 
 const TARGET_FP: f64 = 1e-3;
@@ -43,7 +45,7 @@ fn smallest_memory_meets_targets_and_is_minimal() {
     let o = options(vec![1]);
     let s = smallest_memory(TARGET_FN, &o, &workload()).unwrap();
     let b = &s.best;
-    assert_eq!(s.question, "smallest-memory");
+    assert_eq!(s.question, Question::SmallestMemory);
     assert!(b.fn_renewal_upper <= TARGET_FN, "{b:?}");
     assert!(b.fp_model <= TARGET_FP, "{b:?}");
     let judged = rbf::size::judged(b, &o, &workload(), None).unwrap();
@@ -126,7 +128,7 @@ fn best_fn_beats_arbitrary_choices() {
     let o = options(vec![1, 2]);
     let m = 32_768;
     let s = best_fn(m, &o, &workload()).unwrap();
-    assert_eq!(s.question, "best-fn");
+    assert_eq!(s.question, Question::BestFn);
     assert!(s.best.fp_model <= TARGET_FP);
     for (k, phases) in [(3, 1), (6, 2), (1, 1)] {
         let c = evaluate(m, k, phases, &o, &workload()).unwrap().unwrap();
