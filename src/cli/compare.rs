@@ -9,6 +9,7 @@ use rbf::compare::{
 };
 use rbf::fit::{FitOptions, DEFAULT_WINDOW};
 use rbf::model::fneg::{Method, RenewalMode};
+use rbf::replay::sizing::distinct_up_front;
 use rbf::replay::{ReplayOptions, DEFAULT_HASH_SEEDS, TOO_FEW_CYCLES_WHY};
 use rbf::report::judged::{claim_cell, regime_name, value_cell, verdict_cell};
 use rbf::report::{interval, sci, wrap, Table, WIDTH};
@@ -107,6 +108,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
     })?;
     let methods = a.methods.methods()?;
     let mut source = io.open(&a.trace_args, &a.trace)?;
+    let distinct = distinct_up_front(&config, source.as_ref(), u64::from(a.hash_seeds));
     let obs = observe(
         &config,
         ReplayOptions {
@@ -120,6 +122,7 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
             popularity: methods.iter().any(|m| m.reads_popularity()),
             ..FitOptions::default()
         },
+        distinct,
         &mut source,
     )?;
     super::print_ingest_notes(source.summary());

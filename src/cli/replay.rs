@@ -2,6 +2,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use rbf::replay::sizing::distinct_up_front;
 use rbf::replay::{ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
 use rbf::Result;
 
@@ -59,7 +60,7 @@ pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
         },
         a.hash_seeds,
     )?;
-    if let Some(d) = plan_memory(&config, source.as_ref(), u64::from(a.hash_seeds)) {
+    if let Some(d) = distinct_up_front(&config, source.as_ref(), u64::from(a.hash_seeds)) {
         replay.expect_distinct(d);
     }
     replay.run_source(source.as_mut())?;
@@ -81,45 +82,5 @@ pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
         })
     } else {
         io.text(&rbf::report::replay::replay_table(&report))
-    }
-}
-
-/// Whether to size the ground truths (one per filter) up front: the distinct keys the
-/// trace declares (an lcs header) or that were estimated from its records
-/// (oracleGeneral's next-access field, [`rbf::ingest::count`]), when the predicted peak
-/// memory of `filters` filters fits the machine. A count that would not fit is not
-/// trusted blindly (a damaged header): the replay then grows its tables as it goes,
-/// each doubling checked on the way.
-pub(crate) fn plan_memory(
-    config: &rbf::filter::FilterConfig,
-    source: &dyn rbf::ingest::MessageSource,
-    filters: u64,
-) -> Option<u64> {
-    let (distinct, how) = match (source.declared_distinct(), source.estimated_distinct()) {
-        (Some(d), _) => (d, "declared by its header"),
-        (None, Some(e)) => (e.distinct, e.describe()),
-        (None, None) => return None,
-    };
-    let plan = rbf::replay::memory::MemoryPlan::new(config, distinct, true).filters(filters);
-    let name = &source.summary().source;
-    match rbf::resources::check_memory(
-        &format!("replaying {name} ({distinct} distinct keys {how})"),
-        plan.total() as f64,
-    ) {
-        Ok(()) => {
-            if plan.total() >= 64 << 20 {
-                rbf::progress::note(&format!(
-                    "{name}: {distinct} distinct objects {how}: predicted peak memory {}",
-                    plan.describe()
-                ));
-            }
-            Some(distinct)
-        }
-        Err(e) => {
-            rbf::progress::note(&format!(
-                "{e}; the ground truth is not sized up front but grown as keys arrive, each step checked"
-            ));
-            None
-        }
     }
 }

@@ -94,15 +94,21 @@ pub struct Observation {
 
 /// Replays (with `hash_seeds` filters, [`Replays`], with [`judged`] positions) and fits
 /// `stream` in one pass. The fitter's warm-up is the replay's, so both describe the
-/// same measured arrivals.
+/// same measured arrivals. `expected_distinct` sizes the ground truth up front (from
+/// [`crate::replay::sizing::distinct_up_front`] for a trace that declares or estimates
+/// its keys; None: grown as keys arrive).
 pub fn observe<I: IntoIterator<Item = Message>>(
     filter: &FilterConfig,
     replay: ReplayOptions,
     hash_seeds: u32,
     fit: FitOptions,
+    expected_distinct: Option<u64>,
     stream: I,
 ) -> Result<Observation> {
     let mut r = Replays::new(&judged(filter), replay, hash_seeds)?;
+    if let Some(d) = expected_distinct {
+        r.expect_distinct(d);
+    }
     let mut f = Fitter::new(FitOptions {
         warmup: replay.warmup,
         ..fit
@@ -167,7 +173,7 @@ pub fn compare<I: IntoIterator<Item = Message>>(
     fit: FitOptions,
     options: &JudgeOptions,
 ) -> Result<(Observation, Comparison)> {
-    let observation = observe(filter, replay, DEFAULT_HASH_SEEDS, fit, stream)?;
+    let observation = observe(filter, replay, DEFAULT_HASH_SEEDS, fit, None, stream)?;
     let (_, comparison) = judge_observation(filter, &observation, options, "the trace")?;
     Ok((observation, comparison))
 }

@@ -175,8 +175,12 @@ fn replay_once(
         },
         config.hash_seeds,
     )?;
+    let stream = source.source.messages(seed)?;
+    if let Some(d) = stream.distinct_up_front(&filter, u64::from(config.hash_seeds)) {
+        r.expect_distinct(d);
+    }
     // `run` works in batches so that ground-truth lookups are prefetched.
-    r.run(source.source.messages(seed)?);
+    r.run(stream);
     Ok(r.report())
 }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use super::config::{ExperimentConfig, SyntheticSource, TraceSource};
 use crate::compare::Fitted;
 use crate::error::{Error, Result};
+use crate::filter::FilterConfig;
 use crate::fit::{FitOptions, Fitter};
 use crate::ingest::packet::key::KeySpec;
 use crate::ingest::{self, IngestOptions, IngestSummary};
@@ -291,6 +292,18 @@ impl Iterator for Inner {
 impl Stream {
     fn new(inner: Inner) -> Stream {
         Stream(stoppable(inner))
+    }
+
+    /// The distinct keys to size a replay's ground truth for up front, for a trace that
+    /// declares or estimates them ([`crate::replay::sizing::distinct_up_front`]); None
+    /// for a synthetic stream (its tables grow as keys arrive).
+    pub fn distinct_up_front(&self, config: &FilterConfig, filters: u64) -> Option<u64> {
+        match &self.0.inner {
+            Inner::Trace(source) => {
+                crate::replay::sizing::distinct_up_front(config, source.as_ref(), filters)
+            }
+            Inner::Synthetic(_) => None,
+        }
     }
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod index;
 mod lane;
 pub mod memory;
 mod replicas;
+pub mod sizing;
 mod truth;
 
 pub use cycles::{

@@ -69,6 +69,7 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
                 window: 4 * D as u64,
                 ..FitOptions::default()
             },
+            None,
             synth.messages(KeyHasher::default()),
         )
         .expect("replay and fit");

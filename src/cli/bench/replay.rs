@@ -347,8 +347,11 @@ fn from_files(
             let t0 = Instant::now();
             let mut source = ingest::open_inputs(&a.trace, &ingest_options)?;
             let mut r = Replays::new(config, options, a.hash_seeds)?;
-            let plan =
-                crate::cli::replay::plan_memory(config, source.as_ref(), u64::from(a.hash_seeds));
+            let plan = rbf::replay::sizing::distinct_up_front(
+                config,
+                source.as_ref(),
+                u64::from(a.hash_seeds),
+            );
             if let Some(d) = plan {
                 r.expect_distinct(d);
             }
