@@ -622,7 +622,7 @@ mod tests {
         let each: Vec<f64> = std::iter::once(&fit.point)
             .chain(&alternatives)
             .map(|w| {
-                FnModel::new(&f, w, 1e-10)
+                FnModel::new(&f, w, crate::model::fneg::DEFAULT_EPS)
                     .unwrap()
                     .evaluate(&[Method::MarkovLower], RenewalOptions::default())
                     .unwrap()

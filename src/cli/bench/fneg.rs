@@ -95,7 +95,11 @@ fn point(
     repeats: u32,
     renewal: Option<RenewalOptions>,
 ) -> Result<(f64, f64, RenewalPoint, f64, f64, f64)> {
-    let model = FnModel::new(&FilterConfig::sigma_bounded(m, k, sigma), w, 1e-10)?;
+    let model = FnModel::new(
+        &FilterConfig::sigma_bounded(m, k, sigma),
+        w,
+        rbf::model::fneg::DEFAULT_EPS,
+    )?;
     let (rb, rm, r) = if let Some(options) = renewal {
         let (rb, rm, r) = time(repeats, || model.renewal(options));
         let r = r?;
