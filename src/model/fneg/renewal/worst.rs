@@ -150,7 +150,7 @@ mod tests {
         let filter = FilterConfig::sigma_bounded(8000, 4, 2000);
         let mut w = profiled(0.9);
         w.p_repeat_interval = Some([0.8, 1.0]);
-        let model = FnModel::new(&filter, &w, super::super::DEFAULT_EPS).unwrap();
+        let model = FnModel::new(&filter, &w, crate::model::fneg::DEFAULT_EPS).unwrap();
         let worst = renewal_worst_case(&model, RenewalOptions::default()).unwrap();
         let mut largest: f64 = 0.0;
         for i in 0..=20 {
