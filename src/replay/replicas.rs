@@ -93,7 +93,10 @@ struct Column<'a> {
 }
 
 impl Records for Column<'_> {
-    /// The block's slots were loaded when located.
+    const SHARED: bool = true;
+
+    /// The block's slots were loaded when located (prefetching them again into L1
+    /// before each filter's use gained nothing, docs/PERFORMANCE.md, issue 41).
     #[inline(always)]
     fn prefetch(&self, _: usize, _: u64) {}
 
