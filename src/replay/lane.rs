@@ -192,8 +192,7 @@ impl Lane {
                 words: false,
             }
         };
-        let fixed = self.filter.positions_mode().is_fixed();
-        if fixed && !lead.words && self.filter.hasher(0).blockwise() {
+        if !lead.words && self.filter.hasher(0).blockwise() {
             return match self.filter.k() {
                 1 => self.run_keys_blockwise::<1, R>(keys, lead, records, seen),
                 2 => self.run_keys_blockwise::<2, R>(keys, lead, records, seen),
@@ -218,12 +217,14 @@ impl Lane {
         }
     }
 
-    /// [`Lane::run_keys_one_phase`] for a filter in the caches with fixed positions
-    /// drawn two per value ([`crate::filter::PositionHasher::blockwise`]), k = K: the
+    /// [`Lane::run_keys_one_phase`] for a filter in the caches with positions drawn
+    /// two per value ([`crate::filter::PositionHasher::blockwise`]), k = K: the
     /// positions of [`POSITION_BLOCK`] arrivals at a time are computed first, across
     /// the arrivals in vector registers (hashing the positions one key at a time was
     /// the loop's largest part, docs/PERFORMANCE.md, issue 41), then the arrivals
-    /// replay with them.
+    /// replay with them. With per-cycle positions a recycle changes the hasher: the
+    /// rest of the block's positions are then computed again (at most 255 keys, once
+    /// per cycle).
     fn run_keys_blockwise<const K: usize, R: Records>(
         &mut self,
         keys: &[u64],
@@ -231,29 +232,42 @@ impl Lane {
         records: &mut R,
         seen: u64,
     ) {
-        let hasher = *self.filter.hasher(0);
+        let per_cycle = !self.filter.positions_mode().is_fixed();
+        let mut hasher = *self.filter.hasher(0);
         let mut block = self.block.take().unwrap_or_else(PositionBlock::new);
         for (i, &key) in keys.iter().enumerate().take(lead.truth) {
             records.prefetch(i, key);
         }
         for (c, chunk) in keys.chunks(POSITION_BLOCK).enumerate() {
             with_avx2(self.avx2, || hasher.block_positions::<K>(chunk, &mut block));
+            // The block holds the positions of chunk[from..], arrival o's in column
+            // o - from.
+            let mut from = 0;
             let at = c * POSITION_BLOCK;
             for (o, &key) in chunk.iter().enumerate() {
                 let i = at + o;
                 if R::SHARED {
-                    if let Some(ahead) = positions_at::<K>(&block, o + POSITIONS_AHEAD, chunk.len())
-                    {
-                        self.filter.prefetch_positions(&ahead);
+                    let ahead = o + POSITIONS_AHEAD;
+                    if let Some(p) = positions_at::<K>(&block, ahead - from, chunk.len() - from) {
+                        self.filter.prefetch_positions(&p);
                     }
                 }
                 if let Some(&next) = keys.get(i + lead.truth) {
                     records.prefetch(i + lead.truth, next);
                 }
-                let positions: [u64; K] = std::array::from_fn(|d| u64::from(block.draws[d][o]));
+                let positions: [u64; K] =
+                    std::array::from_fn(|d| u64::from(block.draws[d][o - from]));
+                let recycles = self.filter.recycles();
                 self.push_with(records, i, key, seen + i as u64, |f| {
                     f.process_positions(key, &positions)
                 });
+                if per_cycle && self.filter.recycles() != recycles {
+                    // A new cycle, new positions: those of the rest of the chunk again.
+                    hasher = *self.filter.hasher(0);
+                    from = o + 1;
+                    let rest = &chunk[from..];
+                    with_avx2(self.avx2, || hasher.block_positions::<K>(rest, &mut block));
+                }
             }
         }
         self.block = Some(block);
