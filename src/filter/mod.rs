@@ -13,7 +13,9 @@ mod positions;
 
 pub use bits::BitArray;
 pub use config::{FilterConfig, Hashing, Positions, Trigger, MAX_HASHES, MAX_MEMORY};
-pub use positions::{mix64, PositionBuf, PositionHasher};
+pub use positions::{
+    mix64, PositionBlock, PositionBuf, PositionHasher, BLOCK_HASHES, POSITION_BLOCK,
+};
 
 use crate::error::Result;
 

@@ -28,6 +28,31 @@ const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 /// above it each position uses a value of its own.
 pub const PAIR_RANGE_MAX: u64 = 1 << 26;
 
+/// Keys whose positions [`PositionHasher::block_positions`] computes in one call.
+pub const POSITION_BLOCK: usize = 256;
+
+/// Most positions per key [`PositionHasher::block_positions`] computes.
+pub const BLOCK_HASHES: usize = 8;
+
+/// The positions of up to [`POSITION_BLOCK`] keys, one row per draw: `draws[d][i]` is
+/// position d of key i. Rows, not one row per key, so that the loops filling them
+/// are vectorised across keys; u32, since positions drawn two per value are below
+/// [`PAIR_RANGE_MAX`].
+pub struct PositionBlock {
+    pub draws: [[u32; POSITION_BLOCK]; BLOCK_HASHES],
+    /// The keys' mixed keys (`h` of the module docs).
+    mixed: [u64; POSITION_BLOCK],
+}
+
+impl PositionBlock {
+    pub fn new() -> Box<Self> {
+        Box::new(PositionBlock {
+            draws: [[0; POSITION_BLOCK]; BLOCK_HASHES],
+            mixed: [0; POSITION_BLOCK],
+        })
+    }
+}
+
 /// SplitMix64's output function (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
 #[inline(always)]
 pub fn mix64(mut z: u64) -> u64 {
@@ -42,6 +67,18 @@ pub fn mix64(mut z: u64) -> u64 {
 fn wide(x: u64, range: u64) -> (u64, u64) {
     let p = u128::from(x) * u128::from(range);
     ((p >> 64) as u64, p as u64)
+}
+
+/// [`wide`] for `range < 2^32`, from 32-bit halves: what vector units multiply (a
+/// 64 x 64 -> 128-bit product has no vector instruction), the same two words.
+#[inline(always)]
+fn wide_small(x: u64, range: u64) -> (u64, u64) {
+    debug_assert!(range >> 32 == 0);
+    // The mask tells the compiler the high half is zero: 32 x 32 -> 64-bit multiplies.
+    let r = range & 0xFFFF_FFFF;
+    let low = (x & 0xFFFF_FFFF) * r;
+    let t = (x >> 32) * r + (low >> 32);
+    (t >> 32, t << 32 | low & 0xFFFF_FFFF)
 }
 
 /// Bit-position generator for one filter array.
@@ -133,6 +170,44 @@ impl PositionHasher {
             }
         }
         &out[..K]
+    }
+
+    /// Whether [`PositionHasher::block_positions`] serves this hasher: colliding
+    /// positions drawn two per value, k at most [`BLOCK_HASHES`].
+    pub fn blockwise(&self) -> bool {
+        self.hashing == Hashing::Colliding && self.pairs && self.k <= BLOCK_HASHES
+    }
+
+    /// The positions of `keys` (at most [`POSITION_BLOCK`]), k = K, into `block`: the
+    /// values [`PositionHasher::positions`] gives, computed draw by draw across the
+    /// keys (loops the compiler vectorises, where one key's k positions are a chain
+    /// of dependent steps). Only for [`PositionHasher::blockwise`] hashers.
+    #[inline(always)]
+    pub fn block_positions<const K: usize>(&self, keys: &[u64], block: &mut PositionBlock) {
+        debug_assert!(self.blockwise() && K == self.k && keys.len() <= POSITION_BLOCK);
+        let n = keys.len().min(POSITION_BLOCK);
+        let (range, seed) = (self.range, self.seed);
+        let mixed = &mut block.mixed[..n];
+        for (h, &key) in mixed.iter_mut().zip(keys) {
+            *h = mix64(key ^ seed);
+        }
+        // Value j gives draws 2j and 2j + 1 (`draw`); the second row is filled for odd
+        // K too (unused), which keeps the loop free of branches.
+        for j in 0..K.div_ceil(2) {
+            let (a, b) = block.draws.split_at_mut(2 * j + 1);
+            let (first, second) = (&mut a[2 * j][..n], &mut b[0][..n]);
+            let step = (j as u64).wrapping_mul(GOLDEN);
+            for ((&h, p0), p1) in mixed.iter().zip(first).zip(second) {
+                let v = if j == 0 {
+                    h
+                } else {
+                    mix64(h.wrapping_add(step))
+                };
+                let (p, low) = wide_small(v, range);
+                *p0 = p as u32;
+                *p1 = wide_small(low, range).0 as u32;
+            }
+        }
     }
 
     /// Writes the k positions of `key` into `out[..k]` and returns that slice.
@@ -240,6 +315,54 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// [`PositionHasher::block_positions`] with k = K, scalar or vectorised.
+    fn block_of<const K: usize>(h: &PositionHasher, keys: &[u64], wide: bool) -> Vec<Vec<u64>> {
+        let mut block = PositionBlock::new();
+        crate::model::fneg::simd::with_avx2(wide, || h.block_positions::<K>(keys, &mut block));
+        (0..keys.len())
+            .map(|i| (0..K).map(|d| u64::from(block.draws[d][i])).collect())
+            .collect()
+    }
+
+    #[test]
+    fn block_positions_are_the_positions() {
+        use crate::model::fneg::simd::Simd;
+        let wides: Vec<bool> = Simd::available().iter().map(|&s| s >= Simd::Avx2).collect();
+        let keys: Vec<u64> = (0..POSITION_BLOCK as u64)
+            .map(|i| mix64(i) ^ (i << 60))
+            .chain([0, 1, u64::MAX])
+            .take(POSITION_BLOCK)
+            .collect();
+        for range in [1u64, 7, 1000, 1 << 20, (1 << 26) - 1, PAIR_RANGE_MAX] {
+            for k in 1..=BLOCK_HASHES as u32 {
+                let h = PositionHasher::new(range, k, Hashing::Colliding, 9 + u64::from(k));
+                assert!(h.blockwise());
+                let mut buf = [0; 64];
+                let want: Vec<Vec<u64>> = keys
+                    .iter()
+                    .map(|&key| h.positions(key, &mut buf).to_vec())
+                    .collect();
+                for &wide in &wides {
+                    for n in [keys.len(), 1, 37] {
+                        let got = match k {
+                            1 => block_of::<1>(&h, &keys[..n], wide),
+                            2 => block_of::<2>(&h, &keys[..n], wide),
+                            3 => block_of::<3>(&h, &keys[..n], wide),
+                            4 => block_of::<4>(&h, &keys[..n], wide),
+                            5 => block_of::<5>(&h, &keys[..n], wide),
+                            6 => block_of::<6>(&h, &keys[..n], wide),
+                            7 => block_of::<7>(&h, &keys[..n], wide),
+                            _ => block_of::<8>(&h, &keys[..n], wide),
+                        };
+                        assert_eq!(got, want[..n], "range {range}, k {k}, wide {wide}");
+                    }
+                }
+            }
+        }
+        assert!(!PositionHasher::new(1 << 27, 4, Hashing::Colliding, 1).blockwise());
+        assert!(!PositionHasher::new(1000, 4, Hashing::Distinct, 1).blockwise());
     }
 
     #[test]

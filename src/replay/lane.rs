@@ -12,10 +12,20 @@ use super::{
     PREFETCH_DISTANCE_DRAM, RING,
 };
 use crate::error::Result;
-use crate::filter::{FilterConfig, Outcome, PositionBuf, RecyclingFilter, MAX_HASHES};
+use crate::filter::{
+    FilterConfig, Outcome, PositionBlock, PositionBuf, RecyclingFilter, MAX_HASHES, POSITION_BLOCK,
+};
+use crate::model::fneg::simd::{with_avx2, Simd};
 
 /// Where a filter's loop finds the ground-truth record of each arrival of a batch.
 pub(super) trait Records {
+    /// The records are shared with other filters, which run through the same block
+    /// of arrivals just before and after this one: their bit arrays have taken L1,
+    /// so [`Lane::run_keys_blockwise`] prefetches the words an arrival probes
+    /// [`POSITIONS_AHEAD`] arrivals ahead (4 filters: 5-10 % less CPU; one filter:
+    /// no gain, docs/PERFORMANCE.md, issue 41).
+    const SHARED: bool = false;
+
     /// Asks for the record of arrival `i` (key `key`) ahead of use (a hint).
     fn prefetch(&self, i: usize, key: u64);
     /// Classifies arrival `i` (key `key`) for a filter in `cycle` whose records count
@@ -81,6 +91,10 @@ pub(super) struct Lane {
     /// The one-phase loop's ring of precomputed positions, kept between calls so that
     /// a batch does not start by zeroing 4 KB.
     ring: Option<Box<PositionRing>>,
+    /// [`Lane::run_keys_blockwise`]'s positions, kept like `ring`.
+    block: Option<Box<PositionBlock>>,
+    /// The CPU has AVX2, for [`Lane::run_keys_blockwise`]'s positions.
+    avx2: bool,
 }
 
 impl Lane {
@@ -98,6 +112,8 @@ impl Lane {
             first_recycle: None,
             stats: CycleStats::default(),
             ring: None,
+            block: None,
+            avx2: Simd::detect() >= Simd::Avx2,
         })
     }
 
@@ -176,6 +192,18 @@ impl Lane {
                 words: false,
             }
         };
+        if !lead.words && self.filter.hasher(0).blockwise() {
+            return match self.filter.k() {
+                1 => self.run_keys_blockwise::<1, R>(keys, lead, records, seen),
+                2 => self.run_keys_blockwise::<2, R>(keys, lead, records, seen),
+                3 => self.run_keys_blockwise::<3, R>(keys, lead, records, seen),
+                4 => self.run_keys_blockwise::<4, R>(keys, lead, records, seen),
+                5 => self.run_keys_blockwise::<5, R>(keys, lead, records, seen),
+                6 => self.run_keys_blockwise::<6, R>(keys, lead, records, seen),
+                7 => self.run_keys_blockwise::<7, R>(keys, lead, records, seen),
+                _ => self.run_keys_blockwise::<8, R>(keys, lead, records, seen),
+            };
+        }
         match self.filter.k() {
             1 => self.run_keys_one_phase_k::<1, R>(keys, lead, records, seen),
             2 => self.run_keys_one_phase_k::<2, R>(keys, lead, records, seen),
@@ -187,6 +215,62 @@ impl Lane {
             8 => self.run_keys_one_phase_k::<8, R>(keys, lead, records, seen),
             _ => self.run_keys_one_phase_k::<0, R>(keys, lead, records, seen),
         }
+    }
+
+    /// [`Lane::run_keys_one_phase`] for a filter in the caches with positions drawn
+    /// two per value ([`crate::filter::PositionHasher::blockwise`]), k = K: the
+    /// positions of [`POSITION_BLOCK`] arrivals at a time are computed first, across
+    /// the arrivals in vector registers (hashing the positions one key at a time was
+    /// the loop's largest part, docs/PERFORMANCE.md, issue 41), then the arrivals
+    /// replay with them. With per-cycle positions a recycle changes the hasher: the
+    /// rest of the block's positions are then computed again (at most 255 keys, once
+    /// per cycle).
+    fn run_keys_blockwise<const K: usize, R: Records>(
+        &mut self,
+        keys: &[u64],
+        lead: Lead,
+        records: &mut R,
+        seen: u64,
+    ) {
+        let per_cycle = !self.filter.positions_mode().is_fixed();
+        let mut hasher = *self.filter.hasher(0);
+        let mut block = self.block.take().unwrap_or_else(PositionBlock::new);
+        for (i, &key) in keys.iter().enumerate().take(lead.truth) {
+            records.prefetch(i, key);
+        }
+        for (c, chunk) in keys.chunks(POSITION_BLOCK).enumerate() {
+            with_avx2(self.avx2, || hasher.block_positions::<K>(chunk, &mut block));
+            // The block holds the positions of chunk[from..], arrival o's in column
+            // o - from.
+            let mut from = 0;
+            let at = c * POSITION_BLOCK;
+            for (o, &key) in chunk.iter().enumerate() {
+                let i = at + o;
+                if R::SHARED {
+                    let ahead = o + POSITIONS_AHEAD;
+                    if let Some(p) = positions_at::<K>(&block, ahead - from, chunk.len() - from) {
+                        self.filter.prefetch_positions(&p);
+                    }
+                }
+                if let Some(&next) = keys.get(i + lead.truth) {
+                    records.prefetch(i + lead.truth, next);
+                }
+                let positions: [u64; K] =
+                    std::array::from_fn(|d| u64::from(block.draws[d][o - from]));
+                let recycles = self.filter.recycles();
+                self.push_with(records, i, key, seen + i as u64, |f| {
+                    f.process_positions(key, &positions)
+                });
+                if per_cycle && self.filter.recycles() != recycles {
+                    // A new cycle, new positions: those of the rest of the chunk again.
+                    hasher = *self.filter.hasher(0);
+                    from = o + 1;
+                    let rest = &chunk[from..];
+                    with_avx2(self.avx2, || hasher.block_positions::<K>(rest, &mut block));
+                }
+            }
+        }
+        self.block = Some(block);
     }
 
     /// The loop of [`Lane::run_keys_one_phase`] for k = K (K = 0: any k). The
@@ -358,4 +442,11 @@ impl Lane {
             confidence: confidence(&[&self.stats], measured, self.options.confidence),
         }
     }
+}
+
+/// The K positions of arrival `o` of a [`PositionBlock`] filled for `n` arrivals, if
+/// `o < n`.
+#[inline(always)]
+fn positions_at<const K: usize>(block: &PositionBlock, o: usize, n: usize) -> Option<[u64; K]> {
+    (o < n).then(|| std::array::from_fn(|d| u64::from(block.draws[d][o])))
 }

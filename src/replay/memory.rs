@@ -11,10 +11,10 @@
 //! them, 21.3 bytes per key, and never doubles. docs/PERFORMANCE.md (issue 31) has the
 //! measured figures.
 //!
-//! Several filters (hash seeds) share tables of 24-byte slots, four filters to a table
-//! (`truth::SharedTruth`): 32 bytes per key sized up front, 32 to 64 grown.
+//! Several filters (hash seeds) share tables of the same 16-byte slots, four filters to
+//! a table (`truth::SharedTruth`, 16-bit records): as much as one filter's table.
 
-use super::index::{grown_slots, prefault_at, slot_bytes, slots_of, SLOT_BYTES};
+use super::index::{grown_slots, prefault_at, slots_of, SLOT_BYTES};
 use super::truth::SHARED_FILTERS;
 use crate::filter::FilterConfig;
 
@@ -59,7 +59,7 @@ pub fn filters_truth_peak_bytes(distinct: u64, sized_up_front: bool, filters: u6
         return truth_peak_bytes(distinct, sized_up_front);
     }
     let tables = filters.div_ceil(SHARED_FILTERS as u64);
-    tables * table_peak_bytes(distinct, sized_up_front, slot_bytes(3))
+    tables * truth_peak_bytes(distinct, sized_up_front)
 }
 
 /// [`truth_peak_bytes`] of a table of `slot`-byte slots.
@@ -180,10 +180,10 @@ mod tests {
         use crate::replay::{ReplayOptions, Replays};
         let config = FilterConfig::sigma_bounded(1 << 12, 3, 1_000);
         let one = MemoryPlan::new(&config, 2_000_000, true);
-        // Four filters: one table of 24-byte slots, 32 bytes per key.
+        // Four filters: one table of 16-byte slots, as for one filter.
         let four = one.filters(4);
         assert_eq!(four.filter, 4 * one.filter);
-        assert!(four.truth * 2 < one.truth * 3, "{four:?} {one:?}");
+        assert_eq!(four.truth, one.truth, "{four:?} {one:?}");
         assert_eq!(one.filters(5).truth, 2 * four.truth);
         // What the tables allocate, sized and grown (the keys of a small replay).
         for (seeds, sized) in [(4, true), (4, false), (6, true), (1, false)] {

@@ -135,49 +135,53 @@ impl<'a> Slot<'a> {
 /// Filters sharing one [`SharedTruth`] slot.
 pub const SHARED_FILTERS: usize = 4;
 
-/// Largest relative cycle a [`SharedTruth`] record holds (31 bits).
-pub(super) const SHARED_REL_MAX: u64 = (1 << 31) - 1;
+/// Largest relative cycle a [`SharedTruth`] record holds (15 bits).
+pub(super) const SHARED_REL_MAX: u64 = (1 << 15) - 1;
+
+/// The count-each flag of a [`SharedTruth`] record (its top bit).
+const SHARED_FLAG: u16 = 1 << 15;
 
 /// Key -> one record per filter for up to [`SHARED_FILTERS`] filters replaying the same
 /// stream (one per hash seed, [`super::Replays`]): one lookup per arrival serves them
-/// all, and their records sit side by side in the key's 24-byte slot, `[key, records
-/// of filters 0 and 1, records of filters 2 and 3]`.
+/// all, and their records sit side by side in the key's 16-byte slot, `[key, records
+/// of filters 0-3]`, the slot size of a filter's own table.
 ///
-/// A filter's record is 32 bits: the top bit is [`GroundTruth`]'s count-each flag, the
-/// other 31 the cycle last recorded plus one, relative to the filter's base (0: never
+/// A filter's record is 16 bits: the top bit is [`GroundTruth`]'s count-each flag, the
+/// other 15 the cycle last recorded plus one, relative to the filter's base (0: never
 /// recorded, or recorded so long ago that it no longer matters, see
-/// [`SharedTruth::rebase`]). [`expand`] and [`compress`] turn it into [`GroundTruth`]'s
-/// 64-bit record and back, so a filter classifies its arrivals with the same code
-/// whether it has a table of its own or shares one.
+/// [`SharedTruth::rebase`]; a base moves every 2^14 to 2^15 cycles). [`expand`] and
+/// [`compress`] turn it into [`GroundTruth`]'s 64-bit record and back, so a filter
+/// classifies its arrivals with the same code whether it has a table of its own or
+/// shares one.
 ///
-/// Memory: 24 bytes per slot, 32 bytes per key when sized up front (a table of its
-/// own per filter: 21.3 bytes per key each, 85 for four).
-pub type SharedTruth = Records<3>;
+/// Memory: 16 bytes per slot, 21.3 bytes per key when sized up front, as one filter's
+/// own table (four tables of their own took 85; 32-bit records, 32).
+pub type SharedTruth = Records<2>;
 
-/// The 64-bit record ([`GroundTruth`]'s) of a shared 32-bit record relative to `base`.
+/// The 64-bit record ([`GroundTruth`]'s) of a shared 16-bit record relative to `base`.
 #[inline(always)]
-pub(super) fn expand(r: u32, base: u64) -> u64 {
-    let rel = u64::from(r & !(1 << 31));
+pub(super) fn expand(r: u16, base: u64) -> u64 {
+    let rel = u64::from(r & !SHARED_FLAG);
     let rec = if rel == 0 { 0 } else { rel + base };
-    rec | u64::from(r >> 31) << 63
+    rec | u64::from(r >> 15) << 63
 }
 
-/// The shared 32-bit record of a 64-bit record, relative to `base` (which the caller
+/// The shared 16-bit record of a 64-bit record, relative to `base` (which the caller
 /// keeps within [`SHARED_REL_MAX`] of every cycle recorded).
 #[inline(always)]
-pub(super) fn compress(v: u64, base: u64) -> u32 {
+pub(super) fn compress(v: u64, base: u64) -> u16 {
     let rec = v & !FLAG;
     let rel = if rec == 0 { 0 } else { rec - base };
     debug_assert!(rel <= SHARED_REL_MAX, "record {rec} base {base}");
-    rel as u32 | ((v >> 63) as u32) << 31
+    rel as u16 | ((v >> 63) as u16) << 15
 }
 
 /// Raw access to a [`SharedTruth`]'s records by [`SharedTruth::locate`]'s indices,
 /// taken once the keys of a batch are located (the table does not grow until the
 /// next batch, so its slots stay where they are).
 pub struct SharedView {
-    slots: *mut [u64; 3],
-    zero: *mut [u64; 3],
+    slots: *mut [u64; 2],
+    zero: *mut [u64; 2],
 }
 
 impl SharedView {
@@ -188,15 +192,23 @@ impl SharedView {
     /// from, which has not grown or been dropped since, and `filter <
     /// SHARED_FILTERS`.
     #[inline(always)]
-    pub unsafe fn record(&self, index: usize, filter: usize) -> *mut u32 {
+    pub unsafe fn record(&self, index: usize, filter: usize) -> *mut u16 {
         let slot = if index == ZERO_SLOT {
             self.zero
         } else {
             self.slots.add(index)
         };
-        // The slot's two value words hold SHARED_FILTERS u32s.
-        slot.cast::<u32>().add(2 + filter)
+        // The slot's value word holds SHARED_FILTERS u16s.
+        slot.cast::<u16>().add(4 + filter)
     }
+}
+
+/// A filter's records moved to a new base ([`SharedTruth::rebase`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Rebase {
+    pub filter: usize,
+    pub from: u64,
+    pub to: u64,
 }
 
 impl SharedTruth {
@@ -219,23 +231,29 @@ impl SharedTruth {
         SharedView { slots, zero }
     }
 
-    /// Moves filter `filter`'s records from base `from` to base `to` (larger), at a
-    /// moment when every cycle below `to` no longer matters: a record from before it
-    /// becomes 0, which classifies and counts as it did (seen but not recorded in the
-    /// current window, not recorded in the current cycle), its flag kept. Called once
-    /// every 2^31 cycles or so, so a pass over the table is nothing.
-    pub(super) fn rebase(&mut self, filter: usize, from: u64, to: u64) {
-        assert!(filter < SHARED_FILTERS);
+    /// Moves each filter of `moves` from base `from` to base `to` (larger), at a
+    /// moment when every cycle below `to` no longer matters to it: a record from
+    /// before it becomes 0, which classifies and counts as it did (seen but not
+    /// recorded in the current window, not recorded in the current cycle), its flag
+    /// kept. One pass over the table for all of them; a filter needs one every 2^14
+    /// cycles or more.
+    pub(super) fn rebase(&mut self, moves: &[Rebase]) {
+        assert!(moves.iter().all(|m| m.filter < SHARED_FILTERS));
         for slot in self.table.slots_mut() {
-            // SAFETY: the slot's two value words hold SHARED_FILTERS u32s (as in
-            // `locate`).
-            let r = unsafe { &mut *slot[1..].as_mut_ptr().cast::<u32>().add(filter) };
-            let v = expand(*r, from);
-            *r = if v & !FLAG > to {
-                compress(v, to)
-            } else {
-                *r & 1 << 31
-            };
+            // In memory order, as SharedView::record reads them.
+            let mut records = slot[1].to_ne_bytes();
+            for m in moves {
+                let at = 2 * m.filter;
+                let r = u16::from_ne_bytes([records[at], records[at + 1]]);
+                let v = expand(r, m.from);
+                let moved = if v & !FLAG > m.to {
+                    compress(v, m.to)
+                } else {
+                    r & SHARED_FLAG
+                };
+                records[at..at + 2].copy_from_slice(&moved.to_ne_bytes());
+            }
+            slot[1] = u64::from_ne_bytes(records);
         }
     }
 }
