@@ -124,7 +124,26 @@ pub fn html(results: &Results, plots: &[Plot]) -> String {
     }
     let _ = writeln!(s, "<p>{}</p>", escape(&texts::extent(results)));
     let summary = tables::summary(results);
-    let sources = texts::source_sections(results);
+    nav(&mut s, results, plots, &summary);
+    verdicts_section(&mut s, &summary);
+    plots_section(&mut s, plots);
+    results_section(&mut s, results);
+    sources_section(&mut s, results);
+    s.push_str("<section id=\"meaning\">\n");
+    s.push_str(&blocks(texts::MEANING));
+    s.push_str("</section>\n");
+    config_section(&mut s, results);
+    files_section(&mut s);
+    let _ = write!(
+        s,
+        "<footer>Written by rbf {}.</footer>\n</main>\n<script>{SORT}</script>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    s
+}
+
+/// Links to the sections the page has.
+fn nav(s: &mut String, results: &Results, plots: &[Plot], summary: &[String]) {
     let sections = [
         ("verdicts", "Verdicts", !summary.is_empty()),
         ("plots", "Plots", !plots.is_empty()),
@@ -141,83 +160,95 @@ pub fn html(results: &Results, plots: &[Plot]) -> String {
         }
     }
     s.push_str("</nav>\n");
+}
 
-    if !summary.is_empty() {
-        s.push_str(
-            "<section id=\"verdicts\">\n<h2>Bounds against observed FN</h2>\n<ul class=\"verdicts\">\n",
-        );
-        for line in &summary {
-            let _ = writeln!(s, "<li>{}</li>", escape(line));
-        }
-        s.push_str("</ul>\n</section>\n");
+fn verdicts_section(s: &mut String, summary: &[String]) {
+    if summary.is_empty() {
+        return;
     }
+    s.push_str(
+        "<section id=\"verdicts\">\n<h2>Bounds against observed FN</h2>\n<ul class=\"verdicts\">\n",
+    );
+    for line in summary {
+        let _ = writeln!(s, "<li>{}</li>", escape(line));
+    }
+    s.push_str("</ul>\n</section>\n");
+}
 
-    if !plots.is_empty() {
+fn plots_section(s: &mut String, plots: &[Plot]) {
+    if plots.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "<section id=\"plots\">\n<h2>Plots</h2>\n<p>{}</p>\n<div class=\"plots\">",
+        escape(texts::PLOTS_LEGEND)
+    );
+    for p in plots {
+        // The file's own SVG: no ids or styles that could clash with the page's.
+        let svg = p.svg.trim();
+        let path = escape(&p.path);
         let _ = writeln!(
             s,
-            "<section id=\"plots\">\n<h2>Plots</h2>\n<p>{}</p>\n<div class=\"plots\">",
-            escape(texts::PLOTS_LEGEND)
+            "<figure>\n{svg}\n<figcaption><a href=\"{path}\">{path}</a></figcaption>\n</figure>"
         );
-        for p in plots {
-            // The file's own SVG: no ids or styles that could clash with the page's.
-            let svg = p.svg.trim();
-            let path = escape(&p.path);
+    }
+    s.push_str("</div>\n</section>\n");
+}
+
+fn results_section(s: &mut String, results: &Results) {
+    if results.rows.is_empty() {
+        return;
+    }
+    s.push_str(
+        "<section id=\"results\">\n<h2>Results</h2>\n<p>Every column, one row per grid point \
+         (the table of <code>rbf run --wide</code>); click a heading to sort. Numbered notes \
+         are under the table. The same numbers, unrounded, are in results.csv.</p>\n",
+    );
+    s.push_str(&tables::wide_table(&results.rows).html(verdict_class));
+    s.push_str("</section>\n");
+}
+
+/// Each source: what the models ran on and what reading it met, per file in a fold.
+fn sources_section(s: &mut String, results: &Results) {
+    if results.sources.is_empty() {
+        return;
+    }
+    let sources = texts::source_sections(results);
+    s.push_str("<section id=\"sources\">\n<h2>Sources</h2>\n");
+    for src in &results.sources {
+        let _ = writeln!(s, "<h3>{}</h3>", escape(&src.name));
+        let read = sources.iter().find(|x| x.name == src.name);
+        let mut lines: Vec<&str> = match read {
+            Some(r) => r.lines.clone(),
+            None => src.notes.iter().map(String::as_str).collect(),
+        };
+        // The workload in a few words, unless a note already starts with it.
+        if let Some(w) = src.workload.as_deref() {
+            if !lines.iter().any(|l| l.starts_with(w.trim_end_matches(')'))) {
+                lines.insert(0, w);
+            }
+        }
+        let lines: Vec<String> = lines.into_iter().map(escape).collect();
+        if !lines.is_empty() {
+            let _ = writeln!(s, "<ul>\n<li>{}</li>\n</ul>", lines.join("</li>\n<li>"));
+        }
+        if let Some(r) = read.filter(|r| !r.per_file.is_empty()) {
             let _ = writeln!(
                 s,
-                "<figure>\n{svg}\n<figcaption><a href=\"{path}\">{path}</a></figcaption>\n</figure>"
+                "<details><summary>Per file ({} lines)</summary>\n<ul>",
+                r.per_file.len()
             );
+            for w in &r.per_file {
+                let _ = writeln!(s, "<li>{}</li>", escape(w));
+            }
+            s.push_str("</ul>\n</details>\n");
         }
-        s.push_str("</div>\n</section>\n");
     }
-
-    if !results.rows.is_empty() {
-        s.push_str(
-            "<section id=\"results\">\n<h2>Results</h2>\n<p>Every column, one row per grid point \
-             (the table of <code>rbf run --wide</code>); click a heading to sort. Numbered notes \
-             are under the table. The same numbers, unrounded, are in results.csv.</p>\n",
-        );
-        s.push_str(&tables::wide_table(&results.rows).html(verdict_class));
-        s.push_str("</section>\n");
-    }
-
-    if !results.sources.is_empty() {
-        s.push_str("<section id=\"sources\">\n<h2>Sources</h2>\n");
-        for src in &results.sources {
-            let _ = writeln!(s, "<h3>{}</h3>", escape(&src.name));
-            let read = sources.iter().find(|x| x.name == src.name);
-            let mut lines: Vec<&str> = match read {
-                Some(r) => r.lines.clone(),
-                None => src.notes.iter().map(String::as_str).collect(),
-            };
-            // The workload in a few words, unless a note already starts with it.
-            if let Some(w) = src.workload.as_deref() {
-                if !lines.iter().any(|l| l.starts_with(w.trim_end_matches(')'))) {
-                    lines.insert(0, w);
-                }
-            }
-            let lines: Vec<String> = lines.into_iter().map(escape).collect();
-            if !lines.is_empty() {
-                let _ = writeln!(s, "<ul>\n<li>{}</li>\n</ul>", lines.join("</li>\n<li>"));
-            }
-            if let Some(r) = read.filter(|r| !r.per_file.is_empty()) {
-                let _ = writeln!(
-                    s,
-                    "<details><summary>Per file ({} lines)</summary>\n<ul>",
-                    r.per_file.len()
-                );
-                for w in &r.per_file {
-                    let _ = writeln!(s, "<li>{}</li>", escape(w));
-                }
-                s.push_str("</ul>\n</details>\n");
-            }
-        }
-        s.push_str("</section>\n");
-    }
-
-    s.push_str("<section id=\"meaning\">\n");
-    s.push_str(&blocks(texts::MEANING));
     s.push_str("</section>\n");
+}
 
+fn config_section(s: &mut String, results: &Results) {
     s.push_str("<section id=\"config\">\n<h2>Config</h2>\n");
     match &results.config {
         Some(c) => {
@@ -233,7 +264,9 @@ pub fn html(results: &Results, plots: &[Plot]) -> String {
         ),
     }
     s.push_str("</section>\n");
+}
 
+fn files_section(s: &mut String) {
     s.push_str("<section id=\"files\">\n<h2>Files</h2>\n<ul>\n");
     for (file, what) in texts::FILES {
         let _ = writeln!(
@@ -246,10 +279,4 @@ pub fn html(results: &Results, plots: &[Plot]) -> String {
         "<li><a href=\"report.md\">report.md</a>: this report in Markdown, linking the plots</li>\n\
          <li>plots/: the plots above, as SVG files</li>\n</ul>\n</section>\n",
     );
-    let _ = write!(
-        s,
-        "<footer>Written by rbf {}.</footer>\n</main>\n<script>{SORT}</script>\n</body>\n</html>\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    s
 }

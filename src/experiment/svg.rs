@@ -342,63 +342,84 @@ fn dash(style: Style) -> &'static str {
     }
 }
 
-impl Chart {
-    /// The chart as an SVG document, or None when it has no finite point.
-    pub fn render(&self) -> Option<String> {
-        let points = || self.series.iter().flat_map(|s| s.points.iter());
-        let xs: Vec<f64> = points()
+/// The y axis, and the floor band's label when some values go on it. Log axes: the
+/// range covers the positive values within [`LOG_SPAN`] decades of the largest;
+/// everything below (zeros included) goes on the floor band.
+fn y_axis(spec: &AxisSpec, ys: &[f64]) -> Option<(Axis, Option<String>)> {
+    if spec.scale == Scale::Linear {
+        return Some((Axis::fit(spec, ys)?, None));
+    }
+    let top = ys.iter().copied().fold(0.0f64, f64::max);
+    let cut = top * 10f64.powf(-LOG_SPAN);
+    let shown: Vec<f64> = ys
+        .iter()
+        .copied()
+        .filter(|y| *y > 0.0 && *y >= cut)
+        .collect();
+    let below: Vec<f64> = ys
+        .iter()
+        .copied()
+        .filter(|y| *y < cut || *y <= 0.0)
+        .collect();
+    let axis = match Axis::fit(spec, &shown) {
+        Some(a) => a,
+        // Nothing above the floor: no decades to invent, the floor says it all.
+        None => Axis {
+            ticks: Vec::new(),
+            ..Axis::fit(spec, &[0.1, 1.0])?
+        },
+    };
+    let label = if below.is_empty() {
+        None
+    } else if below.iter().all(|y| *y == 0.0) {
+        Some("0".to_string())
+    } else {
+        // Every value on the floor is below `cut`, so below this power of ten.
+        Some(format!("< 1e{}", cut.log10().ceil() as i64))
+    };
+    Some((axis, label))
+}
+
+/// Where everything goes on the canvas: the axes, the wrapped title, the plot area's
+/// top, the floor band and the legend box.
+struct Layout {
+    xa: Axis,
+    ya: Axis,
+    floor_label: Option<String>,
+    floor_h: f64,
+    title_lines: Vec<String>,
+    top: f64,
+    legend_x: f64,
+    legend_w: f64,
+    legend_h: f64,
+    width: f64,
+    height: f64,
+}
+
+impl Layout {
+    fn new(chart: &Chart) -> Option<Layout> {
+        let xs: Vec<f64> = chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter())
             .map(|p| p.x)
-            .filter(|x| x.is_finite() && (self.x.scale == Scale::Linear || *x > 0.0))
+            .filter(|x| x.is_finite() && (chart.x.scale == Scale::Linear || *x > 0.0))
             .collect();
-        let xa = Axis::fit(&self.x, &xs)?;
-        let ys = y_values(&self.series);
+        let xa = Axis::fit(&chart.x, &xs)?;
+        let ys = y_values(&chart.series);
         if ys.is_empty() {
             return None;
         }
-        // Log axes: the range covers the positive values within LOG_SPAN decades of the
-        // largest; everything below (zeros included) goes on the floor band.
-        let (ya, floor_label) = if self.y.scale == Scale::Linear {
-            (Axis::fit(&self.y, &ys)?, None)
-        } else {
-            let top = ys.iter().copied().fold(0.0f64, f64::max);
-            let cut = top * 10f64.powf(-LOG_SPAN);
-            let shown: Vec<f64> = ys
-                .iter()
-                .copied()
-                .filter(|y| *y > 0.0 && *y >= cut)
-                .collect();
-            let below: Vec<f64> = ys
-                .iter()
-                .copied()
-                .filter(|y| *y < cut || *y <= 0.0)
-                .collect();
-            let axis = match Axis::fit(&self.y, &shown) {
-                Some(a) => a,
-                // Nothing above the floor: no decades to invent, the floor says it all.
-                None => Axis {
-                    ticks: Vec::new(),
-                    ..Axis::fit(&self.y, &[0.1, 1.0])?
-                },
-            };
-            let label = if below.is_empty() {
-                None
-            } else if below.iter().all(|y| *y == 0.0) {
-                Some("0".to_string())
-            } else {
-                // Every value on the floor is below `cut`, so below this power of ten.
-                Some(format!("< 1e{}", cut.log10().ceil() as i64))
-            };
-            (axis, label)
-        };
+        let (ya, floor_label) = y_axis(&chart.y, &ys)?;
         let floor_h = if floor_label.is_some() {
             FLOOR_GAP
         } else {
             0.0
         };
         // Title: wrapped to the plot's width.
-        let title_lines = wrap_title(&self.title, PLOT_W + 60.0);
+        let title_lines = wrap_title(&chart.title, PLOT_W + 60.0);
         let top = TOP + TITLE_LINE * (title_lines.len() as f64 - 1.0);
-        let legend_w = self
+        let legend_w = chart
             .series
             .iter()
             .map(|s| text_width(&s.label, FONT))
@@ -406,16 +427,45 @@ impl Chart {
             + SAMPLE
             + 2.0 * LEGEND_PAD
             + 6.0;
-        let legend_h = self.series.len() as f64 * LEGEND_ROW + 2.0 * LEGEND_PAD - 4.0;
+        let legend_h = chart.series.len() as f64 * LEGEND_ROW + 2.0 * LEGEND_PAD - 4.0;
         let legend_x = LEFT + PLOT_W + 16.0;
-        let width = (legend_x + legend_w + 12.0).ceil();
-        let height = (top + (PLOT_H + floor_h).max(legend_h) + BOTTOM).ceil();
-        let px = |x: f64| xa.pos(x).map(|t| LEFT + t * PLOT_W);
-        let floor_y = top + PLOT_H + floor_h;
-        let py = |y: f64| match ya.pos(y) {
-            Some(t) if t >= 0.0 => top + (1.0 - t.min(1.0)) * PLOT_H,
-            _ => floor_y,
-        };
+        Some(Layout {
+            width: (legend_x + legend_w + 12.0).ceil(),
+            height: (top + (PLOT_H + floor_h).max(legend_h) + BOTTOM).ceil(),
+            xa,
+            ya,
+            floor_label,
+            floor_h,
+            title_lines,
+            top,
+            legend_x,
+            legend_w,
+            legend_h,
+        })
+    }
+
+    fn floor_y(&self) -> f64 {
+        self.top + PLOT_H + self.floor_h
+    }
+
+    fn px(&self, x: f64) -> Option<f64> {
+        self.xa.pos(x).map(|t| LEFT + t * PLOT_W)
+    }
+
+    /// Values off the bottom of the y axis (zeros on a log axis) go on the floor band.
+    fn py(&self, y: f64) -> f64 {
+        match self.ya.pos(y) {
+            Some(t) if t >= 0.0 => self.top + (1.0 - t.min(1.0)) * PLOT_H,
+            _ => self.floor_y(),
+        }
+    }
+}
+
+impl Chart {
+    /// The chart as an SVG document, or None when it has no finite point.
+    pub fn render(&self) -> Option<String> {
+        let l = Layout::new(self)?;
+        let (width, height) = (l.width, l.height);
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -425,7 +475,17 @@ impl Chart {
             s,
             r#"<rect width="{width}" height="{height}" fill="white"/>"#
         );
-        for (i, line) in title_lines.iter().enumerate() {
+        self.draw_frame(&mut s, &l);
+        self.draw_series(&mut s, &l);
+        self.draw_legend(&mut s, &l);
+        s.push_str("</svg>\n");
+        Some(s)
+    }
+
+    /// Title, plot area, grid lines and tick labels, the floor band, axis labels.
+    fn draw_frame(&self, s: &mut String, l: &Layout) {
+        let (top, floor_y) = (l.top, l.floor_y());
+        for (i, line) in l.title_lines.iter().enumerate() {
             let _ = writeln!(
                 s,
                 r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="14">{}</text>"#,
@@ -438,8 +498,8 @@ impl Chart {
             s,
             r##"<rect x="{LEFT}" y="{top}" width="{PLOT_W}" height="{PLOT_H}" fill="none" stroke="#444"/>"##
         );
-        for (v, label) in &xa.ticks {
-            if let Some(x) = px(*v) {
+        for (v, label) in &l.xa.ticks {
+            if let Some(x) = l.px(*v) {
                 let _ = writeln!(
                     s,
                     r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
@@ -449,8 +509,8 @@ impl Chart {
                 );
             }
         }
-        for (v, label) in &ya.ticks {
-            let y = py(*v);
+        for (v, label) in &l.ya.ticks {
+            let y = l.py(*v);
             let _ = writeln!(
                 s,
                 r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
@@ -460,34 +520,17 @@ impl Chart {
                 label.svg()
             );
         }
-        if ya.ticks.is_empty() {
+        if l.ya.ticks.is_empty() {
             let _ = writeln!(
                 s,
                 r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#555">every value is {}</text>"##,
                 LEFT + PLOT_W / 2.0,
                 top + PLOT_H / 2.0,
-                escape(floor_label.as_deref().unwrap_or("0"))
+                escape(l.floor_label.as_deref().unwrap_or("0"))
             );
         }
-        if let Some(label) = &floor_label {
-            // The floor band: a dotted baseline under a break in the y axis.
-            let _ = writeln!(
-                s,
-                r##"<line x1="{LEFT}" y1="{floor_y:.1}" x2="{:.1}" y2="{floor_y:.1}" stroke="#888" stroke-dasharray="2 3"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                LEFT + PLOT_W,
-                LEFT - 6.0,
-                floor_y + 4.0,
-                escape(label)
-            );
-            let b = top + PLOT_H + floor_h / 2.0;
-            let _ = writeln!(
-                s,
-                r##"<path d="M{:.1},{:.1} l8,-3 M{:.1},{:.1} l8,-3" stroke="#444"/>"##,
-                LEFT - 4.0,
-                b - 1.0,
-                LEFT - 4.0,
-                b + 3.0
-            );
+        if let Some(label) = &l.floor_label {
+            draw_floor(s, l, label);
         }
         let _ = writeln!(
             s,
@@ -502,8 +545,11 @@ impl Chart {
             top + PLOT_H / 2.0,
             escape(&self.y.label)
         );
-        // Models first, observations on top; observed series sharing x values are
-        // spread a few pixels apart so their error bars do not hide each other.
+    }
+
+    /// Models first, observations on top; observed series sharing x values are spread
+    /// a few pixels apart so their error bars do not hide each other.
+    fn draw_series(&self, s: &mut String, l: &Layout) {
         let observed: Vec<usize> = (0..self.series.len())
             .filter(|&i| self.series[i].style == Style::Observed)
             .collect();
@@ -512,68 +558,19 @@ impl Chart {
             .collect();
         order.extend(&observed);
         for i in order {
-            let series = &self.series[i];
-            let pts: Vec<(f64, f64, &Point)> = series
-                .points
-                .iter()
-                .filter_map(|p| Some((px(p.x)?, py(p.y), p)))
-                .collect();
             let dodge = match observed.iter().position(|&o| o == i) {
                 Some(j) if observed.len() > 1 => {
                     (j as f64 - (observed.len() - 1) as f64 / 2.0) * 5.0
                 }
                 _ => 0.0,
             };
-            match series.style {
-                Style::Observed => {
-                    for (x, _, p) in &pts {
-                        if let Some((lo, hi)) = p.interval {
-                            let (y0, y1) = (py(lo), py(hi));
-                            let x = x + dodge;
-                            let _ = writeln!(
-                                s,
-                                r#"<path d="M{x:.1},{y0:.1} V{y1:.1} M{:.1},{y0:.1} h6 M{:.1},{y1:.1} h6" stroke="{}" stroke-width="1.2" fill="none"/>"#,
-                                x - 3.0,
-                                x - 3.0,
-                                series.color
-                            );
-                        }
-                    }
-                }
-                Style::Proven | Style::Approx if pts.len() > 1 => {
-                    let path: Vec<String> = pts
-                        .iter()
-                        .map(|(x, y, _)| format!("{x:.1},{y:.1}"))
-                        .collect();
-                    let _ = writeln!(
-                        s,
-                        r#"<polyline fill="none" stroke="{}" stroke-width="1.8"{} points="{}"/>"#,
-                        series.color,
-                        dash(series.style),
-                        path.join(" ")
-                    );
-                }
-                _ => {}
-            }
-            let r = if series.style == Style::Observed {
-                3.5
-            } else {
-                2.8
-            };
-            for (x, y, _) in &pts {
-                let filled = series.style != Style::Approx;
-                marker_svg(
-                    &mut s,
-                    series.marker,
-                    x + dodge,
-                    *y,
-                    r,
-                    series.color,
-                    filled,
-                );
-            }
+            draw_one_series(s, l, &self.series[i], dodge);
         }
-        // Legend, right of the plot area, boxed.
+    }
+
+    /// The legend, right of the plot area, boxed.
+    fn draw_legend(&self, s: &mut String, l: &Layout) {
+        let (legend_x, top, legend_w, legend_h) = (l.legend_x, l.top, l.legend_w, l.legend_h);
         let _ = writeln!(
             s,
             r##"<rect class="legend" x="{legend_x:.1}" y="{top:.1}" width="{legend_w:.1}" height="{legend_h:.1}" fill="white" stroke="#bbb"/>"##
@@ -606,15 +603,7 @@ impl Chart {
                 }
             }
             let filled = series.style != Style::Approx;
-            marker_svg(
-                &mut s,
-                series.marker,
-                lx + 11.0,
-                ly,
-                3.0,
-                series.color,
-                filled,
-            );
+            marker_svg(s, series.marker, lx + 11.0, ly, 3.0, series.color, filled);
             let _ = writeln!(
                 s,
                 r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
@@ -623,8 +612,78 @@ impl Chart {
                 escape(&series.label)
             );
         }
-        s.push_str("</svg>\n");
-        Some(s)
+    }
+}
+
+/// The floor band: a dotted baseline under a break in the y axis.
+fn draw_floor(s: &mut String, l: &Layout, label: &str) {
+    let floor_y = l.floor_y();
+    let _ = writeln!(
+        s,
+        r##"<line x1="{LEFT}" y1="{floor_y:.1}" x2="{:.1}" y2="{floor_y:.1}" stroke="#888" stroke-dasharray="2 3"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+        LEFT + PLOT_W,
+        LEFT - 6.0,
+        floor_y + 4.0,
+        escape(label)
+    );
+    let b = l.top + PLOT_H + l.floor_h / 2.0;
+    let _ = writeln!(
+        s,
+        r##"<path d="M{:.1},{:.1} l8,-3 M{:.1},{:.1} l8,-3" stroke="#444"/>"##,
+        LEFT - 4.0,
+        b - 1.0,
+        LEFT - 4.0,
+        b + 3.0
+    );
+}
+
+/// One series: error bars (observed) or a line (models), then its markers, shifted
+/// right by `dodge` pixels.
+fn draw_one_series(s: &mut String, l: &Layout, series: &Series, dodge: f64) {
+    let pts: Vec<(f64, f64, &Point)> = series
+        .points
+        .iter()
+        .filter_map(|p| Some((l.px(p.x)?, l.py(p.y), p)))
+        .collect();
+    match series.style {
+        Style::Observed => {
+            for (x, _, p) in &pts {
+                if let Some((lo, hi)) = p.interval {
+                    let (y0, y1) = (l.py(lo), l.py(hi));
+                    let x = x + dodge;
+                    let _ = writeln!(
+                        s,
+                        r#"<path d="M{x:.1},{y0:.1} V{y1:.1} M{:.1},{y0:.1} h6 M{:.1},{y1:.1} h6" stroke="{}" stroke-width="1.2" fill="none"/>"#,
+                        x - 3.0,
+                        x - 3.0,
+                        series.color
+                    );
+                }
+            }
+        }
+        Style::Proven | Style::Approx if pts.len() > 1 => {
+            let path: Vec<String> = pts
+                .iter()
+                .map(|(x, y, _)| format!("{x:.1},{y:.1}"))
+                .collect();
+            let _ = writeln!(
+                s,
+                r#"<polyline fill="none" stroke="{}" stroke-width="1.8"{} points="{}"/>"#,
+                series.color,
+                dash(series.style),
+                path.join(" ")
+            );
+        }
+        _ => {}
+    }
+    let r = if series.style == Style::Observed {
+        3.5
+    } else {
+        2.8
+    };
+    let filled = series.style != Style::Approx;
+    for (x, y, _) in &pts {
+        marker_svg(s, series.marker, x + dodge, *y, r, series.color, filled);
     }
 }
 

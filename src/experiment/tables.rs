@@ -90,6 +90,41 @@ pub fn narrow(results: &Results, markdown: bool) -> String {
     if rows.is_empty() {
         return out;
     }
+    let (columns, fixed) = base_columns(rows);
+    let (shown, left_out) = bounds_that_fit(rows, &columns);
+    let groups = by_source(rows);
+    if !fixed.is_empty() {
+        out.push_str(&wrap(
+            &format!("all points: {}", fixed.join(", ")),
+            WIDTH,
+            "    ",
+        ));
+    }
+    out.push_str(&body(results, &groups, &columns, &shown));
+    for n in &notes(results, &groups) {
+        out.push_str(&wrap(&n.render(rows.len()), WIDTH, "    "));
+    }
+    for line in read_lines(results) {
+        out.push_str(&wrap(&line, WIDTH, "    "));
+    }
+    if !left_out.is_empty() {
+        let names: Vec<&str> = left_out.iter().map(|b| b.name()).collect();
+        out.push_str(&wrap(
+            &format!(
+                "not shown for width (rbf run --wide, results.csv): {}",
+                names.join(", ")
+            ),
+            WIDTH,
+            "    ",
+        ));
+    }
+    out.push_str(&wrap(&legend(&shown, markdown), WIDTH, "    "));
+    out
+}
+
+/// The point number, the settings that vary (sigma always), the measures present; and
+/// the settings that do not vary, as "name = value".
+fn base_columns(rows: &[Row]) -> (Vec<(String, Cell)>, Vec<String>) {
     let varies = |f: Cell| rows.iter().any(|r| f(r) != f(&rows[0]));
     let settings: [(&str, &str, Cell); 4] = [
         ("ph", "phases", |r| r.phases.to_string()),
@@ -128,7 +163,12 @@ pub fn narrow(results: &Results, markdown: bool) -> String {
             columns.push((head.into(), f));
         }
     }
-    // Bounds, in the list's order, while the table fits.
+    (columns, fixed)
+}
+
+/// The bounds present, in the list's order, split into those shown (each added while
+/// the table still fits [`WIDTH`]) and those left out.
+fn bounds_that_fit(rows: &[Row], columns: &[(String, Cell)]) -> (Vec<Bound>, Vec<Bound>) {
     let present: Vec<Bound> = Bound::ALL
         .into_iter()
         .filter(|b| rows.iter().any(|r| r.model(*b).is_some()))
@@ -153,22 +193,20 @@ pub fn narrow(results: &Results, markdown: bool) -> String {
     for b in &present {
         let mut more = shown.clone();
         more.push(*b);
-        if width(&columns, &more) <= WIDTH {
+        if width(columns, &more) <= WIDTH {
             shown = more;
         }
     }
-    let left_out: Vec<Bound> = present
+    let left_out = present
         .iter()
         .copied()
         .filter(|b| !shown.contains(b))
         .collect();
-    let header: Vec<String> = columns
-        .iter()
-        .map(|c| c.0.clone())
-        .chain(shown.iter().map(|b| b.short().to_string()))
-        .collect();
-    let mut t = Table::new(header);
-    // Rows grouped by source, in the order sources first appear.
+    (shown, left_out)
+}
+
+/// Rows grouped by source, in the order sources first appear.
+fn by_source(rows: &[Row]) -> Vec<(&str, Vec<&Row>)> {
     let mut groups: Vec<(&str, Vec<&Row>)> = Vec::new();
     for r in rows {
         match groups.iter_mut().find(|(s, _)| *s == r.source) {
@@ -176,13 +214,31 @@ pub fn narrow(results: &Results, markdown: bool) -> String {
             None => groups.push((&r.source, vec![r])),
         }
     }
+    groups
+}
+
+/// The table: header and rule, then each source's title line above its rows.
+fn body(
+    results: &Results,
+    groups: &[(&str, Vec<&Row>)],
+    columns: &[(String, Cell)],
+    shown: &[Bound],
+) -> String {
+    let header: Vec<String> = columns
+        .iter()
+        .map(|c| c.0.clone())
+        .chain(shown.iter().map(|b| b.short().to_string()))
+        .collect();
+    let mut t = Table::new(header);
     let mut titles: Vec<(usize, String)> = Vec::new();
-    let source = |name: &str| results.sources.iter().find(|s| s.name == name);
-    let source_notes =
-        |name: &str| -> Vec<String> { source(name).map_or_else(Vec::new, |s| s.notes.clone()) };
     let mut line = 0;
-    for (name, members) in &groups {
-        let title = match source(name).and_then(|s| s.workload.as_deref()) {
+    for (name, members) in groups {
+        let workload = results
+            .sources
+            .iter()
+            .find(|s| s.name == *name)
+            .and_then(|s| s.workload.as_deref());
+        let title = match workload {
             Some(w) => format!("{name}: {w}"),
             None => name.to_string(),
         };
@@ -200,13 +256,7 @@ pub fn narrow(results: &Results, markdown: bool) -> String {
     // Interleave the title lines with the rendered rows (after the header and rule).
     let rendered = t.render();
     let mut lines = rendered.lines();
-    if !fixed.is_empty() {
-        out.push_str(&wrap(
-            &format!("all points: {}", fixed.join(", ")),
-            WIDTH,
-            "    ",
-        ));
-    }
+    let mut out = String::new();
     for _ in 0..2 {
         if let Some(l) = lines.next() {
             out.push_str(l);
@@ -220,11 +270,19 @@ pub fn narrow(results: &Results, markdown: bool) -> String {
         out.push_str(l);
         out.push('\n');
     }
-    // Each note once, with the points it concerns; the same reason for several
-    // bounds once, naming them.
+    out
+}
+
+/// Each note once, with the points it concerns; the same reason for several bounds
+/// once, naming them. A source's own notes (said with its title) are left out.
+fn notes(results: &Results, groups: &[(&str, Vec<&Row>)]) -> Vec<Note> {
     let mut notes: Vec<Note> = Vec::new();
-    for (name, members) in &groups {
-        let skip = source_notes(name);
+    for (name, members) in groups {
+        let skip: Vec<String> = results
+            .sources
+            .iter()
+            .find(|s| s.name == *name)
+            .map_or_else(Vec::new, |s| s.notes.clone());
         for r in members {
             for n in r.notes.iter().filter(|n| !skip.contains(n)) {
                 Note::add(&mut notes, None, n, r.point);
@@ -234,11 +292,12 @@ pub fn narrow(results: &Results, markdown: bool) -> String {
             }
         }
     }
-    for n in &notes {
-        out.push_str(&wrap(&n.render(rows.len()), WIDTH, "    "));
-    }
-    // What reading the sources met, one line per source (sources that read the same
-    // files and met the same things share it).
+    notes
+}
+
+/// What reading the sources met, one line per source (sources that read the same
+/// files and met the same things share it).
+fn read_lines(results: &Results) -> Vec<String> {
     let mut read: Vec<(Vec<&str>, &str)> = Vec::new();
     for s in &results.sources {
         if let Some(d) = &s.ingest_digest {
@@ -248,29 +307,18 @@ pub fn narrow(results: &Results, markdown: bool) -> String {
             }
         }
     }
-    for (names, d) in read {
-        out.push_str(&wrap(
-            &format!("read {}: {d}", names.join(", ")),
-            WIDTH,
-            "    ",
-        ));
-    }
-    if !left_out.is_empty() {
-        let names: Vec<&str> = left_out.iter().map(|b| b.name()).collect();
-        out.push_str(&wrap(
-            &format!(
-                "not shown for width (rbf run --wide, results.csv): {}",
-                names.join(", ")
-            ),
-            WIDTH,
-            "    ",
-        ));
-    }
+    read.into_iter()
+        .map(|(names, d)| format!("read {}: {d}", names.join(", ")))
+        .collect()
+}
+
+/// What the columns (and, outside markdown, the marks) mean.
+fn legend(shown: &[Bound], markdown: bool) -> String {
     let mut legend = String::from(
         "columns: M in bits; sigma: set bits per array at a recycle (N=: insertions); obs FP: \
          count-instance FP; FP model: f_sigma (f_a if N-bounded); obs FN, bounds: FN per arrival",
     );
-    for b in &shown {
+    for b in shown {
         if b.short() != b.name() {
             legend.push_str(&format!("; {}: {}", b.short(), b.label()));
         }
@@ -278,8 +326,7 @@ pub fn narrow(results: &Results, markdown: bool) -> String {
     if !markdown {
         legend.push_str(&format!("; {MARKS}"));
     }
-    out.push_str(&wrap(&legend, WIDTH, "    "));
-    out
+    legend
 }
 
 /// A note under the narrow table: its text, the bounds and standing it explains (for

@@ -19,73 +19,50 @@ pub fn replay_table(r: &ReplayReport) -> String {
     let [fp, fnr, fpci] =
         [Rate::Fp, Rate::Fn, Rate::FpCountInstance].map(|rate| Observed::of_one(r, rate));
     let mut t = Table::new(["measure", "value", level.as_str()]);
-    t.row(["arrivals".to_string(), count(c.arrivals), String::new()]);
-    t.row(["new".to_string(), count(c.new), String::new()]);
-    t.row(["non-repeat".to_string(), count(c.non_repeat), String::new()]);
-    t.row(["repeat".to_string(), count(c.repeat), String::new()]);
-    t.row([
-        "false positives (new -> repeat)".to_string(),
-        count(c.false_positives),
-        String::new(),
-    ]);
-    t.row([
-        "false negatives (non-repeat -> new)".to_string(),
-        count(c.false_negatives),
-        String::new(),
-    ]);
-    t.row([
-        "lucky (non-repeat -> repeat)".to_string(),
-        count(c.lucky),
-        String::new(),
-    ]);
-    t.row(["cycles".to_string(), count(r.cycles), String::new()]);
-    t.row([
-        "FP rate (FP / arrivals)".to_string(),
-        rate(fp.rate),
-        ci(fp.interval.as_ref()),
-    ]);
-    t.row([
-        "FN rate (FN / arrivals)".to_string(),
-        rate(fnr.rate),
-        ci(fnr.interval.as_ref()),
-    ]);
-    t.row([
-        "FP count-instance (FP paper)".to_string(),
-        rate(fpci.rate),
-        ci(fpci.interval.as_ref()),
-    ]);
-    t.row([
-        "FP count-first".to_string(),
-        rate(r.fp_rate_count_first),
-        String::new(),
-    ]);
-    t.row([
-        "FP count-each".to_string(),
-        rate(r.fp_rate_count_each),
-        String::new(),
-    ]);
+    let counts = [
+        ("arrivals", c.arrivals),
+        ("new", c.new),
+        ("non-repeat", c.non_repeat),
+        ("repeat", c.repeat),
+        ("false positives (new -> repeat)", c.false_positives),
+        ("false negatives (non-repeat -> new)", c.false_negatives),
+        ("lucky (non-repeat -> repeat)", c.lucky),
+        ("cycles", r.cycles),
+    ];
+    for (label, n) in counts {
+        t.row([label.to_string(), count(n), String::new()]);
+    }
+    let rates = [
+        ("FP rate (FP / arrivals)", fp.rate, ci(fp.interval.as_ref())),
+        (
+            "FN rate (FN / arrivals)",
+            fnr.rate,
+            ci(fnr.interval.as_ref()),
+        ),
+        (
+            "FP count-instance (FP paper)",
+            fpci.rate,
+            ci(fpci.interval.as_ref()),
+        ),
+        ("FP count-first", r.fp_rate_count_first, String::new()),
+        ("FP count-each", r.fp_rate_count_each, String::new()),
+    ];
+    for (label, value, interval) in rates {
+        t.row([label.to_string(), rate(value), interval]);
+    }
     let pc = &r.per_cycle;
-    let dist = |d: &crate::replay::Distribution| {
-        format!(
+    let per_cycle = [
+        ("arrivals per cycle", &pc.arrivals),
+        ("distinct per cycle", &pc.distinct),
+        ("bit-setting per cycle", &pc.bit_setting),
+    ];
+    for (label, d) in per_cycle {
+        let text = format!(
             "mean {:.1}, p50 {}, p99 {}, max {}",
             d.mean, d.p50, d.p99, d.max
-        )
-    };
-    t.row([
-        "arrivals per cycle".to_string(),
-        dist(&pc.arrivals),
-        String::new(),
-    ]);
-    t.row([
-        "distinct per cycle".to_string(),
-        dist(&pc.distinct),
-        String::new(),
-    ]);
-    t.row([
-        "bit-setting per cycle".to_string(),
-        dist(&pc.bit_setting),
-        String::new(),
-    ]);
+        );
+        t.row([label.to_string(), text, String::new()]);
+    }
     let mut out = format!(
         "filter: {}\nwarm-up: {} arrivals; distinct keys: {}; complete cycles: {}\n\n",
         r.filter.describe(),
@@ -94,32 +71,11 @@ pub fn replay_table(r: &ReplayReport) -> String {
         count(pc.complete_cycles)
     );
     out.push_str(&t.render());
-    if conf.is_none() {
-        out.push_str(&super::wrap(
-            crate::replay::TOO_FEW_CYCLES_WHY,
-            super::WIDTH,
-            "    ",
-        ));
-    }
-    if let Some(conf) = conf {
-        let line = format!(
-            "rates with an interval: over the complete cycles of {} filter(s) hashed with different seeds{} (the counts above are the first's); intervals over {} batches of {} arrivals{}",
-            conf.hash_seeds,
-            if r.filter.positions == Some(crate::filter::Positions::PerCycle) {
-                ", each drawing new positions at every recycle"
-            } else {
-                ""
-            },
-            conf.batches,
-            count(conf.batch_arrivals),
-            if conf.hash_seeds > 1 {
-                " and over the hash seeds"
-            } else {
-                " (one hash seed: they leave out how the hash positions vary)"
-            }
-        );
-        out.push_str(&super::wrap(&line, super::WIDTH, "    "));
-    }
+    let why = match conf {
+        None => crate::replay::TOO_FEW_CYCLES_WHY.to_string(),
+        Some(conf) => intervals_note(r, conf),
+    };
+    out.push_str(&super::wrap(&why, super::WIDTH, "    "));
     if c.repeat_classified_new > 0 {
         out.push_str(&format!(
             "\nBUG: {} repeats were classified as new; please report this.\n",
@@ -127,4 +83,25 @@ pub fn replay_table(r: &ReplayReport) -> String {
         ));
     }
     out
+}
+
+/// What the intervals are over: the filters' complete cycles, the batches and the hash
+/// seeds.
+fn intervals_note(r: &ReplayReport, conf: &crate::replay::Confidence) -> String {
+    format!(
+        "rates with an interval: over the complete cycles of {} filter(s) hashed with different seeds{} (the counts above are the first's); intervals over {} batches of {} arrivals{}",
+        conf.hash_seeds,
+        if r.filter.positions == Some(crate::filter::Positions::PerCycle) {
+            ", each drawing new positions at every recycle"
+        } else {
+            ""
+        },
+        conf.batches,
+        count(conf.batch_arrivals),
+        if conf.hash_seeds > 1 {
+            " and over the hash seeds"
+        } else {
+            " (one hash seed: they leave out how the hash positions vary)"
+        }
+    )
 }
