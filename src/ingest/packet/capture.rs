@@ -81,6 +81,9 @@ pub struct PcapSource {
     /// How packet records are framed, for [`plain_record`]: known once the file or
     /// section header has been read.
     framing: Framing,
+    /// Tests turn the hand-written record path off to compare it with the parser's.
+    #[cfg(test)]
+    plain_records: bool,
     buffer_size: usize,
     last_time_ns: u64,
     done: bool,
@@ -140,6 +143,8 @@ impl PcapSource {
             pcapng: false,
             big_endian: false,
             framing: Framing::Unknown,
+            #[cfg(test)]
+            plain_records: true,
             buffer_size: INITIAL_BUFFER,
             last_time_ns: 0,
             done: false,
@@ -532,6 +537,10 @@ impl PcapSource {
     /// counts, notes and messages as the parser's path, without its block enums.
     #[inline(always)]
     fn plain_step(&mut self) -> Option<Option<Message>> {
+        #[cfg(test)]
+        if !self.plain_records {
+            return None;
+        }
         let offset = self.reader.consumed();
         let r = plain_record(self.reader.data(), self.framing)?;
         let i = *self.interfaces.get(r.if_id)?;
@@ -580,7 +589,11 @@ impl PcapSource {
     /// Counts a packet that yielded no message, by reason.
     fn skipped(&mut self, offset: usize, s: &Skip) {
         if s.is_malformed() {
-            let at = format!("{}: byte offset {offset}: {}", self.path.display(), s.detail());
+            let at = format!(
+                "{}: byte offset {offset}: {}",
+                self.path.display(),
+                s.detail()
+            );
             self.summary.malformed_at(&s.reason(), &at);
         } else {
             self.summary.skip(&s.reason());
@@ -635,5 +648,210 @@ impl MessageSource for PcapSource {
 
     fn dictionary(&self) -> Option<&KeyDictionary> {
         self.dictionary.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::Rng;
+
+    /// An Ethernet/IPv4 or IPv6 TCP/UDP frame, or now and then an ARP frame.
+    fn frame(rng: &mut Rng) -> Vec<u8> {
+        let mut f = vec![2u8; 12];
+        match rng.below(8) {
+            0 => {
+                f.extend_from_slice(&[0x08, 0x06]);
+                f.extend_from_slice(&[0; 28]);
+            }
+            1 => {
+                f.extend_from_slice(&[0x86, 0xDD, 0x60, 0, 0, 0, 0, 8, 17, 64]);
+                f.extend((0..40).map(|_| rng.below(256) as u8));
+            }
+            _ => {
+                f.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 40, 0, 0, 0x40, 0, 64, 6, 0, 0]);
+                f.extend((0..28).map(|_| rng.below(4) as u8));
+            }
+        }
+        f.truncate(f.len() - rng.below(4) as usize);
+        f
+    }
+
+    /// A classic pcap capture in either byte order and resolution, some records with
+    /// a captured length over the original.
+    fn legacy(rng: &mut Rng, big_endian: bool, nanos: bool) -> Vec<u8> {
+        let w = |v: u32| {
+            if big_endian {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let magic = if nanos { 0xA1B2_3C4D } else { 0xA1B2_C3D4 };
+        let mut out = w(magic).to_vec();
+        // Version 2.4 (two 16-bit fields), then zone, sigfigs, snap length, Ethernet.
+        let version = if big_endian {
+            [0, 2, 0, 4]
+        } else {
+            [2, 0, 4, 0]
+        };
+        out.extend_from_slice(&version);
+        for v in [0, 0, 65535, 1] {
+            out.extend_from_slice(&w(v));
+        }
+        for i in 0..300u32 {
+            let f = frame(rng);
+            let orig = f.len() as u32 + u32::from(rng.chance(0.1)) - u32::from(rng.chance(0.05));
+            for v in [1_700_000_000 + i / 7, i * 1013, f.len() as u32, orig] {
+                out.extend_from_slice(&w(v));
+            }
+            out.extend_from_slice(&f);
+        }
+        out
+    }
+
+    /// A pcapng capture: two interfaces (one in nanoseconds), packets with and without
+    /// options, on a missing interface, simple packet blocks, a statistics block.
+    fn pcapng(rng: &mut Rng, big_endian: bool) -> Vec<u8> {
+        let w = |v: u32| {
+            if big_endian {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let block = |out: &mut Vec<u8>, kind: u32, body: &[u8]| {
+            let padded = body.len().next_multiple_of(4);
+            let len = 12 + padded as u32;
+            out.extend_from_slice(&w(kind));
+            out.extend_from_slice(&w(len));
+            out.extend_from_slice(body);
+            out.resize(out.len() + padded - body.len(), 0);
+            out.extend_from_slice(&w(len));
+        };
+        let mut out = Vec::new();
+        let mut shb = w(0x1A2B_3C4D).to_vec();
+        shb.extend_from_slice(&if big_endian {
+            [0, 1, 0, 0]
+        } else {
+            [1, 0, 0, 0]
+        });
+        shb.extend_from_slice(&[0xFF; 8]);
+        block(&mut out, 0x0A0D_0D0A, &shb);
+        let idb = |nanos: bool| {
+            let mut b = if big_endian {
+                vec![0, 1, 0, 0]
+            } else {
+                vec![1, 0, 0, 0]
+            };
+            b.extend_from_slice(&w(65535));
+            if nanos {
+                // if_tsresol = 9, then the end of options.
+                let code = if big_endian {
+                    [0, 9, 0, 1]
+                } else {
+                    [9, 0, 1, 0]
+                };
+                b.extend_from_slice(&code);
+                b.extend_from_slice(&[9, 0, 0, 0, 0, 0, 0, 0]);
+            }
+            b
+        };
+        block(&mut out, 1, &idb(false));
+        block(&mut out, 1, &idb(true));
+        for i in 0..300u32 {
+            let f = frame(rng);
+            if rng.chance(0.05) {
+                let mut b = w(f.len() as u32).to_vec();
+                b.extend_from_slice(&f);
+                block(&mut out, 3, &b);
+                continue;
+            }
+            let if_id = [0, 1, 1, 2][rng.below(4) as usize];
+            let mut b = Vec::new();
+            for v in [if_id, 0x0005_F000, i * 7919, f.len() as u32, f.len() as u32] {
+                b.extend_from_slice(&w(v));
+            }
+            b.extend_from_slice(&f);
+            if rng.chance(0.2) {
+                // An opt_comment.
+                b.resize(b.len().next_multiple_of(4), 0);
+                let code = if big_endian {
+                    [0, 1, 0, 4]
+                } else {
+                    [1, 0, 4, 0]
+                };
+                b.extend_from_slice(&code);
+                b.extend_from_slice(b"abcd");
+                b.extend_from_slice(&[0; 4]);
+            }
+            block(&mut out, 6, &b);
+            if i == 150 {
+                block(&mut out, 5, &[0; 12]);
+            }
+        }
+        out
+    }
+
+    fn read(bytes: &[u8], plain_records: bool) -> (Vec<Message>, IngestSummary) {
+        let input = Box::new(std::io::Cursor::new(bytes.to_vec()));
+        let options = CaptureOptions {
+            key: KeySpec::default(),
+            hasher: KeyHasher::default(),
+            keep_keys: false,
+        };
+        match PcapSource::new(PathBuf::from("t.pcap"), input, options) {
+            Ok(mut s) => {
+                s.plain_records = plain_records;
+                let mut out = Vec::new();
+                loop {
+                    let before = out.len();
+                    s.fill(&mut out, before + 1000);
+                    if out.len() < before + 1000 {
+                        break;
+                    }
+                }
+                (out, s.summary)
+            }
+            Err(e) => (
+                Vec::new(),
+                IngestSummary::new(&PathBuf::from(e.to_string()), ""),
+            ),
+        }
+    }
+
+    #[test]
+    fn plain_records_read_like_the_parser_reads_them() {
+        let mut rng = Rng::seed(41);
+        let mut captures = Vec::new();
+        for (big_endian, nanos) in [(false, false), (true, false), (false, true), (true, true)] {
+            captures.push(legacy(&mut rng, big_endian, nanos));
+        }
+        captures.push(pcapng(&mut rng, false));
+        captures.push(pcapng(&mut rng, true));
+        for c in captures {
+            // The intact capture is read (mostly packets, some skipped, some notes).
+            let (messages, summary) = read(&c, true);
+            assert!(
+                messages.len() > 150 && summary.records >= 280,
+                "{summary:?}"
+            );
+            // Intact, cut short anywhere, and with bytes changed after the file header.
+            let mut variants = vec![c.clone()];
+            for _ in 0..20 {
+                variants.push(c[..rng.below(c.len() as u64) as usize].to_vec());
+                let mut d = c.clone();
+                for _ in 0..1 + rng.below(8) {
+                    let at = 24 + rng.below(c.len() as u64 - 24) as usize;
+                    d[at] = rng.below(256) as u8;
+                }
+                variants.push(d);
+            }
+            for v in variants {
+                let (plain, general) = (read(&v, true), read(&v, false));
+                assert_eq!(plain.0, general.0);
+                assert_eq!(plain.1, general.1);
+            }
+        }
     }
 }

@@ -275,7 +275,7 @@ mod tests {
         let total = (header_len + body.len()) as u16;
         let flags: u16 = match rng.below(4) {
             0 => 0x4000,
-            1 => 0x2000,                            // first fragment (MF, offset 0)
+            1 => 0x2000,                               // first fragment (MF, offset 0)
             2 => 0x2000 | (1 + rng.below(100) as u16), // a later fragment
             _ => 0,
         };
@@ -387,6 +387,9 @@ mod tests {
             }
         }
         // Both paths were exercised.
-        assert!(fast > packets / 4 && fast < packets * 3 / 4, "{fast} of {packets}");
+        assert!(
+            fast > packets / 4 && fast < packets * 3 / 4,
+            "{fast} of {packets}"
+        );
     }
 }
