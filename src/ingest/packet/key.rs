@@ -447,8 +447,10 @@ mod tests {
     fn the_ipv4_five_tuple_shortcut_writes_the_general_bytes() {
         let spec = KeySpec::default();
         let f = v4([1, 2, 3, 4], [250, 6, 7, 8], 0xABCD, 0x0150);
-        let mut vlan = KeySpec::default();
-        vlan.kind = FlowKeyKind::FiveTupleVlan;
+        let vlan = KeySpec {
+            kind: FlowKeyKind::FiveTupleVlan,
+            ..KeySpec::default()
+        };
         // The 5-tuple with VLANs is written by the general writer: the same bytes
         // up to the VLAN count it appends.
         let general = vlan.encode(&f);
