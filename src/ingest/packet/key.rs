@@ -112,16 +112,17 @@ impl KeyBytes {
     }
 }
 
+/// Writes key bytes at a running offset.
 struct Writer {
-    k: KeyBytes,
+    buf: [u8; MAX_KEY_LEN],
+    len: usize,
 }
 
 impl Writer {
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, b: &[u8]) {
-        let at = self.k.len as usize;
-        self.k.buf[at..at + b.len()].copy_from_slice(b);
-        self.k.len += b.len() as u8;
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        self.len += b.len();
     }
 }
 
@@ -170,20 +171,31 @@ impl KeySpec {
     }
 
     /// The canonical bytes of `f`'s key.
-    #[inline]
+    #[inline(always)]
     pub fn encode(&self, f: &PacketFields) -> KeyBytes {
-        let alen = if f.ipv6 { 16 } else { 4 };
+        // One copy of the writer per address length: every offset is then a
+        // constant, which matters at tens of millions of packets a second.
+        if f.ipv6 {
+            self.encode_with::<16>(f)
+        } else {
+            self.encode_with::<4>(f)
+        }
+    }
+
+    #[inline(always)]
+    fn encode_with<const ALEN: usize>(&self, f: &PacketFields) -> KeyBytes {
+        if ALEN == 4 && self.kind == FlowKeyKind::FiveTuple {
+            return self.five_tuple_v4(f);
+        }
         let mut w = Writer {
-            k: KeyBytes {
-                buf: [0; MAX_KEY_LEN],
-                len: 0,
-            },
+            buf: [0; MAX_KEY_LEN],
+            len: 0,
         };
         w.put(&[self.kind.tag() << 1 | u8::from(f.ipv6)]);
         match self.kind {
             FlowKeyKind::FiveTuple | FlowKeyKind::FiveTupleVlan => {
-                w.put(&f.src[..alen]);
-                w.put(&f.dst[..alen]);
+                w.put(&f.src[..ALEN]);
+                w.put(&f.dst[..ALEN]);
                 w.put(&[f.protocol]);
                 w.put(&f.src_port.to_be_bytes());
                 w.put(&f.dst_port.to_be_bytes());
@@ -196,10 +208,10 @@ impl KeySpec {
                 }
             }
             FlowKeyKind::SrcDst => {
-                w.put(&f.src[..alen]);
-                w.put(&f.dst[..alen]);
+                w.put(&f.src[..ALEN]);
+                w.put(&f.dst[..ALEN]);
             }
-            FlowKeyKind::Dst => w.put(&f.dst[..alen]),
+            FlowKeyKind::Dst => w.put(&f.dst[..ALEN]),
             FlowKeyKind::DstPrefix | FlowKeyKind::SrcPrefix => {
                 let addr = if self.kind == FlowKeyKind::DstPrefix {
                     &f.dst
@@ -211,11 +223,31 @@ impl KeySpec {
                 } else {
                     self.prefix_v4
                 };
-                w.put(&masked(addr, alen, bits)[..alen]);
+                w.put(&masked(addr, ALEN, bits)[..ALEN]);
                 w.put(&[bits]);
             }
         }
-        w.k
+        KeyBytes {
+            buf: w.buf,
+            len: w.len as u8,
+        }
+    }
+
+    /// The IPv4 5-tuple key (the commonest by far), the same bytes as the writer
+    /// makes, put together in a register and stored at once: the hash reads them back
+    /// as 8-byte words, which a store of a byte here and two there makes wait.
+    #[inline(always)]
+    fn five_tuple_v4(&self, f: &PacketFields) -> KeyBytes {
+        let le32 = |a: &[u8; 16]| u128::from(u32::from_le_bytes([a[0], a[1], a[2], a[3]]));
+        let word = u128::from(self.kind.tag() << 1)
+            | le32(&f.src) << 8
+            | le32(&f.dst) << 40
+            | u128::from(f.protocol) << 72
+            | u128::from(u16::from_le_bytes(f.src_port.to_be_bytes())) << 80
+            | u128::from(u16::from_le_bytes(f.dst_port.to_be_bytes())) << 96;
+        let mut buf = [0u8; MAX_KEY_LEN];
+        buf[..16].copy_from_slice(&word.to_le_bytes());
+        KeyBytes { buf, len: 14 }
     }
 
     /// A readable name of `f`'s key, for the key dictionary and reports.
@@ -409,6 +441,26 @@ mod tests {
             );
         }
         assert_eq!(render_encoded(&[0xFF, 1]), "ff01");
+    }
+
+    #[test]
+    fn the_ipv4_five_tuple_shortcut_writes_the_general_bytes() {
+        let spec = KeySpec::default();
+        let f = v4([1, 2, 3, 4], [250, 6, 7, 8], 0xABCD, 0x0150);
+        let vlan = KeySpec {
+            kind: FlowKeyKind::FiveTupleVlan,
+            ..KeySpec::default()
+        };
+        // The 5-tuple with VLANs is written by the general writer: the same bytes
+        // up to the VLAN count it appends.
+        let general = vlan.encode(&f);
+        let mut expected = general.as_slice()[..14].to_vec();
+        expected[0] = spec.kind.tag() << 1;
+        assert_eq!(spec.encode(&f).as_slice(), expected.as_slice());
+        assert_eq!(
+            spec.encode(&f).as_slice(),
+            [2, 1, 2, 3, 4, 250, 6, 7, 8, 6, 0xAB, 0xCD, 0x01, 0x50]
+        );
     }
 
     #[test]

@@ -42,9 +42,14 @@ pub struct Vlans {
 }
 
 impl Vlans {
+    #[inline(always)]
     fn push(&mut self, id: u16) {
-        if (self.count as usize) < self.ids.len() {
-            self.ids[self.count as usize] = id;
+        // Constant indices: the tags then stay in registers (a variable index kept
+        // them in memory, and reading them back whole stalled every packet).
+        match self.count {
+            0 => self.ids[0] = id,
+            1 => self.ids[1] = id,
+            _ => {}
         }
         self.count = self.count.saturating_add(1);
     }
@@ -88,7 +93,7 @@ fn be16(b: &[u8], at: usize) -> u16 {
 }
 
 /// Strips the link layer of `frame` (captured with link type `lt`).
-#[inline]
+#[inline(always)]
 pub fn strip(lt: u32, frame: &[u8]) -> Result<Link<'_>, LinkSkip> {
     match lt {
         linktype::ETHERNET => ethernet(frame),
@@ -111,7 +116,7 @@ fn plain(ether_type: u16, payload: &[u8]) -> Link<'_> {
 }
 
 /// Follows 802.1Q/802.1ad tags starting from `ether_type`, whose payload is `rest`.
-#[inline]
+#[inline(always)]
 fn after_ether_type(mut ether_type: u16, mut rest: &[u8]) -> Result<Link<'_>, LinkSkip> {
     let mut vlans = Vlans::default();
     while matches!(
@@ -136,7 +141,7 @@ fn after_ether_type(mut ether_type: u16, mut rest: &[u8]) -> Result<Link<'_>, Li
     })
 }
 
-#[inline]
+#[inline(always)]
 fn ethernet(frame: &[u8]) -> Result<Link<'_>, LinkSkip> {
     if frame.len() < 14 {
         return Err(LinkSkip::Truncated("Ethernet"));
