@@ -38,6 +38,17 @@ pub fn uniform(d: usize, states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
 /// Most bi-uniform splits tried per model.
 pub const MAX_SPLITS: usize = 256;
 
+/// Probability below which an end cell of the bi-uniform chain is dropped. The cells
+/// kept evolve as in the full chain (it is linear with non-negative weights), so their
+/// sum of a p(a) never exceeds E[a]; f^b falls with E[a] (ph > pl), so each split's
+/// f^b stays at or above its exact value: an upper bound still, looser by at most
+/// (ph - pl) min(i, s) times the mass dropped. Each cell is made once (one new cell
+/// per draw) and dropped at most once, so that mass is below 1e-30 (last + 2): the
+/// bound moves by less than 1e-20 at 10^4 states. Keeping the tails down to 1e-30
+/// instead of 1e-300 keeps about a third of the cells (a Gaussian tail at 11 instead
+/// of 37 standard deviations): 6 000 states at D = 10^7 took 7 s, now 2.5 s.
+const TINY: f64 = 1e-30;
+
 /// Non-repeat probability for the bi-uniform distribution with s messages of
 /// probability `ph` and D - s of probability `pl`, sampled without replacement: the
 /// count a of high messages among i draws is a Markov chain (a high draw has
@@ -50,34 +61,38 @@ fn biuniform_one(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Vec<f64> 
     let mut next = vec![0.0; s + 1];
     dist[0] = 1.0;
     let (mut lo, mut hi) = (0usize, 0usize);
-    let tiny = 1e-300;
     for i in 0..=last {
         if i >= d {
             out.push(0.0);
             continue;
         }
-        let ea: f64 = (lo..=hi).map(|a| a as f64 * dist[a]).sum();
-        out.push((ph * (s as f64 - ea) + pl * ((d - s) as f64 - i as f64 + ea)).max(0.0));
-        // One more draw without replacement; a <= i always, and i - a <= D - s.
+        // One more draw without replacement; a <= i always, and i - a <= D - s. E[a]
+        // of this state is summed in the same pass (same order, same bits).
         let top = (hi + 1).min(s);
         next[lo..=top].fill(0.0);
+        let mut ea = 0.0;
         for a in lo..=hi {
+            let p = dist[a];
+            ea += a as f64 * p;
             let high_left = (s - a) as f64 * ph;
             let low_left = (d - s).saturating_sub(i - a) as f64 * pl;
             let tot = high_left + low_left;
             if tot > 0.0 {
-                next[a] += dist[a] * low_left / tot;
+                // One division per cell: the loop's cost at D = 10^7.
+                let share = p / tot;
+                next[a] += share * low_left;
                 if a < s {
-                    next[a + 1] += dist[a] * high_left / tot;
+                    next[a + 1] += share * high_left;
                 }
             }
         }
+        out.push((ph * (s as f64 - ea) + pl * ((d - s) as f64 - i as f64 + ea)).max(0.0));
         std::mem::swap(&mut dist, &mut next);
         hi = top;
-        while hi > lo && dist[hi] < tiny {
+        while hi > lo && dist[hi] < TINY {
             hi -= 1;
         }
-        while lo < hi && dist[lo] < tiny {
+        while lo < hi && dist[lo] < TINY {
             lo += 1;
         }
     }
