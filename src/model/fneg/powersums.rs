@@ -139,6 +139,8 @@ impl PowerSums {
                     s: [0.0; TERMS],
                     f: [0.0; TERMS],
                 };
+                // 1/(m + 1): multiplications, not divisions, over the D ranks.
+                let inv: [f64; TERMS] = std::array::from_fn(|m| 1.0 / (m + 1) as f64);
                 // Summed by blocks: a running sum over a group of 10^5 ranks would lose
                 // 1e-12 of its value, the blocks keep the rounding near 1e-14.
                 for block in ranks[start..end].chunks(256) {
@@ -149,7 +151,7 @@ impl PowerSums {
                         for m in 0..TERMS {
                             s[m] += term;
                             f[m] += q * term;
-                            term *= x / (m + 1) as f64;
+                            term *= x * inv[m];
                         }
                     }
                     for m in 0..TERMS {
