@@ -95,13 +95,18 @@ pub fn two_phase(profile: &Profile, f: &[f64], p_r: f64) -> ChainRates {
 /// message of a retaining filter is not identified and stays enabled).
 ///
 /// Where the exact update would cost more than [`runs::EXACT_WORK`] (states x ranks,
-/// a second or two), it runs on runs of ranks whose q and zeta agree to
+/// a tenth of a second), it runs on runs of ranks whose q and zeta agree to
 /// [`runs::TOLERANCE`] ([`runs`]: minutes become about a second at D = 10^7; measured
 /// agreement [`runs::AGREEMENT`]).
 pub fn disabling_estimates(q: &[f64], zeta: &[f64], p_r: f64, profile: &Profile) -> Vec<f64> {
     if profile.len() as f64 * q.len() as f64 > runs::EXACT_WORK {
         return disabling_estimates_on_runs(q, zeta, p_r, profile, runs::TOLERANCE);
     }
+    disabling_estimates_exact(q, zeta, p_r, profile)
+}
+
+/// [`disabling_estimates`] rank by rank, whatever the cost.
+pub fn disabling_estimates_exact(q: &[f64], zeta: &[f64], p_r: f64, profile: &Profile) -> Vec<f64> {
     let mut d = Disabling::new(q, zeta, p_r);
     let mut out = Vec::with_capacity(profile.len());
     for _ in 0..profile.len() {

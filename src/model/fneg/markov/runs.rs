@@ -23,20 +23,24 @@
 //! differ by that much), so the mass misplaced changes U by a second-order amount too.
 //! Neither is proven here: the agreement with the exact update is measured, over
 //! random workloads (Zipf exponents, placements, p_r, D up to 10^5) in this module's
-//! tests, to within [`AGREEMENT`] relative on the FN rate; markov-disabling is an
-//! approximation, so no bound's direction is at stake.
+//! tests, to within [`AGREEMENT`] relative on the FN rate (worst of 24: 1.6e-5 at a
+//! TOLERANCE of 1e-3, 1.6e-7 at 1e-4: second order, as argued); markov-disabling is an
+//! approximation, so no bound's direction is at stake. Rank by rank Q (a `--workload`
+//! file, `rbf model fn`) is run the same way: only ranks within TOLERANCE share a run.
 
 /// Ranks join a run while their q and zeta are within this relative distance of the
 /// run's first rank's.
-pub const TOLERANCE: f64 = 1e-4;
+pub const TOLERANCE: f64 = 1e-3;
 
 /// Relative agreement of the FN rate with the exact rank-by-rank update that the tests
 /// require (measured: see docs/PERFORMANCE.md, issue 38).
 pub const AGREEMENT: f64 = 1e-4;
 
 /// Exact work (states x ranks) above which the estimate runs on runs of ranks: below
-/// it, a second or two, the exact update runs and the numbers are the exact ones.
-pub const EXACT_WORK: f64 = 2e9;
+/// it, a tenth of a second, the exact update runs and the numbers are the exact ones
+/// (a trace of 10^4 arrivals whose fit allows D = 5 x 10^4 spent 0.4 s of its compare
+/// there).
+pub const EXACT_WORK: f64 = 2e7;
 
 /// Below this, g counts as 0 for good (as in the exact update).
 const UNDERFLOW: f64 = 1e-300;
@@ -193,8 +197,10 @@ mod tests {
     #[test]
     fn runs_agree_with_the_exact_update_on_random_workloads() {
         use crate::filter::FilterConfig;
-        use crate::model::fneg::markov::{disabling_estimates_on_runs, one_phase, two_phase};
-        use crate::model::fneg::{FnModel, Method};
+        use crate::model::fneg::markov::{
+            disabling_estimates_exact, disabling_estimates_on_runs, one_phase, two_phase,
+        };
+        use crate::model::fneg::FnModel;
         use crate::workload::{Placement, Popularity, Workload};
         let mut draw = Draws(38);
         let mut worst: f64 = 0.0;
@@ -228,9 +234,7 @@ mod tests {
             filter.phases = phases;
             let model = FnModel::new(&filter, &w, 1e-10).expect("a valid model");
             let profile = model.profile(false).expect("a sigma-bounded profile");
-            let exact = model
-                .estimates(Method::MarkovDisabling, &profile)
-                .expect("a Markov method");
+            let exact = disabling_estimates_exact(&model.q, &model.zeta, p_r, &profile);
             let runs = disabling_estimates_on_runs(&model.q, &model.zeta, p_r, &profile, TOLERANCE);
             let rate = |f: &[f64]| {
                 if phases == 2 {
