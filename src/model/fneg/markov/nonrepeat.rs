@@ -181,7 +181,8 @@ fn biuniform_floor(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Option<
         let (high, low) = ((s as f64 - m) * ph, (l + m) * pl);
         out.push((high + low).max(0.0));
         let t = high + low;
-        if !(t > 0.0) || ph * pl * (s as f64 + l) > t * t {
+        // (t > 0 fails for NaN too.)
+        if t.is_nan() || t <= 0.0 || ph * pl * (s as f64 + l) > t * t {
             return None;
         }
         m += high / t;
