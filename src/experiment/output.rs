@@ -32,13 +32,55 @@ pub struct Written {
     pub plots: Vec<PathBuf>,
 }
 
+fn col<T>(rows: &[Row], f: impl Fn(&Row) -> T) -> Vec<T> {
+    rows.iter().map(f).collect()
+}
+
+/// One bound of the one list: its value, range (the Q-based methods), standing, and
+/// for bounds (not approximations) the verdict in the steady-state or the transient
+/// column and how far the observed point is beyond it.
+fn bound_columns(rows: &[Row], b: Bound) -> Vec<Column> {
+    let verdict = |v: Option<BoundVerdict>| v.map(|v| v.to_string().to_lowercase());
+    let get = |r: &Row| r.model(b).cloned();
+    let mut cols = vec![Column::new(
+        b.value_key().into(),
+        col(rows, |r| get(r).map(|m| m.value)),
+    )];
+    if b.reads_q() {
+        let key = b.key();
+        cols.push(Column::new(
+            format!("{key}_low").into(),
+            col(rows, |r| get(r).and_then(|m| m.range).map(|x| x.low)),
+        ));
+        cols.push(Column::new(
+            format!("{key}_high").into(),
+            col(rows, |r| get(r).and_then(|m| m.range).map(|x| x.high)),
+        ));
+    }
+    cols.push(Column::new(
+        format!("{}_standing", b.key()).into(),
+        col(rows, |r| get(r).map(|m| m.standing.token().to_string())),
+    ));
+    if b.judged() {
+        for regime in [Regime::Steady, Regime::Transient] {
+            let name = match regime {
+                Regime::Steady => "steady",
+                Regime::Transient => "transient",
+            };
+            cols.push(Column::new(
+                format!("{}_verdict_{name}", b.key()).into(),
+                col(rows, |r| verdict(get(r).and_then(|m| m.verdict_in(regime)))),
+            ));
+        }
+        cols.push(Column::new(
+            format!("{}_excess", b.key()).into(),
+            col(rows, |r| get(r).and_then(|m| m.excess)),
+        ));
+    }
+    cols
+}
+
 fn frame(rows: &[Row]) -> Result<DataFrame> {
-    fn col<T>(rows: &[Row], f: impl Fn(&Row) -> T) -> Vec<T> {
-        rows.iter().map(f).collect()
-    }
-    fn verdict(v: Option<BoundVerdict>) -> Option<String> {
-        v.map(|v| v.to_string().to_lowercase())
-    }
     let err = |e: PolarsError| Error::invalid(format!("cannot build the results table: {e}"));
     let mut df = df!(
         "point" => col(rows, |r| r.point as u64),
@@ -71,47 +113,8 @@ fn frame(rows: &[Row]) -> Result<DataFrame> {
         "fitted_workload" => col(rows, |r| r.fitted_workload),
     )
     .map_err(err)?;
-    // Every bound of the one list: its value, range (the Q-based methods), standing,
-    // and for bounds (not approximations) the verdict in the steady-state or the
-    // transient column and how far the observed point is beyond it.
     for b in Bound::ALL {
-        let get = |r: &Row| r.model(b).cloned();
-        let mut cols = vec![Column::new(
-            b.value_key().into(),
-            col(rows, |r| get(r).map(|m| m.value)),
-        )];
-        if b.reads_q() {
-            let key = b.key();
-            cols.push(Column::new(
-                format!("{key}_low").into(),
-                col(rows, |r| get(r).and_then(|m| m.range).map(|x| x.low)),
-            ));
-            cols.push(Column::new(
-                format!("{key}_high").into(),
-                col(rows, |r| get(r).and_then(|m| m.range).map(|x| x.high)),
-            ));
-        }
-        cols.push(Column::new(
-            format!("{}_standing", b.key()).into(),
-            col(rows, |r| get(r).map(|m| m.standing.token().to_string())),
-        ));
-        if b.judged() {
-            for regime in [Regime::Steady, Regime::Transient] {
-                let name = match regime {
-                    Regime::Steady => "steady",
-                    Regime::Transient => "transient",
-                };
-                cols.push(Column::new(
-                    format!("{}_verdict_{name}", b.key()).into(),
-                    col(rows, |r| verdict(get(r).and_then(|m| m.verdict_in(regime)))),
-                ));
-            }
-            cols.push(Column::new(
-                format!("{}_excess", b.key()).into(),
-                col(rows, |r| get(r).and_then(|m| m.excess)),
-            ));
-        }
-        df.hstack_mut(&cols).map_err(err)?;
+        df.hstack_mut(&bound_columns(rows, b)).map_err(err)?;
     }
     df.hstack_mut(&[Column::new("notes".into(), col(rows, tables::notes_text))])
         .map_err(err)?;

@@ -3,7 +3,6 @@
 //! report say the same thing the same way.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use super::sci;
 use crate::compare::verdict::{Check, Side};
@@ -188,107 +187,125 @@ pub fn summary(records: &[(usize, &Record)], level: f64) -> Vec<String> {
             continue;
         }
         let n = of.len();
-        let mut standings: BTreeMap<Standing, usize> = BTreeMap::new();
-        for (_, r) in &of {
-            *standings.entry(r.standing).or_default() += 1;
-        }
-        let standing = standings
-            .iter()
-            .map(|(s, c)| {
-                if *c == n {
-                    s.label().to_string()
-                } else {
-                    format!("{} at {c}", s.label())
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
         let mut line = format!(
-            "{} ({standing}; {n} point{})",
+            "{} ({}; {n} point{})",
             bound.label(),
+            standings(&of),
             if n == 1 { "" } else { "s" }
         );
         for regime in [Regime::Steady, Regime::Transient] {
-            let judged: Vec<BoundVerdict> = of
-                .iter()
-                .filter_map(|(_, r)| r.verdict_in(regime))
-                .collect();
-            if judged.is_empty() {
-                continue;
-            }
-            let count = |v| judged.iter().filter(|x| **x == v).count();
-            let counts: Vec<String> = [
-                (BoundVerdict::Holds, "hold"),
-                (BoundVerdict::Undecided, "undecided"),
-                (BoundVerdict::Violated, "VIOLATED"),
-            ]
-            .into_iter()
-            .filter(|(v, _)| count(*v) > 0)
-            .map(|(v, word)| format!("{} {word}", count(v)))
-            .collect();
-            let _ = write!(
-                line,
-                "; {}: {} of {}",
-                regime_name(regime),
-                counts.join(", "),
-                judged.len()
-            );
-            let violated = count(BoundVerdict::Violated);
-            if violated > 0 {
-                line.push_str(&chance_note(violated, judged.len(), level, bound.claim()));
-            }
+            line.push_str(&regime_counts(&of, regime, level, bound.claim()));
         }
-        let not_judged: Vec<&str> = of
-            .iter()
-            .filter(|(_, r)| r.standing == Standing::NotJudged)
-            .map(|(_, r)| reason(&r.note))
-            .collect();
-        if !not_judged.is_empty() {
-            let mut why: Vec<&str> = not_judged.clone();
-            why.sort_unstable();
-            why.dedup();
-            let _ = write!(
-                line,
-                "; not judged at {}: {}",
-                not_judged.len(),
-                why.join(", ")
-            );
-        }
-        let dir = if bound.claim() == Claim::LowerBound {
-            "below"
-        } else {
-            "above"
-        };
-        let beyond: Vec<String> = of
-            .iter()
-            .filter_map(|(p, r)| {
-                let e = r.excess?;
-                let t = if r.regime == Some(Regime::Transient) {
-                    ", transient"
-                } else {
-                    ""
-                };
-                Some(format!("{p} ({} {dir}{t})", percent(e)))
-            })
-            .collect();
-        if !beyond.is_empty() {
-            const SHOWN: usize = 4;
-            let more = beyond.len().saturating_sub(SHOWN);
-            let _ = write!(
-                line,
-                "; observed point beyond the bound at {}{}",
-                beyond[..beyond.len().min(SHOWN)].join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            );
-        }
+        line.push_str(&not_judged(&of));
+        line.push_str(&points_beyond(&of, bound.claim()));
         line.push('.');
         out.push(line);
     }
     out
+}
+
+/// The standings of a bound's records: one word when all share it, else each with its
+/// count ("proven at 3, not proven at 1").
+fn standings(of: &[(usize, &Record)]) -> String {
+    let mut standings: BTreeMap<Standing, usize> = BTreeMap::new();
+    for (_, r) in of {
+        *standings.entry(r.standing).or_default() += 1;
+    }
+    standings
+        .iter()
+        .map(|(s, c)| {
+            if *c == of.len() {
+                s.label().to_string()
+            } else {
+                format!("{} at {c}", s.label())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "; steady: 3 hold, 1 VIOLATED of 4" (and the chance of that many violations by
+/// luck alone), or nothing when no record was judged in `regime`.
+fn regime_counts(of: &[(usize, &Record)], regime: Regime, level: f64, claim: Claim) -> String {
+    let judged: Vec<BoundVerdict> = of
+        .iter()
+        .filter_map(|(_, r)| r.verdict_in(regime))
+        .collect();
+    if judged.is_empty() {
+        return String::new();
+    }
+    let count = |v| judged.iter().filter(|x| **x == v).count();
+    let counts: Vec<String> = [
+        (BoundVerdict::Holds, "hold"),
+        (BoundVerdict::Undecided, "undecided"),
+        (BoundVerdict::Violated, "VIOLATED"),
+    ]
+    .into_iter()
+    .filter(|(v, _)| count(*v) > 0)
+    .map(|(v, word)| format!("{} {word}", count(v)))
+    .collect();
+    let mut s = format!(
+        "; {}: {} of {}",
+        regime_name(regime),
+        counts.join(", "),
+        judged.len()
+    );
+    let violated = count(BoundVerdict::Violated);
+    if violated > 0 {
+        s.push_str(&chance_note(violated, judged.len(), level, claim));
+    }
+    s
+}
+
+/// "; not judged at N: reason, reason", or nothing.
+fn not_judged(of: &[(usize, &Record)]) -> String {
+    let not_judged: Vec<&str> = of
+        .iter()
+        .filter(|(_, r)| r.standing == Standing::NotJudged)
+        .map(|(_, r)| reason(&r.note))
+        .collect();
+    if not_judged.is_empty() {
+        return String::new();
+    }
+    let mut why: Vec<&str> = not_judged.clone();
+    why.sort_unstable();
+    why.dedup();
+    format!("; not judged at {}: {}", not_judged.len(), why.join(", "))
+}
+
+/// The points whose observation lies beyond the bound, by how much (the first few).
+fn points_beyond(of: &[(usize, &Record)], claim: Claim) -> String {
+    let dir = if claim == Claim::LowerBound {
+        "below"
+    } else {
+        "above"
+    };
+    let beyond: Vec<String> = of
+        .iter()
+        .filter_map(|(p, r)| {
+            let e = r.excess?;
+            let t = if r.regime == Some(Regime::Transient) {
+                ", transient"
+            } else {
+                ""
+            };
+            Some(format!("{p} ({} {dir}{t})", percent(e)))
+        })
+        .collect();
+    if beyond.is_empty() {
+        return String::new();
+    }
+    const SHOWN: usize = 4;
+    let more = beyond.len().saturating_sub(SHOWN);
+    format!(
+        "; observed point beyond the bound at {}{}",
+        beyond[..beyond.len().min(SHOWN)].join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
 }
 
 #[cfg(test)]
