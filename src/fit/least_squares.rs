@@ -111,6 +111,55 @@ impl Problem<'_> {
         }
     }
 
+    /// For each gradient g (of some functional of the parameters), the direction in
+    /// which the functional grows fastest for a given rise in the sum of squares, to
+    /// first order: (J^T J)^-1 g, scaled so that a unit step adds 1 to the sum of
+    /// squares (with g = e_i, the linearised profile of parameter i: the others follow
+    /// it). Only the free parameters the residuals depend on move; a gradient without
+    /// a component along them has no direction.
+    pub fn directions(&self, x: &[f64], gradients: &[Vec<f64>]) -> Vec<Vec<f64>> {
+        let r = (self.residuals)(x);
+        let jac = self.jacobian(x, &r);
+        let seen: Vec<usize> = (0..x.len())
+            .filter(|&j| self.free[j] && jac[j].iter().any(|v| *v != 0.0))
+            .collect();
+        let normal: Vec<Vec<f64>> = seen
+            .iter()
+            .map(|&i| {
+                seen.iter()
+                    .map(|&j| {
+                        let dot: f64 = jac[i].iter().zip(&jac[j]).map(|(u, v)| u * v).sum();
+                        // A relative ridge: nearly flat directions stay solvable.
+                        if i == j {
+                            dot * (1.0 + 1e-9) + 1e-12
+                        } else {
+                            dot
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        gradients
+            .iter()
+            .filter_map(|g| {
+                let g: Vec<f64> = seen
+                    .iter()
+                    .map(|&j| g.get(j).copied().unwrap_or(0.0))
+                    .collect();
+                let c = solve(normal.clone(), g.clone())?;
+                let scale = g.iter().zip(&c).map(|(a, b)| a * b).sum::<f64>().sqrt();
+                if !(scale.is_finite() && scale > 0.0) {
+                    return None;
+                }
+                let mut d = vec![0.0; x.len()];
+                for (q, &j) in seen.iter().enumerate() {
+                    d[j] = c[q] / scale;
+                }
+                Some(d)
+            })
+            .collect()
+    }
+
     /// Columns of dr/dx (zero for fixed parameters), by forward differences stepping
     /// inward at a bound.
     fn jacobian(&self, x: &[f64], r: &[f64]) -> Vec<Vec<f64>> {

@@ -131,9 +131,10 @@ impl Shape {
         }
     }
 
-    /// The placement logits of [`family`] (relative to the last segment's weight).
-    fn logits(&self) -> Vec<f64> {
-        let floor = |w: f64| w.max(START_FLOOR);
+    /// The placement logits of [`family`] (relative to the last segment's weight), each
+    /// weight at least `floor`.
+    fn logits(&self, floor: f64) -> Vec<f64> {
+        let floor = |w: f64| w.max(floor);
         let last = floor(self.segments[SEGMENTS - 1]);
         [self.top, self.bottom]
             .into_iter()
@@ -498,7 +499,8 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         );
     }
     let t_lm = std::time::Instant::now();
-    let mut best: Option<(f64, Vec<f64>)> = None;
+    // Each shape's Levenberg-Marquardt result (sum of squares, parameters).
+    let mut starts: Vec<(f64, Vec<f64>)> = Vec::new();
     let profile_best = profile.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     for (s, shape) in SHAPES.iter().enumerate() {
         let Some(&(c0, _, d, alpha)) = profile
@@ -515,7 +517,7 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         }
         let mut x0 = vec![alpha; k];
         x0.push(d);
-        x0.extend(shape.logits());
+        x0.extend(shape.logits(START_FLOOR));
         // Q and the placement first, D held: set free at once, D wanders off to where a
         // steep tail mimics a smaller D while Q's head is still wrong (bottom placement
         // with many new messages ended at 5 D that way).
@@ -530,19 +532,24 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
                 family(&s.x, k)
             );
         }
-        if best.as_ref().is_none_or(|b| s.chi2 < b.0) {
-            best = Some((s.chi2, s.x));
-        }
+        starts.push((s.chi2, s.x));
     }
     if std::env::var_os("RBF_DEBUG_FIT").is_some() {
         crate::errln!("LM: {:?}", t_lm.elapsed());
     }
-    let (_, theta) = best?;
+    let (_, theta) = starts.iter().min_by(|a, b| a.0.total_cmp(&b.0))?.clone();
     let clock = std::time::Instant::now();
     let polished = search.run(&theta, None, FINE, 15);
-    let (chi2, theta) = (polished.chi2, polished.x);
-    let fam = family(&theta, k);
+    let (mut chi2, mut theta) = (polished.chi2, polished.x);
+    let mut fam = family(&theta, k);
     let mut check = target.check(&fam, p_r);
+    if !check.fits {
+        if let Some((c, x, f, passed)) = rescue(&search, &profile) {
+            if passed.fits || c < chi2 {
+                (chi2, theta, fam, check) = (c, x, f, passed);
+            }
+        }
+    }
     if std::env::var_os("RBF_DEBUG_FIT").is_some() {
         let r = target.residuals(&fam, p_r, FINE);
         for (v, &(o, j, mean, se, _)) in r.iter().zip(&target.points) {
@@ -557,9 +564,10 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
     // D the trace cannot tell from the estimate: refit with D held at steps of a
     // factor sqrt(2), 2, 4, 16, ... on either side until the test fails, then halve
     // the last step down to a factor 2^(1/8) (at most [`MAX_BISECTIONS`] times). The
-    // farthest fits each way are the alternatives; the range reported runs to the
-    // nearest D found to fail each way (it holds every D the trace allows, up to the
-    // search's resolution).
+    // range reported runs to the nearest D found to fail each way (it holds every D the
+    // trace allows, up to the search's resolution). Every member met on the way that
+    // passes, and the other shapes' fits that pass, are candidates for the
+    // alternatives ([`spanning`] picks them).
     if check.fits {
         let held = |x: &[f64], d: f64| -> (Vec<f64>, Family, bool) {
             let mut x = x.to_vec();
@@ -571,17 +579,15 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
             let fits = target.check(&alt, p_r).fits;
             (x, alt, fits)
         };
-        // One direction: (the bracket's outer end in ln D, the farthest fit).
-        let side = |dir: f64| -> (f64, Option<Family>) {
+        // One direction: (the bracket's outer end in ln D, the passing members met,
+        // farthest last).
+        let side = |dir: f64| -> (f64, Vec<Family>) {
             let mut step = dir * std::f64::consts::LN_2 / 2.0;
-            let (mut pass, mut x_pass, mut farthest) = (theta[k], theta.clone(), None);
+            let (mut pass, mut x_pass, mut met) = (theta[k], theta.clone(), Vec::new());
             let mut fail = None;
             loop {
                 let d = (pass + step).clamp(0.0, d_hi.ln());
                 if d == pass {
-                    break;
-                }
-                if d < 0.0 || d > d_hi.ln() {
                     break;
                 }
                 let (x, alt, fits) = held(&x_pass, d);
@@ -589,13 +595,14 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
                     fail = Some(d);
                     break;
                 }
-                (pass, x_pass, farthest) = (d, x, Some(alt));
+                (pass, x_pass) = (d, x);
+                met.push(alt);
                 // Steps double: a trace that says little about D is crossed in a few.
                 step *= 2.0;
             }
             // The outer end is the nearest D found to fail (or the search's limit).
             let Some(mut fail) = fail else {
-                return (if dir < 0.0 { 0.0 } else { d_hi.ln() }, farthest);
+                return (if dir < 0.0 { 0.0 } else { d_hi.ln() }, met);
             };
             for _ in 0..MAX_BISECTIONS {
                 if (fail - pass).abs() <= RESOLUTION {
@@ -604,17 +611,36 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
                 let mid = (pass + fail) / 2.0;
                 let (x, alt, fits) = held(&x_pass, mid);
                 if fits {
-                    (pass, x_pass, farthest) = (mid, x, Some(alt));
+                    (pass, x_pass) = (mid, x);
+                    met.push(alt);
                 } else {
                     fail = mid;
                 }
             }
-            (fail, farthest)
+            (fail, met)
         };
         let ((low, below), (high, above)) = rayon::join(|| side(-1.0), || side(1.0));
-        check
-            .alternatives
-            .extend(below.into_iter().chain(above).map(|a| a.workload(p_r)));
+        let others = other_shapes_passing(&search, &starts, &theta);
+        let edges = edge_members(&search, &theta);
+        // The farthest fits each way are alternatives whatever the probe says.
+        let keep: Vec<usize> = [below.len(), below.len() + above.len()]
+            .into_iter()
+            .zip([below.len(), above.len()])
+            .filter(|(_, n)| *n > 0)
+            .map(|(end, _)| end - 1)
+            .collect();
+        let candidates: Vec<Family> = below
+            .iter()
+            .chain(&above)
+            .chain(&others)
+            .chain(&edges)
+            .cloned()
+            .collect();
+        check.alternatives.extend(
+            spanning(&fam, &candidates, &keep, p_r)
+                .into_iter()
+                .map(|a| a.workload(p_r)),
+        );
         check.distinct_range = Some((low.exp().round() as usize, high.exp().round() as usize));
     }
     if std::env::var_os("RBF_DEBUG_FIT").is_some() {
@@ -626,6 +652,264 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         points: target.points.len(),
         check,
     })
+}
+
+/// The weights the rescue starts give the placement components a shape lacks: the
+/// usual [`START_FLOOR`] of 1e-4 puts 1e-4 of the new messages elsewhere, which on
+/// 10^7 arrivals under bottom placement made the start 10^3 times worse than the
+/// profile point it came from and Levenberg-Marquardt stopped there (issue 38).
+const RESCUE_FLOORS: [f64; 2] = [1e-7, 1e-10];
+/// How many of the rescue's best coarse fits are polished and tested.
+const RESCUE_POLISHED: usize = 2;
+
+/// When the fit fails its test: Levenberg-Marquardt again from every shape's best
+/// profile point (the shapes skipped before included), with the placement components
+/// the shape lacks at each of [`RESCUE_FLOORS`]. Returns the first of the
+/// [`RESCUE_POLISHED`] best that passes once polished, else the best of them: (sum of
+/// squares, parameters, member, its test). Only traces whose fit fails pay for it.
+fn rescue(
+    search: &Search,
+    profile: &[(f64, usize, f64, f64)],
+) -> Option<(f64, Vec<f64>, Family, QFitCheck)> {
+    let k = search.k;
+    let starts: Vec<Vec<f64>> = (0..SHAPES.len())
+        .filter_map(|s| {
+            profile
+                .iter()
+                .filter(|p| p.1 == s)
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+        })
+        .flat_map(|&(_, s, d, alpha)| {
+            RESCUE_FLOORS.iter().map(move |&floor| {
+                let mut x0 = vec![alpha; k];
+                x0.push(d);
+                x0.extend(SHAPES[s].logits(floor));
+                x0
+            })
+        })
+        .collect();
+    let mut runs: Vec<(f64, Vec<f64>)> = starts
+        .par_iter()
+        .map(|x0| {
+            let held = search.run(x0, Some(k), COARSE, 10);
+            let free = search.run(&held.x, None, COARSE, 40);
+            (free.chi2, free.x)
+        })
+        .collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut best: Option<(f64, Vec<f64>, Family, QFitCheck)> = None;
+    for (_, x) in runs.into_iter().take(RESCUE_POLISHED) {
+        let polished = search.run(&x, None, FINE, 15);
+        let f = family(&polished.x, k);
+        let check = search.target.check(&f, search.p_r);
+        if check.fits {
+            return Some((polished.chi2, polished.x, f, check));
+        }
+        if best.as_ref().is_none_or(|b| polished.chi2 < b.0) {
+            best = Some((polished.chi2, polished.x, f, check));
+        }
+    }
+    best
+}
+
+/// Fine iterations that polish another shape's fit before it is tested.
+const OTHER_POLISH: usize = 8;
+
+/// The fits from the other placement shapes (not `theta`, the estimate) that pass the
+/// test, polished on the fine cut when they do not pass as they are: members the trace
+/// allows with another placement, and so another head of Q (issue 38).
+fn other_shapes_passing(search: &Search, starts: &[(f64, Vec<f64>)], theta: &[f64]) -> Vec<Family> {
+    let passes = |f: &Family| search.target.check(f, search.p_r).fits;
+    starts
+        .par_iter()
+        .filter(|(_, x)| x.as_slice() != theta)
+        .filter_map(|(_, x)| {
+            let f = family(x, search.k);
+            if passes(&f) {
+                return Some(f);
+            }
+            let f = family(&search.run(x, None, FINE, OTHER_POLISH).x, search.k);
+            passes(&f).then_some(f)
+        })
+        .collect()
+}
+
+/// The walk along a profile direction starts at this many units (a sum of squares
+/// larger by its square) and doubles up to [`EDGE_DOUBLINGS`] times, then halves the
+/// last step [`EDGE_BISECTIONS`] times.
+const EDGE_START: f64 = 2.0;
+const EDGE_DOUBLINGS: usize = 6;
+const EDGE_BISECTIONS: usize = 2;
+
+/// Scales (factors of 10 from 1) at which the reuse distance's transform steers
+/// [`edge_members`]: it is the chance that a repeat comes back after more than about
+/// tau arrivals, which with the new messages is the chance that the next arrival is new
+/// to a filter's cycle of tau arrivals, what the Markov methods are built on.
+const STEER_DECADES: usize = 8;
+
+/// Gradients in the parameters of the reuse distance's transform at the
+/// [`STEER_DECADES`] scales (forward differences on the coarse cut).
+fn probe_gradients(search: &Search, theta: &[f64]) -> Vec<Vec<f64>> {
+    let taus: Vec<f64> = (0..STEER_DECADES).map(|i| 10f64.powi(i as i32)).collect();
+    let reuse =
+        |x: &[f64]| transforms(&family(x, search.k).runs_at(COARSE), search.p_r, &taus).reuse;
+    let base = reuse(theta);
+    let columns: Vec<Vec<f64>> = (0..theta.len())
+        .into_par_iter()
+        .map(|i| {
+            let h = 1e-5 * theta[i].abs().max(1.0);
+            let h = if theta[i] + h > search.upper[i] {
+                -h
+            } else {
+                h
+            };
+            let mut x = theta.to_vec();
+            x[i] += h;
+            reuse(&x)
+                .iter()
+                .zip(&base)
+                .map(|(a, b)| (a - b) / h)
+                .collect()
+        })
+        .collect();
+    (0..taus.len())
+        .map(|j| columns.iter().map(|c| c[j]).collect())
+        .collect()
+}
+
+/// Members at the edge of what the test allows around the estimate `theta`, one each
+/// way along every parameter's linearised profile (the others following it) and along
+/// the direction in which the reuse distance's transform at each scale of
+/// [`probe_gradients`] changes fastest: where D
+/// is not identified, neither is the shape of Q's tail nor the placement, and the
+/// members of the range search in D alone left the true workload's methods outside
+/// their range in 22 % of cases (issue 38). Each is tested on the fine cut.
+fn edge_members(search: &Search, theta: &[f64]) -> Vec<Family> {
+    let f = |x: &[f64]| {
+        search
+            .target
+            .residuals(&family(x, search.k), search.p_r, COARSE)
+    };
+    let mut gradients: Vec<Vec<f64>> = (0..theta.len())
+        .map(|i| {
+            (0..theta.len())
+                .map(|j| f64::from(u8::from(i == j)))
+                .collect()
+        })
+        .collect();
+    gradients.extend(probe_gradients(search, theta));
+    let directions = Problem {
+        residuals: &f,
+        lower: search.lower.clone(),
+        upper: search.upper.clone(),
+        free: vec![true; theta.len()],
+    }
+    .directions(theta, &gradients);
+    let at = |d: &[f64], t: f64| -> Family {
+        let x: Vec<f64> = theta
+            .iter()
+            .zip(d)
+            .zip(search.lower.iter().zip(&search.upper))
+            .map(|((x, d), (lo, hi))| (x + t * d).clamp(*lo, *hi))
+            .collect();
+        family(&x, search.k)
+    };
+    let passes = |m: &Family| search.target.check(m, search.p_r).fits;
+    let walks: Vec<(&Vec<f64>, f64)> = directions
+        .iter()
+        .flat_map(|d| [(d, 1.0), (d, -1.0)])
+        .collect();
+    walks
+        .par_iter()
+        .filter_map(|&(d, sign)| {
+            let (mut pass, mut fail, mut found) = (0.0, None, None);
+            let mut t = EDGE_START;
+            for _ in 0..=EDGE_DOUBLINGS {
+                let m = at(d, sign * t);
+                if !passes(&m) {
+                    fail = Some(t);
+                    break;
+                }
+                (pass, found) = (t, Some(m));
+                t *= 2.0;
+            }
+            if let Some(mut fail) = fail {
+                for _ in 0..EDGE_BISECTIONS {
+                    let mid = (pass + fail) / 2.0;
+                    let m = at(d, sign * mid);
+                    if passes(&m) {
+                        (pass, found) = (mid, Some(m));
+                    } else {
+                        fail = mid;
+                    }
+                }
+            }
+            found
+        })
+        .collect()
+}
+
+/// The most alternatives [`spanning`] picks (each costs `rbf compare` an evaluation of
+/// every Q-based method): the farthest fits in D, then those extreme at the most
+/// probe points.
+const MAX_ALTERNATIVES: usize = 8;
+
+/// Scales of the probe [`spanning`] compares members at: factors of sqrt(10) from 1 to
+/// this many times the largest D among them (beyond a few D every transform is flat).
+const PROBE_REACH: f64 = 10.0;
+
+/// The alternatives: of the passing `candidates`, those at `keep` (the farthest in D)
+/// and every one that is the most extreme, beyond the fit, in a transform of the reuse
+/// distance, the age or the second distance at some scale. Why these: each Q-based
+/// method is a functional of Q and the placement (the chance that the next arrival is
+/// new to the filter's cycle, sums over Q's head), and the transforms at scales from 1
+/// to beyond D are the filter-independent functionals that summarise them; evaluating
+/// every method on every candidate would make `rbf compare` that many times slower.
+/// Differences below [`ACCURACY`] are arithmetic and choose nothing.
+fn spanning(fit: &Family, candidates: &[Family], keep: &[usize], p_r: f64) -> Vec<Family> {
+    let reach = candidates
+        .iter()
+        .map(|c| c.distinct)
+        .fold(fit.distinct, f64::max)
+        * PROBE_REACH;
+    let steps = (2.0 * reach.max(1.0).log10()).ceil() as usize;
+    let taus: Vec<f64> = (0..=steps).map(|i| 10f64.powf(i as f64 / 2.0)).collect();
+    let probe = |f: &Family| {
+        let t = transforms(&f.runs_at(COARSE), p_r, &taus);
+        [t.reuse, t.age, t.second].concat()
+    };
+    let mine = probe(fit);
+    let theirs: Vec<Vec<f64>> = candidates.par_iter().map(probe).collect();
+    // How many probe points each candidate is the most extreme at.
+    let mut votes = vec![0usize; candidates.len()];
+    for (j, own) in mine.iter().enumerate() {
+        let values = theirs.iter().map(|v| v[j]).enumerate();
+        let high = values.clone().max_by(|a, b| a.1.total_cmp(&b.1));
+        let low = values.min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((c, _)) = high.filter(|(_, v)| *v > own + ACCURACY) {
+            votes[c] += 1;
+        }
+        if let Some((c, _)) = low.filter(|(_, v)| *v < own - ACCURACY) {
+            votes[c] += 1;
+        }
+    }
+    let mut ranked: Vec<usize> = (0..candidates.len()).filter(|c| votes[*c] > 0).collect();
+    // Most votes first; ties by index, so the choice is deterministic.
+    ranked.sort_by_key(|&c| (std::cmp::Reverse(votes[c]), c));
+    let mut chosen: Vec<usize> = keep.to_vec();
+    for c in ranked {
+        if chosen.len() >= MAX_ALTERNATIVES {
+            break;
+        }
+        if !chosen.contains(&c) {
+            chosen.push(c);
+        }
+    }
+    chosen.sort_unstable();
+    chosen
+        .into_iter()
+        .filter_map(|c| candidates.get(c).cloned())
+        .collect()
 }
 
 /// The least-squares problem of one fit, at a resolution, with D free or held.

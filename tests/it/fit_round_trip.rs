@@ -19,7 +19,8 @@ use rbf::fit::{fit, Fit, FitOptions};
 use rbf::ingest::{self, IngestOptions};
 use rbf::message::KeyHasher;
 use rbf::model::fneg::{FnModel, Method, RenewalOptions};
-use rbf::stats::binomial_half_width;
+use rbf::report::fit::IDENTIFIED;
+use rbf::stats::{binomial_half_width, binomial_tail};
 use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};
 
@@ -324,7 +325,13 @@ fn renewal_from_the_profile_does_not_need_the_fit_of_q() {
 /// and top placement), 8 seeds each. A 99 % test rejects a true model about once in a
 /// hundred, so 3 or more rejections of 24 has probability 0.002 for a fit that finds
 /// the best member; the true D must lie in the printed range of every accepted fit but
-/// at most 2 (the range is the D whose best fit passes the same test).
+/// at most 2 (the range is the D whose best fit passes the same test). Where D is not
+/// identified, every Q-based method's value on the true workload must lie in its range
+/// over the fit and the alternatives in at least 95 % of cases: the misses may not be
+/// more than a binomial with p = 0.05 gives with probability 0.001 (the values of one
+/// trace are correlated, so this is lenient by up to their number; the issue's own
+/// measure is `examples/fit_level.rs`). Disabling is left out: rank by rank at the
+/// alternatives' D of up to 10^5 it alone would take minutes.
 #[test]
 fn the_test_holds_its_level_on_traces_from_the_model() {
     let cells = [
@@ -333,12 +340,13 @@ fn the_test_holds_its_level_on_traces_from_the_model() {
         (2_000, 0.9, 0.9, Placement::Top),
     ];
     let (mut rejected, mut outside, mut runs) = (0, 0, 0);
+    let (mut ranged, mut missed) = (0u64, 0u64);
     let mut seen = Vec::new();
     for (d, alpha, p_r, placement) in cells {
         for seed in 0..8u64 {
             let w = Workload::zipf(d, alpha, p_r, placement.clone());
             let s = Synthesizer::new(&SynthConfig {
-                workload: w,
+                workload: w.clone(),
                 arrivals: 100_000,
                 seed: 700 + seed,
                 prologue: true,
@@ -366,12 +374,69 @@ fn the_test_holds_its_level_on_traces_from_the_model() {
                     "{placement:?} seed {seed}: D {d} outside [{lo}, {hi}]"
                 ));
             }
+            if !c.identifies_distinct(f.summary.model_distinct, IDENTIFIED) {
+                let fitted = f.workload().expect("fitted workload");
+                for (m, truth, low, high) in method_ranges(d, &w, &fitted, &c.alternatives) {
+                    ranged += 1;
+                    // A relative slack of 1e-9: the same workload evaluated twice.
+                    if !(low * (1.0 - 1e-9) <= truth && truth <= high * (1.0 + 1e-9)) {
+                        missed += 1;
+                        seen.push(format!(
+                            "{placement:?} seed {seed}: {m:?} true {truth} outside [{low}, {high}]"
+                        ));
+                    }
+                }
+            }
         }
     }
+    assert!(
+        binomial_tail(ranged, 0.05, missed) >= 0.001,
+        "true method outside its range {missed} of {ranged} times: {seen:#?}"
+    );
     assert_eq!(runs, 24);
     assert!(rejected <= 2, "{rejected} of 24 rejected: {seen:#?}");
     assert!(
         outside <= 2,
         "true D outside the range {outside} times: {seen:#?}"
     );
+}
+
+/// For each Q-based method but disabling, at 8 bits per message of D (k = 4, sigma at 40 %
+/// of the bits, where the methods are far from 0 and 1): its value on the true workload
+/// and its (least, greatest) value over the fit and the alternatives.
+fn method_ranges(
+    d: usize,
+    truth: &Workload,
+    fitted: &Workload,
+    alternatives: &[Workload],
+) -> Vec<(Method, f64, f64, f64)> {
+    let m = 8 * d as u64;
+    let filter = FilterConfig::sigma_bounded(m, 4, m * 2 / 5);
+    let methods: Vec<Method> = Method::ALL
+        .into_iter()
+        .filter(|m| m.reads_popularity() && *m != Method::MarkovDisabling)
+        .collect();
+    let eval = |w: &Workload| -> Vec<f64> {
+        FnModel::new(&filter, w, 1e-10)
+            .expect("model")
+            .evaluate(&methods, RenewalOptions::default())
+            .expect("methods")
+            .results
+            .iter()
+            .map(|r| r.fn_rate)
+            .collect()
+    };
+    let on_truth = eval(truth);
+    let mut ranges: Vec<(f64, f64)> = eval(fitted).iter().map(|v| (*v, *v)).collect();
+    for a in alternatives {
+        for (r, v) in ranges.iter_mut().zip(eval(a)) {
+            *r = (r.0.min(v), r.1.max(v));
+        }
+    }
+    methods
+        .into_iter()
+        .zip(on_truth)
+        .zip(ranges)
+        .map(|((m, t), (lo, hi))| (m, t, lo, hi))
+        .collect()
 }
