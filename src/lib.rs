@@ -16,6 +16,7 @@
 //!   cleanly, errors that say where, notes, machine limits, progress with an ETA.
 //! * [`numbers`]: numbers as users write them (`1e6`, `2^20`), for flags and configs.
 //! * `prefetch` (private), [`stats`]: cache prefetch; the intervals behind verdicts.
+//! * [`simd`]: the widest vector instructions of the CPU, chosen at run time; results the same at every level.
 //! * [`output_file`]: outputs written whole or not at all, never onto an input.
 //! * [`message`]: the 64-bit keyed [`message::Message`] every stage consumes.
 //! * [`filter`]: one- and two-phase recycling Bloom filters.
@@ -48,6 +49,7 @@ pub mod replay;
 pub mod report;
 pub mod resources;
 pub mod signals;
+pub mod simd;
 pub mod size;
 pub mod stats;
 pub mod stop;

@@ -320,7 +320,7 @@ mod tests {
     /// [`PositionHasher::block_positions`] with k = K, scalar or vectorised.
     fn block_of<const K: usize>(h: &PositionHasher, keys: &[u64], wide: bool) -> Vec<Vec<u64>> {
         let mut block = PositionBlock::new();
-        crate::model::fneg::simd::with_avx2(wide, || h.block_positions::<K>(keys, &mut block));
+        crate::simd::with_avx2(wide, || h.block_positions::<K>(keys, &mut block));
         (0..keys.len())
             .map(|i| (0..K).map(|d| u64::from(block.draws[d][i])).collect())
             .collect()
@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn block_positions_are_the_positions() {
-        use crate::model::fneg::simd::Simd;
+        use crate::simd::Simd;
         let wides: Vec<bool> = Simd::available().iter().map(|&s| s >= Simd::Avx2).collect();
         let keys: Vec<u64> = (0..POSITION_BLOCK as u64)
             .map(|i| mix64(i) ^ (i << 60))

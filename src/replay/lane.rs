@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::filter::{
     FilterConfig, Outcome, PositionBlock, PositionBuf, RecyclingFilter, MAX_HASHES, POSITION_BLOCK,
 };
-use crate::model::fneg::simd::{with_avx2, Simd};
+use crate::simd::{with_avx2, Simd};
 
 /// Where a filter's loop finds the ground-truth record of each arrival of a batch.
 pub(super) trait Records {

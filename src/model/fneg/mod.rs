@@ -39,7 +39,8 @@ pub const DEFAULT_EPS: f64 = 1e-10;
 pub mod nbounded;
 pub mod powersums;
 pub mod renewal;
-pub mod simd;
+// The vector level chosen at run time lives with the foundations (the replay uses it too).
+pub use crate::simd;
 
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Trigger};

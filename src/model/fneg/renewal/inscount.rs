@@ -10,7 +10,7 @@
 //! misses at most the dropped mass, which the renewal bound's window term covers.
 
 use crate::model::fneg::bitdist::{trim_window, Summary};
-use crate::model::fneg::simd::{sum_lanes, with_avx2, Simd};
+use crate::simd::{sum_lanes, with_avx2, Simd};
 
 /// P(N_j = n) on a window of n and the per-insertion sums it weighs.
 #[derive(Clone)]
@@ -204,7 +204,7 @@ unsafe fn step_and_sums_avx512(p: &mut [f64], keep: f64, eta: f64, x: [&[f64]; 4
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::fneg::simd::same_bits;
+    use crate::simd::same_bits;
 
     #[test]
     fn every_level_gives_the_same_bits_and_the_plain_update() {
