@@ -327,13 +327,10 @@ impl<'a> Disabling<'a> {
     /// to one; conditioning properly, a non-repeat draw takes rank i with probability
     /// q_i g_i / U, so g_i loses that share.
     pub fn distinct_arrival(&mut self) {
-        let (pr, pn) = (self.p_r, 1.0 - self.p_r);
         let u = self.u;
-        let exit = pn + pr * u;
-        if exit <= 0.0 {
+        let Some((wr, wn)) = distinct_weights(self.p_r, u) else {
             return;
-        }
-        let (wr, wn) = (pr * u / exit, pn / exit);
+        };
         let q = self.q;
         let mut nu = 0.0;
         for i in (self.head..q.len()).rev() {
@@ -453,6 +450,15 @@ impl<'a> EnabledMassSeq<'a> {
         self.pos += 1;
         u
     }
+}
+
+/// The weights of a distinct arrival's two branches, conditioned on the arrival being
+/// distinct to the cycle: a repeat draw of a rank still disabled, p_r U / (1 - p_r + p_r U),
+/// and a new message, (1 - p_r) / (1 - p_r + p_r U). None when no arrival can be distinct
+/// (p_r = 1 and U = 0).
+pub(crate) fn distinct_weights(p_r: f64, u: f64) -> Option<(f64, f64)> {
+    let exit = (1.0 - p_r) + p_r * u;
+    (exit > 0.0).then(|| (p_r * u / exit, (1.0 - p_r) / exit))
 }
 
 #[cfg(test)]

@@ -296,6 +296,18 @@ fn add_group(b: &mut Bin, scale: f64, g: &Group) {
 mod tests {
     use super::*;
 
+    /// (S, F) from the power sums against the direct sums at l, D = `d`.
+    fn assert_agrees((s, f): (f64, f64), (ws, wf): (f64, f64), l: u64, d: f64) {
+        assert!(
+            (s - ws).abs() <= 1e-13 * ws + d * 1e-18 + 1e-300,
+            "S({l}) = {s} vs {ws} (D = {d})"
+        );
+        assert!(
+            (f - wf).abs() <= 1e-13 * wf + 1e-18 + 1e-300,
+            "F({l}) = {f} vs {wf} (D = {d})"
+        );
+    }
+
     /// The direct sums. (1 - q)^l as exp(l ln(1 - q)) with ln_1p: rounding 1 - q first
     /// would cost l * 1e-16 of relative accuracy.
     fn direct(q: &[f64], l: u64) -> (f64, f64) {
@@ -339,16 +351,7 @@ mod tests {
                 3 << 22,
             ]);
             for &l in &ls {
-                let (s, f) = p.at(l);
-                let (ws, wf) = direct(q, l);
-                assert!(
-                    (s - ws).abs() <= 1e-13 * ws + d * 1e-18 + 1e-300,
-                    "S({l}) = {s} vs {ws} (D = {d})"
-                );
-                assert!(
-                    (f - wf).abs() <= 1e-13 * wf + 1e-18 + 1e-300,
-                    "F({l}) = {f} vs {wf} (D = {d})"
-                );
+                assert_agrees(p.at(l), direct(q, l), l, d);
             }
         }
     }
@@ -400,16 +403,7 @@ mod tests {
                 1 << 23,
                 1 << 26,
             ] {
-                let (s, f) = p.at(l);
-                let (ws, wf) = direct_compensated(q, l);
-                assert!(
-                    (s - ws).abs() <= 1e-13 * ws + d * 1e-18 + 1e-300,
-                    "S({l}) = {s} vs {ws} (D = {d})"
-                );
-                assert!(
-                    (f - wf).abs() <= 1e-13 * wf + 1e-18 + 1e-300,
-                    "F({l}) = {f} vs {wf} (D = {d})"
-                );
+                assert_agrees(p.at(l), direct_compensated(q, l), l, d);
             }
             let grouped: usize = p
                 .groups

@@ -99,6 +99,23 @@ fn biuniform_one(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Vec<f64> 
     out
 }
 
+/// The head sizes the bi-uniform search tries: every s whose head ranks are more
+/// popular than uniform (q_(s-1) D > 1), or [`MAX_SPLITS`] of them spread geometrically.
+fn splits(q: &[f64]) -> Vec<usize> {
+    let d = q.len();
+    let valid = (1..d).take_while(|&s| q[s - 1] * d as f64 > 1.0).count();
+    let mut splits: Vec<usize> = if valid <= MAX_SPLITS {
+        (1..=valid).collect()
+    } else {
+        let ratio = (valid as f64).powf(1.0 / (MAX_SPLITS - 1) as f64);
+        (0..MAX_SPLITS)
+            .map(|e| (ratio.powi(e as i32).round() as usize).clamp(1, valid))
+            .collect()
+    };
+    splits.dedup();
+    splits
+}
+
 /// The tightest bi-uniform upper bound per state (§4.2.4, Lemma 2, Corollary 5): for
 /// every split s with q_{s-1} >= 1/D, ph = q_{s-1} and pl = (1 - s ph) / (D - s) give a
 /// distribution Q dominates with a flat tail, so each is an upper bound on f^_n[i]
@@ -112,16 +129,7 @@ pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64
     let (first, last) = (*states.start(), *states.end());
     let mut best = uniform(d, 0..=last);
     let mut tried = 1;
-    let valid = (1..d).take_while(|&s| q[s - 1] * d as f64 > 1.0).count();
-    let mut splits: Vec<usize> = if valid <= MAX_SPLITS {
-        (1..=valid).collect()
-    } else {
-        let ratio = (valid as f64).powf(1.0 / (MAX_SPLITS - 1) as f64);
-        (0..MAX_SPLITS)
-            .map(|e| (ratio.powi(e as i32).round() as usize).clamp(1, valid))
-            .collect()
-    };
-    splits.dedup();
+    let splits = splits(q);
     let weights = |s: usize| {
         let ph = q[s - 1];
         (ph, (1.0 - s as f64 * ph).max(0.0) / (d - s) as f64)
@@ -320,16 +328,7 @@ mod tests {
     fn biuniform_unpruned(q: &[f64], last: usize) -> Vec<f64> {
         let d = q.len();
         let mut best = uniform(d, 0..=last);
-        let valid = (1..d).take_while(|&s| q[s - 1] * d as f64 > 1.0).count();
-        let mut splits: Vec<usize> = if valid <= MAX_SPLITS {
-            (1..=valid).collect()
-        } else {
-            let ratio = (valid as f64).powf(1.0 / (MAX_SPLITS - 1) as f64);
-            (0..MAX_SPLITS)
-                .map(|e| (ratio.powi(e as i32).round() as usize).clamp(1, valid))
-                .collect()
-        };
-        splits.dedup();
+        let splits = super::splits(q);
         for s in splits {
             let ph = q[s - 1];
             let pl = (1.0 - s as f64 * ph).max(0.0) / (d - s) as f64;

@@ -117,13 +117,10 @@ impl RunDisabling {
     /// One distinct arrival of the Markov chain, as
     /// [`crate::model::fneg::disabling::Disabling::distinct_arrival`] on runs.
     pub fn distinct_arrival(&mut self) {
-        let (pr, pn) = (self.p_r, 1.0 - self.p_r);
         let u = self.u;
-        let exit = pn + pr * u;
-        if exit <= 0.0 {
+        let Some((wr, wn)) = crate::model::fneg::disabling::distinct_weights(self.p_r, u) else {
             return;
-        }
-        let (wr, wn) = (pr * u / exit, pn / exit);
+        };
         let mut nu = 0.0;
         for r in (self.head..self.g.len()).rev() {
             let above = if r > 0 { self.g[r - 1] } else { 0.0 };
