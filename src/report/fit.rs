@@ -138,7 +138,7 @@ pub fn popularity_rows(fit: &Fit) -> Vec<(&'static str, String)> {
     } else {
         // Not an estimate: the closest member of a family the trace rejects.
         format!(
-            "none: the model does not fit (closest member: {} ranks)",
+            "none (the model does not fit this trace; closest: {} ranks)",
             p.distinct
         )
     };
