@@ -32,3 +32,20 @@ pub fn json_of(out: &Output) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("valid JSON on stdout")
 }
+
+/// Starts `rbf args` in `dir` with `stdin`, stdout discarded and stderr piped (for tests
+/// that watch what it says while it runs, or signal it).
+pub fn spawn<I, S>(dir: &Path, args: I, stdin: Stdio) -> std::process::Child
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(stdin)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rbf starts")
+}

@@ -198,14 +198,7 @@ fn a_stalled_pipe_gets_a_heartbeat() {
         "replay", "-", "--format", "jedi", "-m", "3000", "-k", "3", "--sigma", "900",
     ];
     // A log: stderr is a pipe.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(&*dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = crate::cli::spawn(&dir, args, Stdio::piped());
     let err = chunks(child.stderr.take().unwrap());
     let said = read_until(&err, "waiting for data", Duration::from_secs(6));
     assert!(

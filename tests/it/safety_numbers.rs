@@ -7,16 +7,8 @@ use std::io::{BufRead, Write};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::cli::rbf;
 use crate::scratch::Scratch;
-
-fn rbf(dir: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("rbf runs")
-}
 
 fn stdout(o: &Output) -> String {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

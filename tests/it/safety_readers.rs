@@ -6,7 +6,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::cli::{rbf, stderr};
@@ -144,14 +144,7 @@ fn mkfifo(path: &Path) {
 
 /// Runs `rbf args` in `dir`, killed after `limit`: (exit status, stderr).
 fn run_within(dir: &Path, args: &[&str], limit: Duration) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = crate::cli::spawn(dir, args, Stdio::null());
     let err = chunks(child.stderr.take().unwrap());
     let start = Instant::now();
     let status = loop {
@@ -178,14 +171,7 @@ fn run_within(dir: &Path, args: &[&str], limit: Duration) -> (Option<i32>, Strin
 fn a_fifo_is_waited_for_aloud_and_refused_in_a_series() {
     let dir = scratch("fifo");
     mkfifo(&dir.join("pipe.csv"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(["ingest", "pipe.csv", "-o", "p.rbfs"])
-        .current_dir(&*dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = crate::cli::spawn(&dir, ["ingest", "pipe.csv", "-o", "p.rbfs"], Stdio::null());
     let err = chunks(child.stderr.take().unwrap());
     // The display speaks after 2 s; 8 s leaves room for a loaded machine.
     let said = read_until(&err, "waiting for data", Duration::from_secs(8));

@@ -5,21 +5,14 @@
 //! `rbf run` under SIGTERM ended with status 143 without a word.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cli::{ok, rbf};
 use crate::scratch::Scratch;
 
 fn start(dir: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rbf starts")
+    crate::cli::spawn(dir, args, Stdio::null())
 }
 
 /// Hidden temporary names rbf writes beside `name` in `dir`.

@@ -236,14 +236,7 @@ pub enum Verdict {
 /// Runs `rbf args`, judging it by the sweep's rule, with the exit statuses that count
 /// as an answer.
 fn judge_statuses(args: &[String], dir: &Path, statuses: &[i32]) -> Verdict {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rbf starts");
+    let mut child = crate::cli::spawn(dir, args, Stdio::null());
     let mut stderr = child.stderr.take().expect("stderr");
     let text = Mutex::new(Vec::new());
     let start = Instant::now();
