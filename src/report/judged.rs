@@ -69,6 +69,15 @@ fn outward(x: f64, up: bool) -> String {
     if !x.is_finite() || x == 0.0 {
         return sci(x);
     }
+    format!("{:.1e}", outward_value(x, up))
+}
+
+/// The end of a range as [`value_cell`] prints it: `x` at two significant digits,
+/// rounded down (`up` false) or up, so the printed range holds the computed one.
+pub fn outward_value(x: f64, up: bool) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
     let scale = 10f64.powf(x.abs().log10().floor() - 1.0);
     let digits = x / scale;
     // A value already at two digits stays (x / scale may land just beside it).
@@ -78,8 +87,8 @@ fn outward(x: f64, up: bool) -> String {
         digits.ceil()
     } else {
         digits.floor()
-    } * scale;
-    format!("{rounded:.1e}")
+    };
+    rounded * scale
 }
 
 /// The verdict with the observed point's excess: "VIOLATED (-53.8 %)", "holds", "-".
