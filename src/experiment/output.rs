@@ -343,33 +343,7 @@ mod tests {
     /// Two points of a fitted workload whose Q failed its test: a renewal bound judged
     /// as a fitted model and a Markov lower bound not judged, its note the misfit label.
     fn misfit_results(label: &str) -> Results {
-        let models = vec![
-            Record {
-                bound: Bound::of(Method::Renewal),
-                value: 0.12,
-                range: None,
-                claim: Claim::UpperBound,
-                standing: Standing::FittedModel,
-                verdict: Some(BoundVerdict::Holds),
-                regime: Some(Regime::Steady),
-                excess: None,
-                note: "renewal bound".into(),
-            },
-            Record {
-                bound: Bound::of(Method::MarkovLower),
-                value: 0.3,
-                range: Some(Range {
-                    low: 0.25,
-                    high: 0.35,
-                }),
-                claim: Claim::LowerBound,
-                standing: Standing::NotJudged,
-                verdict: None,
-                regime: None,
-                excess: None,
-                note: format!("{label}; eq. 5"),
-            },
-        ];
+        let models = misfit_models(label);
         let rows: Vec<Row> = (0..2)
             .map(|i| Row {
                 point: i,
@@ -402,6 +376,38 @@ mod tests {
             sources: vec![],
             rows,
         }
+    }
+
+    /// The two judged bounds of each point: a fitted-model renewal bound, and a Markov
+    /// lower bound not judged, its note the misfit label.
+    fn misfit_models(label: &str) -> Vec<Record> {
+        vec![
+            Record {
+                bound: Bound::of(Method::Renewal),
+                value: 0.12,
+                range: None,
+                claim: Claim::UpperBound,
+                standing: Standing::FittedModel,
+                verdict: Some(BoundVerdict::Holds),
+                regime: Some(Regime::Steady),
+                excess: None,
+                note: "renewal bound".into(),
+            },
+            Record {
+                bound: Bound::of(Method::MarkovLower),
+                value: 0.3,
+                range: Some(Range {
+                    low: 0.25,
+                    high: 0.35,
+                }),
+                claim: Claim::LowerBound,
+                standing: Standing::NotJudged,
+                verdict: None,
+                regime: None,
+                excess: None,
+                note: format!("{label}; eq. 5"),
+            },
+        ]
     }
 
     /// The QFitCheck label reaches every output the same way: the terminal and report
