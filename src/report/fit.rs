@@ -42,24 +42,7 @@ fn summary_table(fit: &Fit) -> String {
         "one-hit wonders".to_string(),
         format!("{} ({:.1}%)", s.one_hit_wonders, 100.0 * s.one_hit_share),
     ]);
-    if let Some(r) = &s.reuse {
-        t.row([
-            "reuse distance (arrivals)".to_string(),
-            format!(
-                "median {}, longest {}",
-                r.median_distance.map_or("-".into(), |m| m.to_string()),
-                r.max_distance,
-            ),
-        ]);
-        t.row([
-            "reuse profile S(n): measured to n".to_string(),
-            format!(
-                "{} ({} repeats, {} batches)",
-                r.covered_up_to, r.repeats, r.batches
-            ),
-        ]);
-    }
-    for (k, v) in popularity_rows(fit) {
+    for (k, v) in reuse_rows(fit).into_iter().chain(popularity_rows(fit)) {
         t.row([k.to_string(), v]);
     }
     let e = &s.successor_entropy;
@@ -82,6 +65,30 @@ fn summary_table(fit: &Fit) -> String {
         out.push_str(&super::wrap(&format!("note: {text}"), super::WIDTH, "    "));
     }
     out
+}
+
+/// The reuse distances' rows, when the fit measured them.
+fn reuse_rows(fit: &Fit) -> Vec<(&'static str, String)> {
+    let Some(r) = &fit.summary.reuse else {
+        return Vec::new();
+    };
+    vec![
+        (
+            "reuse distance (arrivals)",
+            format!(
+                "median {}, longest {}",
+                r.median_distance.map_or("-".into(), |m| m.to_string()),
+                r.max_distance,
+            ),
+        ),
+        (
+            "reuse profile S(n): measured to n",
+            format!(
+                "{} ({} repeats, {} batches)",
+                r.covered_up_to, r.repeats, r.batches
+            ),
+        ),
+    ]
 }
 
 /// The ten most popular ranks' q and zeta, then the rest summed.
