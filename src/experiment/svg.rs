@@ -514,28 +514,7 @@ impl Chart {
             s,
             r##"<rect x="{LEFT}" y="{top}" width="{PLOT_W}" height="{PLOT_H}" fill="none" stroke="#444"/>"##
         );
-        for (v, label) in &l.xa.ticks {
-            if let Some(x) = l.px(*v) {
-                let _ = writeln!(
-                    s,
-                    r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                    top + PLOT_H,
-                    floor_y + 18.0,
-                    label.svg()
-                );
-            }
-        }
-        for (v, label) in &l.ya.ticks {
-            let y = l.py(*v);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                LEFT + PLOT_W,
-                LEFT - 6.0,
-                y + 4.0,
-                label.svg()
-            );
-        }
+        draw_grid(s, l);
         if l.ya.ticks.is_empty() {
             let _ = writeln!(
                 s,
@@ -628,6 +607,33 @@ impl Chart {
                 escape(&series.label)
             );
         }
+    }
+}
+
+/// The grid lines and tick labels of both axes.
+fn draw_grid(s: &mut String, l: &Layout) {
+    let (top, floor_y) = (l.top, l.floor_y());
+    for (v, label) in &l.xa.ticks {
+        if let Some(x) = l.px(*v) {
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                top + PLOT_H,
+                floor_y + 18.0,
+                label.svg()
+            );
+        }
+    }
+    for (v, label) in &l.ya.ticks {
+        let y = l.py(*v);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + PLOT_W,
+            LEFT - 6.0,
+            y + 4.0,
+            label.svg()
+        );
     }
 }
 
