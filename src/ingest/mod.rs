@@ -275,14 +275,7 @@ impl IngestSummary {
         if skipped.is_empty() && malformed.is_empty() && notes.is_empty() && damaged.is_empty() {
             return None;
         }
-        let list = |m: &BTreeMap<&str, u64>| {
-            let mut v: Vec<(&&str, &u64)> = m.iter().collect();
-            v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            v.iter()
-                .map(|(r, n)| format!("{n} {r}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let list = reasons_by_count;
         let total = |m: &BTreeMap<&str, u64>| m.values().sum::<u64>();
         let files = if self.files.is_empty() {
             String::new()
@@ -350,6 +343,16 @@ impl IngestSummary {
         }
         w
     }
+}
+
+/// Reasons with their counts, the most frequent first (ties by name): "3 bad, 1 odd".
+fn reasons_by_count(m: &BTreeMap<&str, u64>) -> String {
+    let mut v: Vec<(&&str, &u64)> = m.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .map(|(r, n)| format!("{n} {r}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Trace formats.
