@@ -148,14 +148,14 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
         (None, None)
     };
     let judgement = judged(&sizing.best, &options, &w, observed.as_ref())?;
-    let sized = Sized {
+    let chosen = Chosen {
         sizing: &sizing,
         filter: &filter,
         records: &judgement.records,
         confirmation: confirmation.as_ref(),
     };
     if a.json {
-        return io.json(&sized.output(&a, misfit(&w), start.elapsed().as_secs_f64()));
+        return io.json(&chosen.output(&a, misfit(&w), start.elapsed().as_secs_f64()));
     }
     let record = judgement
         .get(Bound::of(Method::Renewal))
@@ -202,14 +202,14 @@ fn search(a: &SizeArgs, options: &SizeOptions, w: &Workload) -> Result<Sizing> {
 
 /// What the search chose, the judged bound and the confirming replay: what the JSON
 /// output is made of.
-struct Sized<'a> {
+struct Chosen<'a> {
     sizing: &'a Sizing,
     filter: &'a rbf::filter::FilterConfig,
     records: &'a [Record],
     confirmation: Option<&'a Confirmation>,
 }
 
-impl<'a> Sized<'a> {
+impl<'a> Chosen<'a> {
     /// The JSON object, with the misfit warning and the seconds taken.
     fn output(&self, a: &SizeArgs, workload_misfit: Option<String>, seconds: f64) -> Output<'a> {
         let (s, b) = (self.sizing, &self.sizing.best);
