@@ -94,14 +94,38 @@ impl FilterArgs {
     /// The filter as given, not yet validated: without --sigma or --max-inserts it has
     /// no recycle trigger, for a command that chooses sigma itself (`--target-fp`).
     pub fn shape(&self) -> Result<FilterConfig> {
-        let mut c = match &self.filter_config {
+        let mut c = self.base()?;
+        self.override_size(&mut c);
+        self.override_variant(&mut c);
+        if c.phases == 1 {
+            let two_phase_flag = [
+                (self.copy_over, "--copy-over"),
+                (self.no_copy_over, "--no-copy-over"),
+                (self.independent_halves, "--independent-halves"),
+            ]
+            .into_iter()
+            .find(|(given, _)| *given);
+            if let Some((_, flag)) = two_phase_flag {
+                return Err(Error::config(
+                    "phases",
+                    format!("{flag} applies to two-phase filters only (--phases 2)"),
+                ));
+            }
+        }
+        Ok(c)
+    }
+
+    /// The filter of --filter-config, or one of --memory and --hashes with no trigger
+    /// yet.
+    fn base(&self) -> Result<FilterConfig> {
+        match &self.filter_config {
             Some(path) => {
                 let text = rbf::ingest::input::read_text(path)?;
                 let f: FilterFile = toml::from_str(&text).map_err(|e| Error::Config {
                     key: "filter".into(),
                     message: format!("{}: {e}", path.display()),
                 })?;
-                f.filter
+                Ok(f.filter)
             }
             None => {
                 let memory = self.memory.ok_or_else(|| {
@@ -112,9 +136,14 @@ impl FilterArgs {
                 })?;
                 let mut c = FilterConfig::sigma_bounded(memory, hashes, 0);
                 c.sigma = None;
-                c
+                Ok(c)
             }
-        };
+        }
+    }
+
+    /// The flags that override a filter file's memory, k, trigger and phases (the last
+    /// trigger given replaces the file's).
+    fn override_size(&self, c: &mut FilterConfig) {
         if let Some(m) = self.memory {
             c.memory = m;
         }
@@ -132,6 +161,11 @@ impl FilterArgs {
         if let Some(p) = self.phases {
             c.phases = p;
         }
+    }
+
+    /// The flags that override a filter file's hashing, retaining, two-phase options,
+    /// seed and positions.
+    fn override_variant(&self, c: &mut FilterConfig) {
         if let Some(h) = self.hashing {
             c.hashing = match h {
                 HashingArg::Colliding => Hashing::Colliding,
@@ -159,21 +193,5 @@ impl FilterArgs {
         if let Some(p) = self.positions {
             c.positions = Some(p.into());
         }
-        if c.phases == 1 {
-            let two_phase_flag = [
-                (self.copy_over, "--copy-over"),
-                (self.no_copy_over, "--no-copy-over"),
-                (self.independent_halves, "--independent-halves"),
-            ]
-            .into_iter()
-            .find(|(given, _)| *given);
-            if let Some((_, flag)) = two_phase_flag {
-                return Err(Error::config(
-                    "phases",
-                    format!("{flag} applies to two-phase filters only (--phases 2)"),
-                ));
-            }
-        }
-        Ok(c)
     }
 }

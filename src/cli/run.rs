@@ -43,6 +43,28 @@ pub fn output_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A run that stopped with `e`: says where its finished points are kept for the rerun,
+/// and returns `e`.
+fn stopped(journal: Journal, e: Error) -> Error {
+    if matches!(e, Error::Interrupted) {
+        rbf::errln!(
+            "the finished points are kept in {}: run the same command again to resume",
+            journal.dir().display()
+        );
+        return e;
+    }
+    // A refused run leaves nothing behind; one that failed after finishing
+    // points (a full disk at the final write) keeps them for the rerun.
+    let dir = journal.dir().to_path_buf();
+    if journal.abandon() {
+        rbf::errln!(
+            "the finished points are kept in {}: run the same command again to resume",
+            dir.display()
+        );
+    }
+    e
+}
+
 pub fn run(a: RunArgs, io: &mut super::io::Io) -> Result<()> {
     let config = ExperimentConfig::load(&a.config)?;
     rbf::experiment::check(&config)?;
@@ -77,26 +99,8 @@ pub fn run(a: RunArgs, io: &mut super::io::Io) -> Result<()> {
         let finished = experiment::run_resumable(&config, options, Some(&journal))
             .and_then(|results| Ok((output::write(&results, &dir)?, results)));
         let (written, results) = match finished {
-            Err(Error::Interrupted) => {
-                rbf::errln!(
-                    "the finished points are kept in {}: run the same command again to resume",
-                    journal.dir().display()
-                );
-                return Err(Error::Interrupted);
-            }
-            Err(e) => {
-                // A refused run leaves nothing behind; one that failed after finishing
-                // points (a full disk at the final write) keeps them for the rerun.
-                let dir = journal.dir().to_path_buf();
-                if journal.abandon() {
-                    rbf::errln!(
-                        "the finished points are kept in {}: run the same command again to resume",
-                        dir.display()
-                    );
-                }
-                return Err(e);
-            }
             Ok(done) => done,
+            Err(e) => return Err(stopped(journal, e)),
         };
         journal.finish()?;
         if !is_quiet() {

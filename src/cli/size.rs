@@ -15,6 +15,7 @@ use rbf::size::confirm::{confirm, Confirmation, LEVEL};
 use rbf::size::{
     best_fn, judged, misfit, smallest_memory, Question, SizeOptions, Sizing, RELATIVE_PRECISION,
 };
+use rbf::workload::Workload;
 use rbf::{Error, Result};
 
 use super::filter_args::HashingArg;
@@ -137,16 +138,7 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
         renewal_tolerance: a.model.tolerance,
         progress: true,
     };
-    let sizing = match (a.target_fn, a.memory) {
-        (Some(g), _) => smallest_memory(g, &options, &w)?,
-        (None, Some(m)) => best_fn(m, &options, &w)?,
-        (None, None) => {
-            return Err(Error::config(
-                "target-fn",
-                "give --target-fn G (smallest memory) or --memory M (best FN)",
-            ))
-        }
-    };
+    let sizing = search(&a, &options, &w)?;
     let filter = sizing.best.filter(hashing);
     let (confirmation, observed) = if a.confirm_arrivals > 0 {
         let targets = (a.target_fp, a.target_fn);
@@ -156,49 +148,20 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
         (None, None)
     };
     let judgement = judged(&sizing.best, &options, &w, observed.as_ref())?;
-    let b = &sizing.best;
+    let chosen = Chosen {
+        sizing: &sizing,
+        filter: &filter,
+        records: &judgement.records,
+        confirmation: confirmation.as_ref(),
+    };
     if a.json {
-        let smallest = sizing.question == Question::SmallestMemory;
-        return io.json(&Output {
-            question: sizing.question,
-            memory: b.memory,
-            hashes: b.hashes,
-            sigma: b.sigma,
-            phases: b.phases,
-            hashing: hashing.name(),
-            independent_halves: filter.independent_halves,
-            fp_model: b.fp_model,
-            values: values_by_key(&judgement.records),
-            fn_renewal_mode: b.fn_renewal_mode,
-            fn_renewal_tolerance: b.fn_renewal_tolerance,
-            models: &judgement.records,
-            target_fp: a.target_fp,
-            target_fn: a.target_fn,
-            candidates_evaluated: sizing.candidates_evaluated,
-            memory_precision: smallest.then_some(RELATIVE_PRECISION),
-            memory_fails: sizing.memory_fails,
-            search: &sizing.search,
-            confirmation: confirmation.as_ref(),
-            confirmed: confirmation.as_ref().map(|c| !c.misses()),
-            workload_misfit: misfit(&w),
-            seconds: start.elapsed().as_secs_f64(),
-        });
+        return io.json(&chosen.output(&a, misfit(&w), start.elapsed().as_secs_f64()));
     }
     let record = judgement
         .get(Bound::of(Method::Renewal))
         .ok_or_else(|| Error::invalid("the judge gave no renewal bound for the chosen filter"))?;
     if let Some(why) = misfit(&w) {
-        rbf::out!(
-            "{}",
-            rbf::report::wrap(
-                &format!(
-                    "warning: the workload does not fit its trace ({why}): the size below is for \
-                     the fitted model, not a promise for the trace"
-                ),
-                rbf::report::WIDTH,
-                "    "
-            )
-        );
+        warn_misfit(&why)?;
     }
     print_human(&a, &sizing, &filter, record, confirmation.as_ref())?;
     rbf::outln!(
@@ -208,6 +171,76 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     Ok(())
 }
 
+/// Warns that the size is for a fitted model whose fit failed its test.
+fn warn_misfit(why: &str) -> Result<()> {
+    rbf::out!(
+        "{}",
+        rbf::report::wrap(
+            &format!(
+                "warning: the workload does not fit its trace ({why}): the size below is for \
+                 the fitted model, not a promise for the trace"
+            ),
+            rbf::report::WIDTH,
+            "    "
+        )
+    );
+    Ok(())
+}
+
+/// The search for the question asked: the smallest memory for `--target-fn`, or the
+/// best FN at `--memory`.
+fn search(a: &SizeArgs, options: &SizeOptions, w: &Workload) -> Result<Sizing> {
+    match (a.target_fn, a.memory) {
+        (Some(g), _) => smallest_memory(g, options, w),
+        (None, Some(m)) => best_fn(m, options, w),
+        (None, None) => Err(Error::config(
+            "target-fn",
+            "give --target-fn G (smallest memory) or --memory M (best FN)",
+        )),
+    }
+}
+
+/// What the search chose, the judged bound and the confirming replay: what the JSON
+/// output is made of.
+struct Chosen<'a> {
+    sizing: &'a Sizing,
+    filter: &'a rbf::filter::FilterConfig,
+    records: &'a [Record],
+    confirmation: Option<&'a Confirmation>,
+}
+
+impl<'a> Chosen<'a> {
+    /// The JSON object, with the misfit warning and the seconds taken.
+    fn output(&self, a: &SizeArgs, workload_misfit: Option<String>, seconds: f64) -> Output<'a> {
+        let (s, b) = (self.sizing, &self.sizing.best);
+        let smallest = s.question == Question::SmallestMemory;
+        Output {
+            question: s.question,
+            memory: b.memory,
+            hashes: b.hashes,
+            sigma: b.sigma,
+            phases: b.phases,
+            hashing: self.filter.hashing.name(),
+            independent_halves: self.filter.independent_halves,
+            fp_model: b.fp_model,
+            values: values_by_key(self.records),
+            fn_renewal_mode: b.fn_renewal_mode,
+            fn_renewal_tolerance: b.fn_renewal_tolerance,
+            models: self.records,
+            target_fp: a.target_fp,
+            target_fn: a.target_fn,
+            candidates_evaluated: s.candidates_evaluated,
+            memory_precision: smallest.then_some(RELATIVE_PRECISION),
+            memory_fails: s.memory_fails,
+            search: &s.search,
+            confirmation: self.confirmation,
+            confirmed: self.confirmation.map(|c| !c.misses()),
+            workload_misfit,
+            seconds,
+        }
+    }
+}
+
 fn print_human(
     a: &SizeArgs,
     s: &Sizing,
@@ -215,36 +248,9 @@ fn print_human(
     record: &Record,
     c: Option<&Confirmation>,
 ) -> Result<()> {
-    let b = &s.best;
-    let headline = match s.question {
-        Question::SmallestMemory => format!(
-            "smallest memory for FP <= {} and FN <= {} (renewal bound), to {}%: {} bits{}",
-            a.target_fp,
-            a.target_fn.unwrap_or(f64::NAN),
-            100.0 * RELATIVE_PRECISION,
-            b.memory,
-            s.memory_fails
-                .map_or(String::new(), |m| format!(" ({m} bits fail)"))
-        ),
-        Question::BestFn => format!(
-            "best FN bound at {} bits with FP <= {}",
-            b.memory, a.target_fp
-        ),
-    };
-    let headline = match c {
-        Some(c) if c.misses() => format!(
-            "{headline}; NOT CONFIRMED: its confirming replay MISSES the {} (below)",
-            if c.fp_verdict == TargetVerdict::Misses {
-                "FP target"
-            } else {
-                "FN target"
-            }
-        ),
-        _ => headline,
-    };
     rbf::out!(
         "{}",
-        rbf::report::wrap(&headline, rbf::report::WIDTH, "    ")
+        rbf::report::wrap(&headline(a, s, c), rbf::report::WIDTH, "    ")
     );
     rbf::out!(
         "{}",
@@ -258,7 +264,7 @@ fn print_human(
             "    "
         )
     );
-    rbf::out!("{}", table(a, b, record, c).render());
+    rbf::out!("{}", table(a, &s.best, record, c).render());
     if let Some(c) = c {
         rbf::outln!(
             "replay: {} synthetic arrivals, first {} (prologue + 10%) not counted, {} cycles{}",
@@ -275,6 +281,37 @@ fn print_human(
     Ok(())
 }
 
+/// The answer in one sentence, saying NOT CONFIRMED when the replay misses a target.
+fn headline(a: &SizeArgs, s: &Sizing, c: Option<&Confirmation>) -> String {
+    let b = &s.best;
+    let headline = match s.question {
+        Question::SmallestMemory => format!(
+            "smallest memory for FP <= {} and FN <= {} (renewal bound), to {}%: {} bits{}",
+            a.target_fp,
+            a.target_fn.unwrap_or(f64::NAN),
+            100.0 * RELATIVE_PRECISION,
+            b.memory,
+            s.memory_fails
+                .map_or(String::new(), |m| format!(" ({m} bits fail)"))
+        ),
+        Question::BestFn => format!(
+            "best FN bound at {} bits with FP <= {}",
+            b.memory, a.target_fp
+        ),
+    };
+    match c {
+        Some(c) if c.misses() => format!(
+            "{headline}; NOT CONFIRMED: its confirming replay MISSES the {} (below)",
+            if c.fp_verdict == TargetVerdict::Misses {
+                "FP target"
+            } else {
+                "FN target"
+            }
+        ),
+        _ => headline,
+    }
+}
+
 /// Models and observations against the targets. A model's number is exact for its
 /// model, so its verdict is a comparison; an observation's is three-way on its interval.
 fn table(
@@ -286,15 +323,45 @@ fn table(
     let level = format!("{:.0}% interval", 100.0 * LEVEL);
     let mut t =
         Table::new(["measure", "value", "target", level.as_str(), "verdict"]).left_aligned(&[4]);
+    model_rows(&mut t, a, b, record, c);
+    let Some(c) = c else {
+        return t;
+    };
+    observed_rows(&mut t, a, c);
+    if record.verdict.is_some() {
+        t.note(format!(
+            "the renewal bound against the replay's FN interval: {}",
+            verdict_cell(record)
+        ));
+    }
+    t.note(
+        "verdicts on observations: meets = the whole interval is within the target, \
+         MISSES = the whole interval is beyond it, undecided = the interval straddles it",
+    );
+    if c.misses() {
+        t.note(
+            "NOT CONFIRMED: the model's number meets the target, but the replay of the same \
+             filter misses it",
+        );
+    }
+    t
+}
+
+/// The FP model's and the renewal bound's rows, verdicts by comparison with the targets.
+fn model_rows(
+    t: &mut Table,
+    a: &SizeArgs,
+    b: &rbf::size::Candidate,
+    record: &Record,
+    c: Option<&Confirmation>,
+) {
     let model_verdict = |value: f64, target: f64, replay: Option<TargetVerdict>| {
         ModelTargetVerdict::of(value, target, replay).to_string()
     };
-    let fp_target = rbf::report::sci(a.target_fp);
-    let fn_target = a.target_fn.map_or("-".into(), rbf::report::sci);
     t.row([
         "FP model (count-instance f_sigma)".to_string(),
         rbf::report::sci(b.fp_model),
-        fp_target.clone(),
+        rbf::report::sci(a.target_fp),
         String::new(),
         model_verdict(b.fp_model, a.target_fp, c.map(|c| c.fp_verdict)),
     ]);
@@ -314,15 +381,16 @@ fn table(
     t.row([
         format!("FN renewal upper bound, {} [{n}]", record.standing),
         rbf::report::sci(record.value),
-        fn_target.clone(),
+        a.target_fn.map_or("-".into(), rbf::report::sci),
         String::new(),
         a.target_fn.map_or("-".into(), |g| {
             model_verdict(b.fn_renewal_upper, g, c.and_then(|c| c.fn_verdict))
         }),
     ]);
-    let Some(c) = c else {
-        return t;
-    };
+}
+
+/// The confirming replay's rows, each verdict three-way on its interval.
+fn observed_rows(t: &mut Table, a: &SizeArgs, c: &Confirmation) {
     let iv =
         |i: Option<&rbf::stats::Interval>| rbf::report::interval_or_why(i, rbf::report::interval);
     let i = c.intervals.as_ref();
@@ -333,11 +401,11 @@ fn table(
             None => v,
         }
     };
-    let fp_verdict = verdict(&mut t, c.fp_check(a.target_fp));
+    let fp_verdict = verdict(t, c.fp_check(a.target_fp));
     t.row([
         "observed FP (count-instance)".to_string(),
         rbf::report::sci(c.observed_fp_count_instance),
-        fp_target,
+        rbf::report::sci(a.target_fp),
         iv(i.map(|i| &i.fp_count_instance)),
         fp_verdict,
     ]);
@@ -350,29 +418,12 @@ fn table(
     ]);
     let fn_verdict = a
         .target_fn
-        .map_or(String::new(), |g| verdict(&mut t, c.fn_check(g)));
+        .map_or(String::new(), |g| verdict(t, c.fn_check(g)));
     t.row([
         "observed FN (per arrival)".to_string(),
         rbf::report::sci(c.observed_fn),
-        fn_target,
+        a.target_fn.map_or("-".into(), rbf::report::sci),
         iv(i.map(|i| &i.fn_)),
         fn_verdict,
     ]);
-    if record.verdict.is_some() {
-        t.note(format!(
-            "the renewal bound against the replay's FN interval: {}",
-            verdict_cell(record)
-        ));
-    }
-    t.note(
-        "verdicts on observations: meets = the whole interval is within the target, \
-         MISSES = the whole interval is beyond it, undecided = the interval straddles it",
-    );
-    if c.misses() {
-        t.note(
-            "NOT CONFIRMED: the model's number meets the target, but the replay of the same \
-             filter misses it",
-        );
-    }
-    t
 }

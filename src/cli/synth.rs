@@ -9,6 +9,7 @@ use super::workload_args::WorkloadArgs;
 use rbf::output_file::{check_outputs, is_stdio, OutputFile};
 use rbf::progress::Progress;
 use rbf::synth::{write_request_log, SynthConfig, Synthesizer};
+use rbf::workload::Workload;
 use rbf::{Error, Result};
 
 #[derive(Args, Debug)]
@@ -36,37 +37,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
     let workload = a.workload.workload()?;
     let zst = a.output.extension().is_some_and(|e| e == "zst");
     if !is_stdio(&a.output) {
-        let dir = a
-            .output
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        let lines = a.arrivals as f64
-            + if a.no_prologue {
-                0.0
-            } else {
-                workload.distinct() as f64
-            };
-        if zst {
-            // Compressed output has no useful estimate beyond a byte per line.
-            rbf::resources::check_disk(
-                &format!(
-                    "the compressed synthetic trace ({lines:.3e} lines, at least a byte each)"
-                ),
-                dir,
-                lines,
-            )?;
-        } else {
-            let size = rbf::synth::request_log_size(&workload, a.arrivals, !a.no_prologue);
-            rbf::resources::check_disk(
-                &format!(
-                    "the synthetic trace ({lines:.3e} lines of about {:.0} bytes)",
-                    size.about / lines.max(1.0)
-                ),
-                dir,
-                size.about,
-            )?;
-        }
+        check_disk(&a, &workload, zst)?;
     }
     let config = SynthConfig {
         workload,
@@ -101,4 +72,38 @@ pub fn run(a: SynthArgs) -> Result<()> {
         a.arrivals
     );
     Ok(())
+}
+
+/// Refuses to start a trace the output's disk cannot hold (compressed output: at least
+/// a byte a line).
+fn check_disk(a: &SynthArgs, workload: &Workload, zst: bool) -> Result<()> {
+    let dir = a
+        .output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let lines = a.arrivals as f64
+        + if a.no_prologue {
+            0.0
+        } else {
+            workload.distinct() as f64
+        };
+    if zst {
+        // Compressed output has no useful estimate beyond a byte per line.
+        rbf::resources::check_disk(
+            &format!("the compressed synthetic trace ({lines:.3e} lines, at least a byte each)"),
+            dir,
+            lines,
+        )
+    } else {
+        let size = rbf::synth::request_log_size(workload, a.arrivals, !a.no_prologue);
+        rbf::resources::check_disk(
+            &format!(
+                "the synthetic trace ({lines:.3e} lines of about {:.0} bytes)",
+                size.about / lines.max(1.0)
+            ),
+            dir,
+            size.about,
+        )
+    }
 }

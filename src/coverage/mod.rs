@@ -167,38 +167,11 @@ pub fn current_records(config: &CoverageConfig, records: Vec<Record>) -> Vec<Rec
 pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) -> Result<()> {
     let rec_dir = dir.join("records");
     std::fs::create_dir_all(&rec_dir).map_err(|e| Error::io(&rec_dir, e))?;
-    let (existing, _) = read_records(dir)?;
-    let done: HashSet<(String, (u8, u64, u64))> = current_records(config, existing)
-        .iter()
-        .map(|r| (r.cell().to_string(), r.key()))
-        .collect();
-    let todo: Vec<Unit> = units(config)
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| i % shard.count == shard.index)
-        .map(|(_, u)| u)
-        .filter(|u| {
-            let name = &config.cells[u.cell()].name;
-            !u.keys()
-                .into_iter()
-                .all(|k| done.contains(&(name.clone(), k)))
-        })
-        .collect();
+    let todo = pending_units(config, dir, shard)?;
     if todo.is_empty() {
         return Ok(());
     }
-    // Only the cells with work to do are prepared (the true S can take seconds).
-    let mut needed: Vec<usize> = todo.iter().map(Unit::cell).collect();
-    needed.dedup();
-    let cells: Vec<Option<Cell>> = (0..config.cells.len())
-        .into_par_iter()
-        .map(|i| {
-            needed
-                .contains(&i)
-                .then(|| Cell::new(&config.cells[i]))
-                .transpose()
-        })
-        .collect::<Result<_>>()?;
+    let cells = prepare_cells(config, &todo)?;
     let path = rec_dir.join(format!("shard-{}-of-{}.jsonl", shard.index, shard.count));
     let log = Mutex::new(
         std::fs::OpenOptions::new()
@@ -207,34 +180,12 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
             .open(&path)
             .map_err(|e| Error::io(&path, e))?,
     );
-    // The bar counts millions of arrivals through one filter, so that the up-front
-    // estimate (from the pace of the work so far, long truth replays counted as they
-    // run) holds for a mix of short seeds and long replays: drawing a trace costs
-    // about one filter's replay, a seed's observed unit replays `VARIANTS`' largest
-    // number of filters, its fit about two, a salted filter (new positions at every
-    // recycle) about two. Each unit counts its arrivals at its filters per arrival.
-    let per_arrival = |u: &Unit| {
-        let most = unit::VARIANTS.iter().copied().max().unwrap_or(1) as f64;
-        let filters = match u {
-            Unit::Observed { .. } => 1.0 + most,
-            // The general loop (no positions computed ahead): about 1.5 filters each.
-            Unit::PerCycle { .. } => 1.0 + 1.5 * f64::from(DEFAULT_HASH_SEEDS),
-            Unit::Fit { .. } | Unit::Salted { .. } => 3.0,
-            Unit::Truth { hashes, .. } => 1.0 + (hashes.end - hashes.start) as f64,
-        };
-        filters / 1e6
-    };
-    let arrivals = |u: &Unit| {
-        let seed = config.cells[u.cell()].arrivals as f64;
-        match u {
-            Unit::Observed { .. } | Unit::Fit { .. } | Unit::PerCycle { .. } => seed,
-            Unit::Truth { .. } | Unit::Salted { .. } => seed * config.truth_length as f64,
-        }
-    };
     let bar = if progress {
         Progress::new(
             "rbf bench coverage",
-            todo.iter().map(|u| arrivals(u) * per_arrival(u)).sum(),
+            todo.iter()
+                .map(|u| unit_arrivals(config, u) * filters_per_arrival(u))
+                .sum(),
             "M filter-arrivals",
         )
     } else {
@@ -247,68 +198,141 @@ pub fn run(config: &CoverageConfig, dir: &Path, shard: Shard, progress: bool) ->
         let cell = cells[u.cell()]
             .as_ref()
             .expect("every cell with a unit to run was prepared");
-        let c = &config.cells[u.cell()];
-        let fp = |kind| fingerprint(c, config.level, kind, config.truth_length);
-        let records = match u {
-            Unit::Observed { seed, .. } => {
-                vec![run_observed(
-                    cell,
-                    &fp(Kind::Observed),
-                    (*seed, Positions::Fixed),
-                    config.level,
-                    (&bar, per_arrival(u)),
-                )?]
-            }
-            Unit::PerCycle { seed, .. } => {
-                vec![run_observed(
-                    cell,
-                    &fp(Kind::PerCycle),
-                    (*seed, Positions::PerCycle),
-                    config.level,
-                    (&bar, per_arrival(u)),
-                )?]
-            }
-            Unit::Fit { seed, .. } => vec![run_fit(
-                cell,
-                &fp(Kind::Fitted),
-                *seed,
-                config.level,
-                (&bar, per_arrival(u)),
-            )?],
-            Unit::Truth { trace, hashes, .. } => run_truth(
-                cell,
-                &fp(Kind::Truth),
-                *trace,
-                hashes.clone(),
-                config.truth_length,
-                config.level,
-                (&bar, per_arrival(u)),
-            )?,
-            Unit::Salted { trace, .. } => vec![unit::run_salted(
-                cell,
-                &fp(Kind::Truth),
-                *trace,
-                config.truth_length,
-                (&bar, per_arrival(u)),
-            )?],
-        };
-        let mut line = String::new();
-        for r in &records {
-            line.push_str(
-                &serde_json::to_string(r)
-                    .map_err(|e| Error::invalid(format!("cannot encode a record: {e}")))?,
-            );
-            line.push('\n');
-        }
-        // One write per unit, so a crash cuts at most the last unit's lines.
-        log.lock()
-            .map_err(|_| Error::invalid("the records file's lock was poisoned"))?
-            .write_all(line.as_bytes())
-            .map_err(|e| Error::io(&path, e))?;
-        Ok(())
+        let records = run_unit(config, cell, u, &bar)?;
+        append_records(&log, &path, &records)
     })?;
     bar.finish();
     check_interrupt()
+}
+
+/// The units of `shard` whose records are not all in `dir` yet (a resumed run skips
+/// what finished).
+fn pending_units(config: &CoverageConfig, dir: &Path, shard: Shard) -> Result<Vec<Unit>> {
+    let (existing, _) = read_records(dir)?;
+    let done: HashSet<(String, (u8, u64, u64))> = current_records(config, existing)
+        .iter()
+        .map(|r| (r.cell().to_string(), r.key()))
+        .collect();
+    Ok(units(config)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % shard.count == shard.index)
+        .map(|(_, u)| u)
+        .filter(|u| {
+            let name = &config.cells[u.cell()].name;
+            !u.keys()
+                .into_iter()
+                .all(|k| done.contains(&(name.clone(), k)))
+        })
+        .collect())
+}
+
+/// Prepares only the cells with work to do (the true S can take seconds), indexed like
+/// `config.cells`.
+fn prepare_cells(config: &CoverageConfig, todo: &[Unit]) -> Result<Vec<Option<Cell>>> {
+    let mut needed: Vec<usize> = todo.iter().map(Unit::cell).collect();
+    needed.dedup();
+    (0..config.cells.len())
+        .into_par_iter()
+        .map(|i| {
+            needed
+                .contains(&i)
+                .then(|| Cell::new(&config.cells[i]))
+                .transpose()
+        })
+        .collect::<Result<_>>()
+}
+
+/// Millions of filters a unit runs each arrival through, for the progress bar.
+///
+/// The bar counts millions of arrivals through one filter, so that the up-front
+/// estimate (from the pace of the work so far, long truth replays counted as they
+/// run) holds for a mix of short seeds and long replays: drawing a trace costs
+/// about one filter's replay, a seed's observed unit replays `VARIANTS`' largest
+/// number of filters, its fit about two, a salted filter (new positions at every
+/// recycle) about two. Each unit counts its arrivals at its filters per arrival.
+fn filters_per_arrival(u: &Unit) -> f64 {
+    let most = unit::VARIANTS.iter().copied().max().unwrap_or(1) as f64;
+    let filters = match u {
+        Unit::Observed { .. } => 1.0 + most,
+        // The general loop (no positions computed ahead): about 1.5 filters each.
+        Unit::PerCycle { .. } => 1.0 + 1.5 * f64::from(DEFAULT_HASH_SEEDS),
+        Unit::Fit { .. } | Unit::Salted { .. } => 3.0,
+        Unit::Truth { hashes, .. } => 1.0 + (hashes.end - hashes.start) as f64,
+    };
+    filters / 1e6
+}
+
+/// Arrivals a unit draws: a seed's trace, or a truth replay `truth_length` times longer.
+fn unit_arrivals(config: &CoverageConfig, u: &Unit) -> f64 {
+    let seed = config.cells[u.cell()].arrivals as f64;
+    match u {
+        Unit::Observed { .. } | Unit::Fit { .. } | Unit::PerCycle { .. } => seed,
+        Unit::Truth { .. } | Unit::Salted { .. } => seed * config.truth_length as f64,
+    }
+}
+
+/// Runs one unit on its prepared cell: its records, to append.
+fn run_unit(config: &CoverageConfig, cell: &Cell, u: &Unit, bar: &Progress) -> Result<Vec<Record>> {
+    let c = &config.cells[u.cell()];
+    let fp = |kind| fingerprint(c, config.level, kind, config.truth_length);
+    let tick = (bar, filters_per_arrival(u));
+    Ok(match u {
+        Unit::Observed { seed, .. } => {
+            vec![run_observed(
+                cell,
+                &fp(Kind::Observed),
+                (*seed, Positions::Fixed),
+                config.level,
+                tick,
+            )?]
+        }
+        Unit::PerCycle { seed, .. } => {
+            vec![run_observed(
+                cell,
+                &fp(Kind::PerCycle),
+                (*seed, Positions::PerCycle),
+                config.level,
+                tick,
+            )?]
+        }
+        Unit::Fit { seed, .. } => {
+            vec![run_fit(cell, &fp(Kind::Fitted), *seed, config.level, tick)?]
+        }
+        Unit::Truth { trace, hashes, .. } => run_truth(
+            cell,
+            &fp(Kind::Truth),
+            *trace,
+            hashes.clone(),
+            config.truth_length,
+            config.level,
+            tick,
+        )?,
+        Unit::Salted { trace, .. } => vec![unit::run_salted(
+            cell,
+            &fp(Kind::Truth),
+            *trace,
+            config.truth_length,
+            tick,
+        )?],
+    })
+}
+
+/// Appends a unit's records to the shard's records file in one write, so a crash cuts
+/// at most the last unit's lines.
+fn append_records(log: &Mutex<std::fs::File>, path: &Path, records: &[Record]) -> Result<()> {
+    let mut line = String::new();
+    for r in records {
+        line.push_str(
+            &serde_json::to_string(r)
+                .map_err(|e| Error::invalid(format!("cannot encode a record: {e}")))?,
+        );
+        line.push('\n');
+    }
+    log.lock()
+        .map_err(|_| Error::invalid("the records file's lock was poisoned"))?
+        .write_all(line.as_bytes())
+        .map_err(|e| Error::io(path, e))
 }
 
 /// Summarises every current record in `dir` into `dir/summary.md` and

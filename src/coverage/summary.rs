@@ -319,137 +319,196 @@ fn variant_rows(
 pub fn summarise(cells: &[String], records: &[Record], level: f64) -> Vec<CellSummary> {
     cells
         .iter()
-        .map(|name| {
-            let mut seeds: Vec<&ObservedRecord> = Vec::new();
-            let mut per_cycle: Vec<&ObservedRecord> = Vec::new();
-            let mut fits: Vec<&FitRecord> = Vec::new();
-            let (mut truths, mut salted): (Vec<&TruthRecord>, Vec<&TruthRecord>) =
-                (Vec::new(), Vec::new());
-            for r in records.iter().filter(|r| r.cell() == name.as_str()) {
-                match r {
-                    Record::Observed(s) if s.per_cycle => per_cycle.push(s),
-                    Record::Observed(s) => seeds.push(s),
-                    Record::Fitted(s) => fits.push(s),
-                    Record::Truth(t) if t.salted => salted.push(t),
-                    Record::Truth(t) => truths.push(t),
-                }
-            }
-            let truth = truth(&truths, level);
-            let salted_fn = truth_rate(&salted, level, |s| {
-                (s.false_negatives as f64, s.arrivals as f64)
-            });
-            let salted_fp = truth_rate(&salted, level, |s| {
-                ((s.false_positives + s.lucky) as f64, s.first as f64)
-            });
-            let mut rows = Vec::new();
-            let printed = u64::from(DEFAULT_HASH_SEEDS);
-            if let Some(t) = &truth {
-                // The mean over every seed of the estimates with the most hash seeds: in
-                // a cell whose long-run rate has a skewed spread between hash positions
-                // the long replays' truth (a few tens of filters) can be off by a few
-                // per cent, while this pools hundreds of seeds x their filters. Not
-                // independent of the intervals judged against it, but each seed is one
-                // of hundreds in it.
-                let most = seeds
-                    .first()
-                    .and_then(|s| s.variants.iter().map(|v| v.hash_seeds).max())
-                    .unwrap_or(printed);
-                let pooled = |get: Measure| {
-                    let xs: Vec<f64> = seeds
-                        .iter()
-                        .filter_map(|s| s.variants.iter().find(|v| v.hash_seeds == most))
-                        .map(|v| get(v).estimate)
-                        .collect();
-                    mean(&xs)
-                };
-                let truths = (t.fn_rate.estimate, t.fp_count_instance.estimate);
-                let pooled = (pooled(|v| v.fn_rate), pooled(|v| v.fp_count_instance));
-                let against = format!(", against the {} seeds' pooled mean", seeds.len());
-                rows.extend(variant_rows(name, Positions::Fixed, &seeds, |n| {
-                    let mut targets = vec![(String::new(), truths)];
-                    if n == printed && seeds.len() > 1 {
-                        targets.push((against.clone(), pooled));
-                    }
-                    targets
-                }));
-            }
-            // Per-cycle filters, against the per-cycle truth (what they estimate) and
-            // against the fixed filters' hash average (whether the two processes agree).
-            if let (Some(sf), Some(sp)) = (salted_fn, salted_fp) {
-                let fixed = truth
-                    .as_ref()
-                    .map(|t| (t.fn_rate.estimate, t.fp_count_instance.estimate));
-                rows.extend(variant_rows(name, Positions::PerCycle, &per_cycle, |n| {
-                    let mut targets = vec![(String::new(), (sf.estimate, sp.estimate))];
-                    if let Some(f) = fixed.filter(|_| n == printed) {
-                        targets.push((", against the fixed filters' long-run rate".into(), f));
-                    }
-                    targets
-                }));
-            }
-            rows.push(coverage(
-                name,
-                "p_r",
-                &fits,
-                |s| s.p_repeat,
-                |s| s.true_p_repeat,
-            ));
-            rows.push(coverage(
-                name,
-                "S at the median distance (pointwise)",
-                &fits,
-                |s| s.s_median.map(|k| k.interval),
-                |s| s.s_median.map_or(0.0, |k| k.truth),
-            ));
-            rows.push(share(name, "reuse band, every knot at once", &fits, |s| {
-                (s.band.knots > 0).then(|| s.band.covers())
-            }));
-            rows.push(share(
-                name,
-                "conservative bound >= true-workload bound",
-                &fits,
-                |s| s.conservative_bound.map(|c| c >= s.true_bound),
-            ));
-            let point_outside_interval = seeds
-                .iter()
-                .flat_map(|s| &s.variants)
-                .filter(|v| {
-                    v.fn_rate
-                        .interval
-                        .is_some_and(|i| !i.contains(v.fn_rate.estimate))
-                })
-                .count() as u64;
-            CellSummary {
-                cell: name.clone(),
-                seeds: seeds.len().max(fits.len()) as u64,
-                truth,
-                salted_fn,
-                salted_fp,
-                true_bound: fits
-                    .first()
-                    .map(|s| s.true_bound)
-                    .or(truths.first().map(|t| t.true_bound)),
-                point_outside_interval,
-                mean_cycles: mean(&seeds.iter().map(|s| s.cycles as f64).collect::<Vec<_>>()),
-                rows,
-            }
-        })
+        .map(|name| summarise_cell(name, &CellRecords::of(name, records), level))
         .collect()
+}
+
+/// One cell's records, by kind.
+#[derive(Default)]
+struct CellRecords<'a> {
+    /// Observed seeds through fixed-position filters.
+    seeds: Vec<&'a ObservedRecord>,
+    /// The same seeds through filters with new positions at every recycle.
+    per_cycle: Vec<&'a ObservedRecord>,
+    fits: Vec<&'a FitRecord>,
+    truths: Vec<&'a TruthRecord>,
+    /// Long replays of the per-cycle process.
+    salted: Vec<&'a TruthRecord>,
+}
+
+impl<'a> CellRecords<'a> {
+    /// The records of cell `name`, in the order they were read.
+    fn of(name: &str, records: &'a [Record]) -> CellRecords<'a> {
+        let mut out = CellRecords::default();
+        for r in records.iter().filter(|r| r.cell() == name) {
+            match r {
+                Record::Observed(s) if s.per_cycle => out.per_cycle.push(s),
+                Record::Observed(s) => out.seeds.push(s),
+                Record::Fitted(s) => out.fits.push(s),
+                Record::Truth(t) if t.salted => out.salted.push(t),
+                Record::Truth(t) => out.truths.push(t),
+            }
+        }
+        out
+    }
+}
+
+/// One cell's summary: its truths, then the coverage of each interval rbf prints.
+fn summarise_cell(name: &str, r: &CellRecords, level: f64) -> CellSummary {
+    let truth = truth(&r.truths, level);
+    let salted_fn = truth_rate(&r.salted, level, |s| {
+        (s.false_negatives as f64, s.arrivals as f64)
+    });
+    let salted_fp = truth_rate(&r.salted, level, |s| {
+        ((s.false_positives + s.lucky) as f64, s.first as f64)
+    });
+    let mut rows = Vec::new();
+    if let Some(t) = &truth {
+        rows.extend(fixed_rows(name, &r.seeds, t));
+    }
+    // Per-cycle filters, against the per-cycle truth (what they estimate) and
+    // against the fixed filters' hash average (whether the two processes agree).
+    if let (Some(sf), Some(sp)) = (salted_fn, salted_fp) {
+        let fixed = truth
+            .as_ref()
+            .map(|t| (t.fn_rate.estimate, t.fp_count_instance.estimate));
+        let printed = u64::from(DEFAULT_HASH_SEEDS);
+        rows.extend(variant_rows(name, Positions::PerCycle, &r.per_cycle, |n| {
+            let mut targets = vec![(String::new(), (sf.estimate, sp.estimate))];
+            if let Some(f) = fixed.filter(|_| n == printed) {
+                targets.push((", against the fixed filters' long-run rate".into(), f));
+            }
+            targets
+        }));
+    }
+    rows.extend(fit_rows(name, &r.fits));
+    CellSummary {
+        cell: name.to_string(),
+        seeds: r.seeds.len().max(r.fits.len()) as u64,
+        truth,
+        salted_fn,
+        salted_fp,
+        true_bound: r
+            .fits
+            .first()
+            .map(|s| s.true_bound)
+            .or(r.truths.first().map(|t| t.true_bound)),
+        point_outside_interval: points_outside_interval(&r.seeds),
+        mean_cycles: mean(&r.seeds.iter().map(|s| s.cycles as f64).collect::<Vec<_>>()),
+        rows,
+    }
+}
+
+/// The fixed-position seeds' rows: against the long replays' truth `t`, and the printed
+/// number of hash seeds also against the seeds' pooled mean.
+fn fixed_rows(name: &str, seeds: &[&ObservedRecord], t: &Truth) -> Vec<Coverage> {
+    let printed = u64::from(DEFAULT_HASH_SEEDS);
+    // The mean over every seed of the estimates with the most hash seeds: in
+    // a cell whose long-run rate has a skewed spread between hash positions
+    // the long replays' truth (a few tens of filters) can be off by a few
+    // per cent, while this pools hundreds of seeds x their filters. Not
+    // independent of the intervals judged against it, but each seed is one
+    // of hundreds in it.
+    let most = seeds
+        .first()
+        .and_then(|s| s.variants.iter().map(|v| v.hash_seeds).max())
+        .unwrap_or(printed);
+    let pooled = |get: Measure| {
+        let xs: Vec<f64> = seeds
+            .iter()
+            .filter_map(|s| s.variants.iter().find(|v| v.hash_seeds == most))
+            .map(|v| get(v).estimate)
+            .collect();
+        mean(&xs)
+    };
+    let truths = (t.fn_rate.estimate, t.fp_count_instance.estimate);
+    let pooled = (pooled(|v| v.fn_rate), pooled(|v| v.fp_count_instance));
+    let against = format!(", against the {} seeds' pooled mean", seeds.len());
+    variant_rows(name, Positions::Fixed, seeds, |n| {
+        let mut targets = vec![(String::new(), truths)];
+        if n == printed && seeds.len() > 1 {
+            targets.push((against.clone(), pooled));
+        }
+        targets
+    })
+}
+
+/// The fit's rows: p_r, S at the median distance, the reuse band, the conservative bound.
+fn fit_rows(name: &str, fits: &[&FitRecord]) -> [Coverage; 4] {
+    [
+        coverage(name, "p_r", fits, |s| s.p_repeat, |s| s.true_p_repeat),
+        coverage(
+            name,
+            "S at the median distance (pointwise)",
+            fits,
+            |s| s.s_median.map(|k| k.interval),
+            |s| s.s_median.map_or(0.0, |k| k.truth),
+        ),
+        share(name, "reuse band, every knot at once", fits, |s| {
+            (s.band.knots > 0).then(|| s.band.covers())
+        }),
+        share(
+            name,
+            "conservative bound >= true-workload bound",
+            fits,
+            |s| s.conservative_bound.map(|c| c >= s.true_bound),
+        ),
+    ]
+}
+
+/// Seeds' variants whose observed FN point lies outside its own interval.
+fn points_outside_interval(seeds: &[&ObservedRecord]) -> u64 {
+    seeds
+        .iter()
+        .flat_map(|s| &s.variants)
+        .filter(|v| {
+            v.fn_rate
+                .interval
+                .is_some_and(|i| !i.contains(v.fn_rate.estimate))
+        })
+        .count() as u64
 }
 
 fn pct(x: f64) -> String {
     format!("{:.1}", 100.0 * x)
 }
 
+/// An interval as a table cell: estimate [low, high].
+fn interval_cell(i: &Interval) -> String {
+    format!("{:.6} [{:.6}, {:.6}]", i.estimate, i.low, i.high)
+}
+
 /// The summaries as a Markdown document: the truths, then one coverage table.
 pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
+    let mut out = truths_table(summaries, level);
+    if summaries.iter().any(|s| s.salted_fn.is_some()) {
+        out.push_str(&per_cycle_table(summaries));
+    }
+    out.push_str(&coverage_table(summaries, level));
+    let outside: Vec<String> = summaries
+        .iter()
+        .filter(|s| s.point_outside_interval > 0)
+        .map(|s| format!("{} ({} seeds)", s.cell, s.point_outside_interval))
+        .collect();
+    out.push_str(&format!(
+        "\nObserved FN point outside its own interval: {}.\n",
+        if outside.is_empty() {
+            "never".to_string()
+        } else {
+            outside.join(", ")
+        }
+    ));
+    out
+}
+
+/// The Markdown table of each cell's truths and its true-workload bound's verdict.
+fn truths_table(summaries: &[CellSummary], level: f64) -> String {
     let mut out = String::new();
     out.push_str("### Truths\n\n");
     out.push_str(&format!("| cell | seeds | complete cycles per seed | long-run FN [{l}] | hash s.d. | true-workload renewal bound | bound vs long-run FN | long-run FP count-instance [{l}] | long replays x arrivals |\n", l = format!("{:.0} %", 100.0 * level)));
     out.push_str("|---|---:|---:|---|---:|---:|---|---|---|\n");
     for s in summaries {
         let t = s.truth.as_ref();
-        let iv = |i: &Interval| format!("{:.6} [{:.6}, {:.6}]", i.estimate, i.low, i.high);
         let verdict = match (t, s.true_bound) {
             (Some(t), Some(b)) if t.fn_rate.high <= b => "holds",
             (Some(t), Some(b)) if t.fn_rate.low > b => "VIOLATED",
@@ -461,50 +520,59 @@ pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
             s.cell,
             s.seeds,
             s.mean_cycles,
-            t.map_or("-".into(), |t| iv(&t.fn_rate)),
+            t.map_or("-".into(), |t| interval_cell(&t.fn_rate)),
             t.map_or("-".into(), |t| format!("{:.2e}", t.fn_hash_sd)),
             s.true_bound.map_or("-".into(), |b| format!("{b:.6}")),
             verdict,
-            t.map_or("-".into(), |t| iv(&t.fp_count_instance)),
+            t.map_or("-".into(), |t| interval_cell(&t.fp_count_instance)),
             t.map_or("-".into(), |t| format!(
                 "{} x {:.3e}",
                 t.replays, t.arrivals
             )),
         ));
     }
-    if summaries.iter().any(|s| s.salted_fn.is_some()) {
-        out.push_str(
-            "\n### The renewal model's own process: new hash positions at every recycle\n\n",
-        );
-        out.push_str("| cell | long-run FN, new positions per cycle | long-run FN, fixed positions (hash average) | true-workload renewal bound | bound vs new positions per cycle | long-run FP count-instance, new positions per cycle | the same, fixed positions |\n");
-        out.push_str("|---|---|---|---:|---|---|---|\n");
-        for s in summaries {
-            let Some(f) = &s.salted_fn else { continue };
-            let iv = |i: &Interval| format!("{:.6} [{:.6}, {:.6}]", i.estimate, i.low, i.high);
-            let verdict = match s.true_bound {
-                Some(b) if f.high <= b => "holds",
-                Some(b) if f.low > b => "VIOLATED",
-                Some(_) => "undecided",
-                None => "-",
-            };
-            out.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} |\n",
-                s.cell,
-                iv(f),
-                s.truth.as_ref().map_or("-".into(), |t| iv(&t.fn_rate)),
-                s.true_bound.map_or("-".into(), |b| format!("{b:.6}")),
-                verdict,
-                s.salted_fp.as_ref().map_or("-".into(), iv),
-                s.truth
-                    .as_ref()
-                    .map_or("-".into(), |t| iv(&t.fp_count_instance)),
-            ));
-        }
+    out
+}
+
+/// The Markdown table of the per-cycle process's long-run rates next to the fixed
+/// filters' and the bound.
+fn per_cycle_table(summaries: &[CellSummary]) -> String {
+    let mut out = String::new();
+    out.push_str("\n### The renewal model's own process: new hash positions at every recycle\n\n");
+    out.push_str("| cell | long-run FN, new positions per cycle | long-run FN, fixed positions (hash average) | true-workload renewal bound | bound vs new positions per cycle | long-run FP count-instance, new positions per cycle | the same, fixed positions |\n");
+    out.push_str("|---|---|---|---:|---|---|---|\n");
+    for s in summaries {
+        let Some(f) = &s.salted_fn else { continue };
+        let verdict = match s.true_bound {
+            Some(b) if f.high <= b => "holds",
+            Some(b) if f.low > b => "VIOLATED",
+            Some(_) => "undecided",
+            None => "-",
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            s.cell,
+            interval_cell(f),
+            s.truth
+                .as_ref()
+                .map_or("-".into(), |t| interval_cell(&t.fn_rate)),
+            s.true_bound.map_or("-".into(), |b| format!("{b:.6}")),
+            verdict,
+            s.salted_fp.as_ref().map_or("-".into(), interval_cell),
+            s.truth
+                .as_ref()
+                .map_or("-".into(), |t| interval_cell(&t.fp_count_instance)),
+        ));
     }
-    out.push_str(&format!(
+    out
+}
+
+/// The Markdown table of every interval's coverage, cell by cell.
+fn coverage_table(summaries: &[CellSummary], level: f64) -> String {
+    let mut out = format!(
         "\n### Coverage of rbf's {:.0} % intervals\n\n",
         100.0 * level
-    ));
+    );
     out.push_str("| cell | interval | seeds | covered | coverage % | 95 % Wilson | misses below / above | no interval | median half-width / truth |\n");
     out.push_str("|---|---|---:|---:|---:|---|---|---:|---:|\n");
     for s in summaries {
@@ -526,19 +594,6 @@ pub fn markdown(summaries: &[CellSummary], level: f64) -> String {
             ));
         }
     }
-    let outside: Vec<String> = summaries
-        .iter()
-        .filter(|s| s.point_outside_interval > 0)
-        .map(|s| format!("{} ({} seeds)", s.cell, s.point_outside_interval))
-        .collect();
-    out.push_str(&format!(
-        "\nObserved FN point outside its own interval: {}.\n",
-        if outside.is_empty() {
-            "never".to_string()
-        } else {
-            outside.join(", ")
-        }
-    ));
     out
 }
 

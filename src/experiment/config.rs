@@ -585,6 +585,17 @@ impl ExperimentConfig {
 
     /// Checks what serde cannot: non-empty axes, ranges, exactly one sigma rule.
     pub fn validate(&self) -> Result<()> {
+        self.check_measures()?;
+        self.check_levels()?;
+        self.check_traces()?;
+        self.check_synthetic()?;
+        // The grid as a whole (its size, at least one valid point) is checked by
+        // `experiment::check`, which needs the grid built.
+        self.grid.validate(&self.measures)
+    }
+
+    /// A workload for the measures that need one, seeds and measures given once each.
+    fn check_measures(&self) -> Result<()> {
         let needs_data = self
             .measures
             .iter()
@@ -609,6 +620,11 @@ impl ExperimentConfig {
                 format!("give at least one of: {}", Measure::allowed()),
             ));
         }
+        Ok(())
+    }
+
+    /// eps, the renewal tolerance and the confidence in (0, 1); hash seeds in range.
+    fn check_levels(&self) -> Result<()> {
         if !(self.eps > 0.0 && self.eps < 1.0) {
             return Err(Error::config("eps", "must lie strictly between 0 and 1"));
         }
@@ -636,6 +652,12 @@ impl ExperimentConfig {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Each [[trace]]: files to read more than once (no standard input), valid flow
+    /// timeouts; and no sizing by D, which a trace does not have.
+    fn check_traces(&self) -> Result<()> {
         if !self.grid.bits_per_distinct.is_empty() && !self.traces.is_empty() {
             return Err(Error::config(
                 "grid.bits_per_distinct",
@@ -658,6 +680,12 @@ impl ExperimentConfig {
             }
             t.flow_timeouts()?;
         }
+        Ok(())
+    }
+
+    /// Each [[synthetic]] source: a workload, a fit window, and memory for its trace
+    /// where it is held.
+    fn check_synthetic(&self) -> Result<()> {
         let observed = self.wants(Measure::Observed);
         let fits = !self.fn_methods().is_empty();
         for s in &self.synthetic {
@@ -679,9 +707,7 @@ impl ExperimentConfig {
                 s.check_memory()?;
             }
         }
-        // The grid as a whole (its size, at least one valid point) is checked by
-        // `experiment::check`, which needs the grid built.
-        self.grid.validate(&self.measures)
+        Ok(())
     }
 
     /// The FN methods among the measures, in the order given.
@@ -695,7 +721,17 @@ impl ExperimentConfig {
 }
 
 impl GridConfig {
+    /// Each check in the order a user fixes a config: the sizes, the axes, repeated
+    /// values, the sigma rule, then each value by the flags' checks.
     fn validate(&self, measures: &[Measure]) -> Result<()> {
+        self.check_sizes()?;
+        self.check_axes()?;
+        self.check_sigma_rule()?;
+        self.check_values(measures)
+    }
+
+    /// Exactly one of memory and bits_per_distinct, the latter positive.
+    fn check_sizes(&self) -> Result<()> {
         if self.memory.is_empty() && self.bits_per_distinct.is_empty() {
             return Err(Error::config(
                 "grid.memory",
@@ -718,6 +754,11 @@ impl GridConfig {
                 format!("must be a positive number, found {x}"),
             ));
         }
+        Ok(())
+    }
+
+    /// Every axis given, and no value twice on any list.
+    fn check_axes(&self) -> Result<()> {
         let axes: [(&str, bool); 5] = [
             ("grid.hashes", self.hashes.is_empty()),
             ("grid.phases", self.phases.is_empty()),
@@ -748,7 +789,11 @@ impl GridConfig {
         )?;
         no_duplicates("grid.retaining", flags(&self.retaining))?;
         no_duplicates("grid.copy_over", flags(&self.copy_over))?;
-        no_duplicates("grid.independent_halves", flags(&self.independent_halves))?;
+        no_duplicates("grid.independent_halves", flags(&self.independent_halves))
+    }
+
+    /// Exactly one sigma rule; phases, sigma fractions and FP targets in range.
+    fn check_sigma_rule(&self) -> Result<()> {
         let rules = [
             !self.sigma.is_empty(),
             !self.sigma_fraction.is_empty(),
@@ -780,7 +825,12 @@ impl GridConfig {
                 format!("must lie strictly between 0 and 1, found {f}"),
             ));
         }
-        // Each value on its own, by the checks of the command line's flags.
+        Ok(())
+    }
+
+    /// Each value on its own, by the checks of the command line's flags, and a target
+    /// FP for `capacity`.
+    fn check_values(&self, measures: &[Measure]) -> Result<()> {
         let grid = |e: Error| e.in_section("grid");
         for &m in &self.memory {
             FilterConfig::check_memory(m).map_err(grid)?;

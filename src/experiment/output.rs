@@ -333,8 +333,6 @@ mod tests {
     use crate::model::fneg::Claim;
     use crate::model::fneg::Method;
 
-    /// The QFitCheck label reaches every output the same way: the terminal and report
-    /// tables, the summary, JSON, CSV/Parquet and the plots' legends.
     #[test]
     fn user_text_cannot_open_html_in_markdown() {
         assert_eq!(no_html("a <!-- b"), "a &lt;!-- b");
@@ -342,9 +340,10 @@ mod tests {
         assert_eq!(no_html("FP <= 1e-3, p < 1, <"), "FP <= 1e-3, p < 1, <");
     }
 
-    #[test]
-    fn a_not_judged_bound_says_so_everywhere() {
-        let label = misfit_note(&QFitCheck::tested(0.031, 0.004, Vec::new()));
+    /// Two points of a fitted workload whose Q failed its test: a renewal bound judged
+    /// as a fitted model and a Markov lower bound not judged, its note the misfit label.
+    fn misfit_results(label: &str) -> Results {
+        let models = misfit_models(label);
         let rows: Vec<Row> = (0..2)
             .map(|i| Row {
                 point: i,
@@ -360,37 +359,11 @@ mod tests {
                 observed_fn_low: Some(0.09),
                 observed_fn_high: Some(0.11),
                 fitted_workload: true,
-                models: vec![
-                    Record {
-                        bound: Bound::of(Method::Renewal),
-                        value: 0.12,
-                        range: None,
-                        claim: Claim::UpperBound,
-                        standing: Standing::FittedModel,
-                        verdict: Some(BoundVerdict::Holds),
-                        regime: Some(Regime::Steady),
-                        excess: None,
-                        note: "renewal bound".into(),
-                    },
-                    Record {
-                        bound: Bound::of(Method::MarkovLower),
-                        value: 0.3,
-                        range: Some(Range {
-                            low: 0.25,
-                            high: 0.35,
-                        }),
-                        claim: Claim::LowerBound,
-                        standing: Standing::NotJudged,
-                        verdict: None,
-                        regime: None,
-                        excess: None,
-                        note: format!("{label}; eq. 5"),
-                    },
-                ],
+                models: models.clone(),
                 ..Row::default()
             })
             .collect();
-        let results = Results {
+        Results {
             format: RESULTS_FORMAT.into(),
             name: "t".into(),
             description: String::new(),
@@ -402,7 +375,47 @@ mod tests {
             fingerprint: None,
             sources: vec![],
             rows,
-        };
+        }
+    }
+
+    /// The two judged bounds of each point: a fitted-model renewal bound, and a Markov
+    /// lower bound not judged, its note the misfit label.
+    fn misfit_models(label: &str) -> Vec<Record> {
+        vec![
+            Record {
+                bound: Bound::of(Method::Renewal),
+                value: 0.12,
+                range: None,
+                claim: Claim::UpperBound,
+                standing: Standing::FittedModel,
+                verdict: Some(BoundVerdict::Holds),
+                regime: Some(Regime::Steady),
+                excess: None,
+                note: "renewal bound".into(),
+            },
+            Record {
+                bound: Bound::of(Method::MarkovLower),
+                value: 0.3,
+                range: Some(Range {
+                    low: 0.25,
+                    high: 0.35,
+                }),
+                claim: Claim::LowerBound,
+                standing: Standing::NotJudged,
+                verdict: None,
+                regime: None,
+                excess: None,
+                note: format!("{label}; eq. 5"),
+            },
+        ]
+    }
+
+    /// The QFitCheck label reaches every output the same way: the terminal and report
+    /// tables, the summary, JSON, CSV/Parquet and the plots' legends.
+    #[test]
+    fn a_not_judged_bound_says_so_everywhere() {
+        let label = misfit_note(&QFitCheck::tested(0.031, 0.004, Vec::new()));
+        let results = misfit_results(&label);
         // Wrapped lines read as one.
         let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
         let narrow = tables::narrow(&results, false);

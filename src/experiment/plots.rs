@@ -369,34 +369,8 @@ pub fn charts(rows: &[Row]) -> Vec<(String, Chart)> {
     let x_scale = x_scale(rows.iter().filter_map(|r| axis.value(r)));
     let mut out = Vec::new();
     for (g, key) in order.iter().enumerate() {
-        let members = &groups[key];
-        let mut phases: Vec<u8> = members.iter().map(|r| r.phases).collect();
-        phases.sort_unstable();
-        phases.dedup();
         for q in quantities() {
-            let mut all = Vec::new();
-            let of_phase = |ph: u8| -> Vec<&Row> {
-                members.iter().copied().filter(|r| r.phases == ph).collect()
-            };
-            let variant = |ph: u8| (phases.len() > 1).then(|| format!("{ph}-phase"));
-            let marker = |i: usize| Marker::ALL[i % Marker::ALL.len()];
-            if let Some((value, range)) = q.observed {
-                for (i, &ph) in phases.iter().enumerate() {
-                    all.extend(observed_series(
-                        value,
-                        range,
-                        axis,
-                        &of_phase(ph),
-                        variant(ph),
-                        marker(i),
-                    ));
-                }
-            }
-            for measure in &q.measures {
-                for (i, &ph) in phases.iter().enumerate() {
-                    all.extend(series(measure, axis, &of_phase(ph), variant(ph), marker(i)));
-                }
-            }
+            let all = quantity_series(&q, axis, &groups[key]);
             if all.is_empty() {
                 continue;
             }
@@ -427,6 +401,37 @@ pub fn charts(rows: &[Row]) -> Vec<(String, Chart)> {
     }
     out.truncate(MAX_CHARTS);
     out
+}
+
+/// One chart's series: quantity `q` of a group's `members` along `axis`, the
+/// observation first, one series per phase count (a marker each) and measure.
+fn quantity_series(q: &Quantity, axis: Axis, members: &[&Row]) -> Vec<Series> {
+    let mut phases: Vec<u8> = members.iter().map(|r| r.phases).collect();
+    phases.sort_unstable();
+    phases.dedup();
+    let mut all = Vec::new();
+    let of_phase =
+        |ph: u8| -> Vec<&Row> { members.iter().copied().filter(|r| r.phases == ph).collect() };
+    let variant = |ph: u8| (phases.len() > 1).then(|| format!("{ph}-phase"));
+    let marker = |i: usize| Marker::ALL[i % Marker::ALL.len()];
+    if let Some((value, range)) = q.observed {
+        for (i, &ph) in phases.iter().enumerate() {
+            all.extend(observed_series(
+                value,
+                range,
+                axis,
+                &of_phase(ph),
+                variant(ph),
+                marker(i),
+            ));
+        }
+    }
+    for measure in &q.measures {
+        for (i, &ph) in phases.iter().enumerate() {
+            all.extend(series(measure, axis, &of_phase(ph), variant(ph), marker(i)));
+        }
+    }
+    all
 }
 
 /// Synthetic sources with `fit`: every Q-based method on the fitted workload over the
@@ -474,8 +479,25 @@ fn markov_fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     if series.is_empty() {
         return None;
     }
-    for (label, y) in [("5 % criterion, low", 0.95), ("5 % criterion, high", 1.05)] {
-        series.push(Series {
+    series.extend(criterion_lines(
+        [("5 % criterion, low", 0.95), ("5 % criterion, high", 1.05)],
+        (lo, hi),
+    ));
+    Some(fitted_over_true(
+        format!(
+            "Q-based methods on the fitted workload over the same method on the true one ({points} values)"
+        ),
+        "method on the true workload (FN per arrival)",
+        series,
+    ))
+}
+
+/// The two grey lines of a fitted-over-true criterion, (label, ratio) each, across the
+/// chart's x range.
+fn criterion_lines(lines: [(&str, f64); 2], (lo, hi): (f64, f64)) -> Vec<Series> {
+    lines
+        .into_iter()
+        .map(|(label, y)| Series {
             label: label.into(),
             style: Style::Approx,
             color: "#7f7f7f",
@@ -487,15 +509,8 @@ fn markov_fitted_vs_true(rows: &[Row]) -> Option<Chart> {
                     interval: None,
                 })
                 .to_vec(),
-        });
-    }
-    Some(fitted_over_true(
-        format!(
-            "Q-based methods on the fitted workload over the same method on the true one ({points} values)"
-        ),
-        "method on the true workload (FN per arrival)",
-        series,
-    ))
+        })
+        .collect()
 }
 
 /// A fitted-against-true chart: the ratio over the value on the true workload.
@@ -516,6 +531,24 @@ fn fitted_over_true(title: String, x_label: &str, series: Vec<Series>) -> Chart 
     }
 }
 
+/// The points of `bound` over the true-workload renewal bound, against the latter, in
+/// its order.
+fn over_true_bound(rows: &[&Row], bound: Bound) -> Vec<Point> {
+    let mut points: Vec<Point> = rows
+        .iter()
+        .filter_map(|r| {
+            let t = r.value(Bound::of(Method::Renewal))?;
+            Some(Point {
+                x: t,
+                y: r.value(bound)? / t,
+                interval: None,
+            })
+        })
+        .collect();
+    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    points
+}
+
 /// Synthetic sources with `fit`: the renewal bound from the fitted workload over the
 /// bound from the true one, against the true bound, for every point (the fit's
 /// validation, docs/FIT.md), with the 3 % band of its criterion.
@@ -531,64 +564,29 @@ fn fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     let mut phases: Vec<u8> = pairs.iter().map(|r| r.phases).collect();
     phases.sort_unstable();
     phases.dedup();
-    let ratio = |r: &Row, v: Option<f64>| {
-        let t = r.value(Bound::of(Method::Renewal))?;
-        Some(Point {
-            x: t,
-            y: v? / t,
-            interval: None,
-        })
-    };
-    let mut series = Vec::new();
     let (lo, hi) = pairs
         .iter()
         .filter_map(|r| r.value(Bound::of(Method::Renewal)))
         .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(x), h.max(x)));
-    for (label, y) in [("3 % criterion, low", 0.97), ("3 % criterion, high", 1.03)] {
-        series.push(Series {
-            label: label.into(),
-            style: Style::Approx,
-            color: "#7f7f7f",
-            marker: Marker::Circle,
-            points: vec![
-                Point {
-                    x: lo,
-                    y,
-                    interval: None,
-                },
-                Point {
-                    x: hi,
-                    y,
-                    interval: None,
-                },
-            ],
-        });
-    }
+    let mut series = criterion_lines(
+        [("3 % criterion, low", 0.97), ("3 % criterion, high", 1.03)],
+        (lo, hi),
+    );
     for (i, &ph) in phases.iter().enumerate() {
-        let of_phase = || pairs.iter().copied().filter(move |r| r.phases == ph);
+        let of_phase: Vec<&Row> = pairs.iter().copied().filter(|r| r.phases == ph).collect();
         let marker = Marker::ALL[i % Marker::ALL.len()];
-        let mut point: Vec<Point> = of_phase()
-            .filter_map(|r| ratio(r, r.value(Bound::fitted(Method::Renewal))))
-            .collect();
-        let mut conservative: Vec<Point> = of_phase()
-            .filter_map(|r| ratio(r, r.value(Bound::conservative())))
-            .collect();
-        point.sort_by(|a, b| a.x.total_cmp(&b.x));
-        conservative.sort_by(|a, b| a.x.total_cmp(&b.x));
-        series.push(Series {
-            label: format!("fitted point estimate / true, {ph}-phase"),
-            style: Style::Observed,
-            color: Bound::fitted(Method::Renewal).color(),
-            marker,
-            points: point,
-        });
-        series.push(Series {
-            label: format!("conservative end / true, {ph}-phase"),
-            style: Style::Observed,
-            color: Bound::conservative().color(),
-            marker,
-            points: conservative,
-        });
+        for (what, bound) in [
+            ("fitted point estimate", Bound::fitted(Method::Renewal)),
+            ("conservative end", Bound::conservative()),
+        ] {
+            series.push(Series {
+                label: format!("{what} / true, {ph}-phase"),
+                style: Style::Observed,
+                color: bound.color(),
+                marker,
+                points: over_true_bound(&of_phase, bound),
+            });
+        }
     }
     Some(fitted_over_true(
         format!(

@@ -66,29 +66,34 @@ pub fn merge_labelled(parts: Vec<(String, Results)>) -> Result<Results> {
         out.rows.extend(p.rows.iter().cloned());
     }
     out.rows.sort_by_key(|r| r.point);
-    // Sorted, the rows must be exactly the points 0..total, each once.
-    for (i, r) in out.rows.iter().enumerate() {
+    every_point_once(&out.rows, total)?;
+    check_grid(&out)?;
+    Ok(out)
+}
+
+/// Sorted by point, the merged rows must be exactly the points 0..total, each once.
+fn every_point_once(rows: &[Row], total: usize) -> Result<()> {
+    for (i, r) in rows.iter().enumerate() {
         if r.point >= total {
             return Err(Error::invalid(format!(
                 "point {} is outside the grid of {total} points",
                 r.point
             )));
         }
-        if i > 0 && out.rows[i - 1].point == r.point {
+        if i > 0 && rows[i - 1].point == r.point {
             return Err(Error::invalid(format!(
                 "point {} appears in more than one shard",
                 r.point
             )));
         }
     }
-    let missing = total - out.rows.len();
+    let missing = total - rows.len();
     if missing > 0 {
         return Err(Error::invalid(format!(
             "{missing} of {total} points are missing: merge the results of every shard"
         )));
     }
-    check_grid(&out)?;
-    Ok(out)
+    Ok(())
 }
 
 /// A shard's own consistency: a real shard, holding only its points, numbers in range.
@@ -143,6 +148,32 @@ fn row_in_range(r: &Row) -> std::result::Result<(), String> {
             return Err(format!("{key} = {v}, expected a value in [0, 1]"));
         }
     }
+    intervals_around_values(r)?;
+    let counts = [
+        ("cycles", r.cycles),
+        ("capacity_sigma", r.capacity_sigma),
+        ("capacity_worst_case", r.capacity_worst_case),
+        ("capacity_ratio", r.capacity_ratio),
+    ];
+    for (key, v) in counts {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+            return Err(format!("{key} = {v}, expected a number >= 0"));
+        }
+    }
+    for m in &r.models {
+        if !(0.0..=1.0).contains(&m.value) {
+            return Err(format!(
+                "{} = {}, expected an FN rate in [0, 1]",
+                m.bound.value_key(),
+                m.value
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A row's intervals around their point estimates.
+fn intervals_around_values(r: &Row) -> std::result::Result<(), String> {
     let intervals = [
         (
             "observed_fn",
@@ -164,26 +195,6 @@ fn row_in_range(r: &Row) -> std::result::Result<(), String> {
                     "{key} = {v} lies outside its interval [{low}, {high}]"
                 ));
             }
-        }
-    }
-    let counts = [
-        ("cycles", r.cycles),
-        ("capacity_sigma", r.capacity_sigma),
-        ("capacity_worst_case", r.capacity_worst_case),
-        ("capacity_ratio", r.capacity_ratio),
-    ];
-    for (key, v) in counts {
-        if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
-            return Err(format!("{key} = {v}, expected a number >= 0"));
-        }
-    }
-    for m in &r.models {
-        if !(0.0..=1.0).contains(&m.value) {
-            return Err(format!(
-                "{} = {}, expected an FN rate in [0, 1]",
-                m.bound.value_key(),
-                m.value
-            ));
         }
     }
     Ok(())

@@ -195,10 +195,67 @@ fn linear_label(x: f64, step: f64) -> Label {
     }
 }
 
+/// A linear axis's ticks from `lo` to `hi` (padded), at a nice step.
+fn linear_ticks(lo: f64, hi: f64, integer: bool) -> (f64, f64, Vec<(f64, Label)>) {
+    let mut ticks = Vec::new();
+    let step = nice_step(hi - lo, integer);
+    let mut x = (lo / step).ceil() * step;
+    while x <= hi + step * 1e-9 {
+        ticks.push((x, linear_label(x, step)));
+        x += step;
+    }
+    (lo, hi, ticks)
+}
+
+/// A log axis's ticks at powers of its base between the exponents `lo` and `hi`
+/// (padded), at most about eight.
+fn log_ticks(scale: Scale, lo: f64, hi: f64) -> (f64, f64, Vec<(f64, Label)>) {
+    let mut ticks = Vec::new();
+    let base = if scale == Scale::Log2 { 2.0 } else { 10.0 };
+    let first = lo.ceil() as i64;
+    let last = hi.floor() as i64;
+    let count = (last - first + 1).max(0);
+    let every = ((count as f64) / 8.0).ceil().max(1.0) as i64;
+    let mut e = first;
+    while e <= last {
+        ticks.push((f64::powi(base, e as i32), Label::Power(base as u32, e)));
+        e += every;
+    }
+    // A log-10 axis spanning less than about two decades also gets ticks
+    // between the powers of ten (2 and 5, or every integer multiple when
+    // that is still too few), all labelled as decimals for consistency.
+    if scale == Scale::Log10 && count < 2 {
+        ticks = decade_ticks(lo, hi);
+    }
+    (lo, hi, ticks)
+}
+
+/// Ticks at 1, 2 and 5 times the powers of ten in [10^lo, 10^hi], or at every integer
+/// multiple when those are fewer than three.
+fn decade_ticks(lo: f64, hi: f64) -> Vec<(f64, Label)> {
+    let mut ticks = Vec::new();
+    for multiples in [&[2.0, 5.0][..], &[2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]] {
+        ticks.clear();
+        for d in (lo.floor() as i64)..=(hi.ceil() as i64) {
+            for m in std::iter::once(&1.0).chain(multiples) {
+                let v = m * 10f64.powi(d as i32);
+                let t = v.log10();
+                if t >= lo && t <= hi {
+                    ticks.push((v, decimal(*m, d)));
+                }
+            }
+        }
+        if ticks.len() >= 3 {
+            break;
+        }
+    }
+    ticks
+}
+
 impl Axis {
     /// The axis for `values` (finite; on log scales only those in range are passed).
     fn fit(spec: &AxisSpec, values: &[f64]) -> Option<Axis> {
-        let (mut lo, mut hi) = values
+        let (lo, hi) = values
             .iter()
             .map(|&v| transform(spec.scale, v))
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
@@ -217,53 +274,12 @@ impl Axis {
                 _ => 0.5,
             }
         };
-        let mut ticks = Vec::new();
-        match spec.scale {
-            Scale::Linear => {
-                lo -= pad;
-                hi += pad;
-                let step = nice_step(hi - lo, spec.integer);
-                let mut x = (lo / step).ceil() * step;
-                while x <= hi + step * 1e-9 {
-                    ticks.push((x, linear_label(x, step)));
-                    x += step;
-                }
-            }
+        let (lo, hi, ticks) = match spec.scale {
+            Scale::Linear => linear_ticks(lo - pad, hi + pad, spec.integer),
             Scale::Log2 | Scale::Log10 => {
-                lo -= pad.max(0.15);
-                hi += pad.max(0.15);
-                let base = if spec.scale == Scale::Log2 { 2.0 } else { 10.0 };
-                let first = lo.ceil() as i64;
-                let last = hi.floor() as i64;
-                let count = (last - first + 1).max(0);
-                let every = ((count as f64) / 8.0).ceil().max(1.0) as i64;
-                let mut e = first;
-                while e <= last {
-                    ticks.push((f64::powi(base, e as i32), Label::Power(base as u32, e)));
-                    e += every;
-                }
-                // A log-10 axis spanning less than about two decades also gets ticks
-                // between the powers of ten (2 and 5, or every integer multiple when
-                // that is still too few), all labelled as decimals for consistency.
-                if spec.scale == Scale::Log10 && count < 2 {
-                    for multiples in [&[2.0, 5.0][..], &[2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]] {
-                        ticks.clear();
-                        for d in (lo.floor() as i64)..=(hi.ceil() as i64) {
-                            for m in std::iter::once(&1.0).chain(multiples) {
-                                let v = m * 10f64.powi(d as i32);
-                                let t = v.log10();
-                                if t >= lo && t <= hi {
-                                    ticks.push((v, decimal(*m, d)));
-                                }
-                            }
-                        }
-                        if ticks.len() >= 3 {
-                            break;
-                        }
-                    }
-                }
+                log_ticks(spec.scale, lo - pad.max(0.15), hi + pad.max(0.15))
             }
-        }
+        };
         Some(Axis {
             scale: spec.scale,
             lo,
@@ -498,28 +514,7 @@ impl Chart {
             s,
             r##"<rect x="{LEFT}" y="{top}" width="{PLOT_W}" height="{PLOT_H}" fill="none" stroke="#444"/>"##
         );
-        for (v, label) in &l.xa.ticks {
-            if let Some(x) = l.px(*v) {
-                let _ = writeln!(
-                    s,
-                    r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                    top + PLOT_H,
-                    floor_y + 18.0,
-                    label.svg()
-                );
-            }
-        }
-        for (v, label) in &l.ya.ticks {
-            let y = l.py(*v);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                LEFT + PLOT_W,
-                LEFT - 6.0,
-                y + 4.0,
-                label.svg()
-            );
-        }
+        draw_grid(s, l);
         if l.ya.ticks.is_empty() {
             let _ = writeln!(
                 s,
@@ -612,6 +607,33 @@ impl Chart {
                 escape(&series.label)
             );
         }
+    }
+}
+
+/// The grid lines and tick labels of both axes.
+fn draw_grid(s: &mut String, l: &Layout) {
+    let (top, floor_y) = (l.top, l.floor_y());
+    for (v, label) in &l.xa.ticks {
+        if let Some(x) = l.px(*v) {
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                top + PLOT_H,
+                floor_y + 18.0,
+                label.svg()
+            );
+        }
+    }
+    for (v, label) in &l.ya.ticks {
+        let y = l.py(*v);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + PLOT_W,
+            LEFT - 6.0,
+            y + 4.0,
+            label.svg()
+        );
     }
 }
 

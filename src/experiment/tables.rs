@@ -402,6 +402,23 @@ pub fn wide_table(rows: &[Row]) -> Table {
         .into_iter()
         .filter(|b| rows.iter().any(|r| r.model(*b).is_some()))
         .collect();
+    let mut t = wide_header(&present);
+    for r in rows {
+        let notes: Vec<String> = r.notes.iter().cloned().chain(bound_notes(r)).collect();
+        let refs = t.note_refs(&notes);
+        let mut cells = wide_point_cells(r);
+        for b in &present {
+            cells.extend(wide_bound_cells(r, *b));
+        }
+        cells.push(refs);
+        t.row(cells);
+    }
+    t
+}
+
+/// The wide table's columns: the point, the observations, three per bound `present`,
+/// the notes; text columns left-aligned.
+fn wide_header(present: &[Bound]) -> Table {
     let mut header: Vec<String> = [
         "#",
         "source",
@@ -419,7 +436,7 @@ pub fn wide_table(rows: &[Row]) -> Table {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    for b in &present {
+    for b in present {
         header.push(b.name().to_string());
         header.push("standing".into());
         header.push("verdict".into());
@@ -430,49 +447,46 @@ pub fn wide_table(rows: &[Row]) -> Table {
         .chain((0..present.len()).flat_map(|i| [13 + 3 * i, 14 + 3 * i]))
         .chain([header.len() - 1])
         .collect();
-    let mut t = Table::new(header).left_aligned(&left);
+    Table::new(header).left_aligned(&left)
+}
+
+/// A point's cells up to its bounds: the filter, the observations and the FP model.
+fn wide_point_cells(r: &Row) -> Vec<String> {
     let iv = |lo: Option<f64>, hi: Option<f64>| match (lo, hi) {
         (Some(l), Some(h)) => format!("[{}, {}]", sci(l), sci(h)),
         _ => "-".into(),
     };
-    for r in rows {
-        let notes: Vec<String> = r.notes.iter().cloned().chain(bound_notes(r)).collect();
-        let refs = t.note_refs(&notes);
-        let mut cells = vec![
-            r.point.to_string(),
-            r.source.clone(),
-            r.memory.to_string(),
-            r.hashes.to_string(),
-            sigma_cell(r),
-            r.variant(),
-            r.cycles.map_or("-".into(), |c| format!("{c:.1}")),
-            sci_or_dash(r.observed_fp_count_instance),
-            iv(
-                r.observed_fp_count_instance_low,
-                r.observed_fp_count_instance_high,
-            ),
-            sci_or_dash(r.fp_model),
-            sci_or_dash(r.observed_fn),
-            iv(r.observed_fn_low, r.observed_fn_high),
-        ];
-        for b in &present {
-            match r.model(*b) {
-                Some(m) => {
-                    cells.push(judged::value_cell(m));
-                    cells.push(m.standing.to_string());
-                    let mut v = judged::verdict_cell(m);
-                    if m.regime == Some(Regime::Transient) {
-                        v.push_str(" (transient)");
-                    }
-                    cells.push(v);
-                }
-                None => cells.extend(["-".to_string(), String::new(), String::new()]),
+    vec![
+        r.point.to_string(),
+        r.source.clone(),
+        r.memory.to_string(),
+        r.hashes.to_string(),
+        sigma_cell(r),
+        r.variant(),
+        r.cycles.map_or("-".into(), |c| format!("{c:.1}")),
+        sci_or_dash(r.observed_fp_count_instance),
+        iv(
+            r.observed_fp_count_instance_low,
+            r.observed_fp_count_instance_high,
+        ),
+        sci_or_dash(r.fp_model),
+        sci_or_dash(r.observed_fn),
+        iv(r.observed_fn_low, r.observed_fn_high),
+    ]
+}
+
+/// A bound's three cells (value, standing, verdict), or a dash where not computed.
+fn wide_bound_cells(r: &Row, b: Bound) -> [String; 3] {
+    match r.model(b) {
+        Some(m) => {
+            let mut v = judged::verdict_cell(m);
+            if m.regime == Some(Regime::Transient) {
+                v.push_str(" (transient)");
             }
+            [judged::value_cell(m), m.standing.to_string(), v]
         }
-        cells.push(refs);
-        t.row(cells);
+        None => ["-".to_string(), String::new(), String::new()],
     }
-    t
 }
 
 /// The terminal output of a run: the table (narrow, or `wide`) and the summary.

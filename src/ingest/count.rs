@@ -104,6 +104,19 @@ pub fn estimate(
             exact: true,
         });
     }
+    Some(scaled(&counts, (last, read), blocks, records))
+}
+
+/// The sampled blocks' (last requests, records) `counts`, with their totals
+/// `(last, read)`, scaled to the `blocks` blocks of `records` records: an upper
+/// estimate of the distinct objects.
+fn scaled(
+    counts: &[(u64, u64)],
+    (last, read): (u64, u64),
+    blocks: u64,
+    records: u64,
+) -> DistinctEstimate {
+    let sampled = counts.len() as u64;
     // Per-block counts scaled to the whole file. Their variance from successive
     // differences (the usual estimator for a systematic sample: a smooth drift along
     // the file is not mistaken for noise), with the finite-population factor.
@@ -117,10 +130,10 @@ pub fn estimate(
     let se = blocks as f64 * (var / s * (1.0 - s / blocks as f64)).sqrt();
     let point = per_record * records as f64;
     let upper = (point * 1.02 + 3.0 * se).ceil() as u64;
-    Some(DistinctEstimate {
+    DistinctEstimate {
         distinct: upper.min(records),
         exact: false,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -79,17 +79,7 @@ pub fn read_header(path: &Path, reader: &mut dyn BufRead) -> Result<LcsHeader> {
     }
     let version = u64_at(&h, 8);
     if !(1..=8).contains(&version) {
-        return Err(bad(
-            8,
-            format!(
-                "neither a format string (starting with '<') nor a version 1-8 (found {version}): an lcs layout this reader does not know{}",
-                if h[8] == b'>' || h[8] == b'!' {
-                    "; big-endian lcs traces are not supported (libCacheSim reads only little-endian ones)"
-                } else {
-                    ""
-                }
-            ),
-        ));
+        return Err(bad(8, unknown_version(h[8], version)));
     }
     h.resize(VERSIONED_LEN, 0);
     read_exact(reader, &mut h[DESCRIBED_LEN..]).map_err(|got| {
@@ -107,6 +97,24 @@ pub fn read_header(path: &Path, reader: &mut dyn BufRead) -> Result<LcsHeader> {
             "the end magic number is missing (a damaged header?)".into(),
         ));
     }
+    Ok(versioned(&h, version))
+}
+
+/// Why a header is neither described nor of a known version (`first` its byte 8).
+fn unknown_version(first: u8, version: u64) -> String {
+    format!(
+        "neither a format string (starting with '<') nor a version 1-8 (found {version}): an lcs layout this reader does not know{}",
+        if first == b'>' || first == b'!' {
+            "; big-endian lcs traces are not supported (libCacheSim reads only little-endian ones)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The layout of a checked versioned header `h` (oracleGeneral's fields, the size
+/// field's width by version).
+fn versioned(h: &[u8], version: u64) -> LcsHeader {
     let len = VERSION_RECORD_LEN[version as usize];
     let size_kind = if version <= 2 {
         FieldKind::U32
@@ -114,8 +122,8 @@ pub fn read_header(path: &Path, reader: &mut dyn BufRead) -> Result<LcsHeader> {
         FieldKind::I64
     };
     // stat = { version, n_req, n_obj, ... } at byte 16.
-    let count = |at: usize| (u64_at(&h, at) as i64).max(0) as u64;
-    Ok(LcsHeader {
+    let count = |at: usize| (u64_at(h, at) as i64).max(0) as u64;
+    LcsHeader {
         len: VERSIONED_LEN,
         layout: RecordLayout {
             len,
@@ -128,17 +136,22 @@ pub fn read_header(path: &Path, reader: &mut dyn BufRead) -> Result<LcsHeader> {
         requests: count(24),
         objects: count(32),
         description: format!("version {version}, {len}-byte records"),
-    })
+    }
+}
+
+/// Byte offsets in the described header (generalReader/lcs.h).
+mod header_at {
+    pub const FORMAT: usize = 8;
+    pub const FORMAT_LEN: usize = 240;
+    pub const FIELDS: usize = 248; // obj_id, obj_size, time, ... (u8 each, 1-based)
+    pub const STATS: usize = 488; // n_req, n_obj, ... (i64 each)
+    pub const N_FIELDS: usize = 1000;
+    pub const ITEM_SIZE: usize = 1004;
 }
 
 /// The described header (generalReader/lcs.h): layout from its format string.
 fn described(h: &[u8]) -> std::result::Result<LcsHeader, (u64, String)> {
-    const FORMAT: usize = 8;
-    const FORMAT_LEN: usize = 240;
-    const FIELDS: usize = 248; // obj_id, obj_size, time, ... (u8 each, 1-based)
-    const STATS: usize = 488; // n_req, n_obj, ... (i64 each)
-    const N_FIELDS: usize = 1000;
-    const ITEM_SIZE: usize = 1004;
+    use header_at::{FIELDS, FORMAT, FORMAT_LEN, ITEM_SIZE, N_FIELDS, STATS};
     if h[DESCRIBED_LEN - 8..] != MAGIC {
         return Err((
             (DESCRIBED_LEN - 8) as u64,
@@ -151,22 +164,7 @@ fn described(h: &[u8]) -> std::result::Result<LcsHeader, (u64, String)> {
     };
     let format = &text[1..end];
     let shown = String::from_utf8_lossy(&text[..end]).into_owned();
-    let mut offsets = Vec::with_capacity(format.len());
-    let mut at = 0;
-    for (i, &c) in format.iter().enumerate() {
-        let Some(kind) = FieldKind::from_format(c) else {
-            return Err((
-                (FORMAT + 1 + i) as u64,
-                format!(
-                    "format {shown:?}: field {} is {:?}, not one of the integer or floating-point types c b B h H i I l L q Q f d",
-                    i + 1,
-                    c as char
-                ),
-            ));
-        };
-        offsets.push(Field { offset: at, kind });
-        at += kind.size();
-    }
+    let (offsets, at) = format_fields(format, &shown)?;
     let n_fields = u32_at(h, N_FIELDS) as usize;
     if n_fields != format.len() {
         return Err((
@@ -211,6 +209,31 @@ fn described(h: &[u8]) -> std::result::Result<LcsHeader, (u64, String)> {
         objects: count(STATS + 8),
         description: format!("format {shown:?}, object id field {}", h[FIELDS]),
     })
+}
+
+/// The fields of a described header's format string (after its '<'), each at its
+/// offset in a record, and the record's length.
+fn format_fields(
+    format: &[u8],
+    shown: &str,
+) -> std::result::Result<(Vec<Field>, usize), (u64, String)> {
+    let mut offsets = Vec::with_capacity(format.len());
+    let mut at = 0;
+    for (i, &c) in format.iter().enumerate() {
+        let Some(kind) = FieldKind::from_format(c) else {
+            return Err((
+                (header_at::FORMAT + 1 + i) as u64,
+                format!(
+                    "format {shown:?}: field {} is {:?}, not one of the integer or floating-point types c b B h H i I l L q Q f d",
+                    i + 1,
+                    c as char
+                ),
+            ));
+        };
+        offsets.push(Field { offset: at, kind });
+        at += kind.size();
+    }
+    Ok((offsets, at))
 }
 
 /// Fills `buf` from `reader`; `Err(bytes read)` when the input ends first.

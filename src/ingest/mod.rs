@@ -275,14 +275,7 @@ impl IngestSummary {
         if skipped.is_empty() && malformed.is_empty() && notes.is_empty() && damaged.is_empty() {
             return None;
         }
-        let list = |m: &BTreeMap<&str, u64>| {
-            let mut v: Vec<(&&str, &u64)> = m.iter().collect();
-            v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            v.iter()
-                .map(|(r, n)| format!("{n} {r}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let list = reasons_by_count;
         let total = |m: &BTreeMap<&str, u64>| m.values().sum::<u64>();
         let files = if self.files.is_empty() {
             String::new()
@@ -350,6 +343,16 @@ impl IngestSummary {
         }
         w
     }
+}
+
+/// Reasons with their counts, the most frequent first (ties by name): "3 bad, 1 odd".
+fn reasons_by_count(m: &BTreeMap<&str, u64>) -> String {
+    let mut v: Vec<(&&str, &u64)> = m.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .map(|(r, n)| format!("{n} {r}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Trace formats.
@@ -531,27 +534,7 @@ fn open_format(
     let p = path.to_path_buf();
     let (hasher, keep) = (options.hasher, options.keep_keys);
     Ok(match format {
-        Format::Jedi => Box::new(text::TextSource::new(
-            p,
-            reader,
-            text::JediParser::default(),
-            hasher,
-            keep,
-        )),
-        Format::Lines => Box::new(text::TextSource::new(
-            p,
-            reader,
-            text::LinesParser,
-            hasher,
-            keep,
-        )),
-        Format::Csv => Box::new(text::TextSource::new(
-            p,
-            reader,
-            csv::CsvParser::new(options.csv.clone())?,
-            hasher,
-            keep,
-        )),
+        Format::Jedi | Format::Lines | Format::Csv => text_source(p, reader, format, options)?,
         Format::Pcap => Box::new(packet::capture::PcapSource::new(
             p,
             Box::new(reader),
@@ -577,25 +560,66 @@ fn open_format(
             let source = binary::BinarySource::new(p, reader, hasher, keep);
             Box::new(if count { source.estimating() } else { source })
         }
-        Format::Lcs => {
-            let mut reader = reader;
-            let header = lcs::read_header(&p, &mut reader)?;
-            Box::new(
-                binary::BinarySource::with_layout(
-                    p,
-                    reader,
-                    hasher,
-                    keep,
-                    header.layout,
-                    Format::Lcs.name(),
-                    header.len as u64,
-                )
-                .announce(header.requests, header.objects),
-            )
-        }
+        Format::Lcs => lcs_source(p, reader, options)?,
         Format::Rbfs => Box::new(rbfs::RbfsSource::open(p, Box::new(reader), hasher)?),
         Format::Auto => unreachable!("detect() never returns Auto"),
     })
+}
+
+/// A line-oriented text source: JEDI, one key a line, or CSV.
+fn text_source(
+    p: PathBuf,
+    reader: Box<dyn std::io::BufRead + Send>,
+    format: Format,
+    options: &IngestOptions,
+) -> Result<Box<dyn MessageSource>> {
+    let (hasher, keep) = (options.hasher, options.keep_keys);
+    Ok(match format {
+        Format::Jedi => Box::new(text::TextSource::new(
+            p,
+            reader,
+            text::JediParser::default(),
+            hasher,
+            keep,
+        )),
+        Format::Lines => Box::new(text::TextSource::new(
+            p,
+            reader,
+            text::LinesParser,
+            hasher,
+            keep,
+        )),
+        // Format::Csv, the only other format `open_format` passes here.
+        _ => Box::new(text::TextSource::new(
+            p,
+            reader,
+            csv::CsvParser::new(options.csv.clone())?,
+            hasher,
+            keep,
+        )),
+    })
+}
+
+/// An lcs trace: its header read and checked, then fixed-size records of its layout,
+/// announcing the header's request and object counts.
+fn lcs_source(
+    p: PathBuf,
+    mut reader: Box<dyn std::io::BufRead + Send>,
+    options: &IngestOptions,
+) -> Result<Box<dyn MessageSource>> {
+    let header = lcs::read_header(&p, &mut reader)?;
+    Ok(Box::new(
+        binary::BinarySource::with_layout(
+            p,
+            reader,
+            options.hasher,
+            options.keep_keys,
+            header.layout,
+            Format::Lcs.name(),
+            header.len as u64,
+        )
+        .announce(header.requests, header.objects),
+    ))
 }
 
 /// A flow log's text source, its summary naming the flow key.

@@ -28,44 +28,9 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
         if is_stdin(p) {
             files.push(p.clone());
         } else if p.is_dir() {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| Error::io(p, e))?
-                .map(|e| e.map(|e| e.path()).map_err(|e| Error::io(p, e)))
-                .collect::<Result<_>>()?;
-            entries.retain(|e| !e.is_dir());
-            let all = entries.len();
-            entries.retain(|e| !is_hidden(e));
-            entries.sort();
-            if entries.is_empty() {
-                let hidden = match all {
-                    0 => String::new(),
-                    n => format!(" but {n} hidden one(s), whose names start with `.`"),
-                };
-                return Err(Error::NoData(format!(
-                    "{}: the directory holds no files{hidden}",
-                    p.display()
-                )));
-            }
-            refuse_read_once(&entries, &format!("in directory {}", p.display()))?;
-            files.extend(entries);
+            files.extend(directory_files(p)?);
         } else if !p.exists() && is_pattern(p) {
-            let pattern = p.to_string_lossy();
-            // As a shell's: `*` does not match a leading dot.
-            let options = glob::MatchOptions {
-                require_literal_leading_dot: true,
-                ..Default::default()
-            };
-            let mut matched: Vec<PathBuf> = glob::glob_with(&pattern, options)
-                .map_err(|e| Error::config("trace path", format!("bad pattern {pattern:?}: {e}")))?
-                .filter_map(std::result::Result::ok)
-                .filter(|m| !m.is_dir())
-                .collect();
-            matched.sort();
-            if matched.is_empty() {
-                return Err(Error::NoData(format!("{pattern}: no file matches")));
-            }
-            refuse_read_once(&matched, &format!("matched by {pattern}"))?;
-            files.extend(matched);
+            files.extend(pattern_files(p)?);
         } else {
             files.push(p.clone());
         }
@@ -84,6 +49,51 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
         refuse_read_once(&files, "in a series of files")?;
     }
     Ok(files)
+}
+
+/// A directory's files, sorted by name, hidden ones and subdirectories left out.
+fn directory_files(p: &Path) -> Result<Vec<PathBuf>> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+        .map_err(|e| Error::io(p, e))?
+        .map(|e| e.map(|e| e.path()).map_err(|e| Error::io(p, e)))
+        .collect::<Result<_>>()?;
+    entries.retain(|e| !e.is_dir());
+    let all = entries.len();
+    entries.retain(|e| !is_hidden(e));
+    entries.sort();
+    if entries.is_empty() {
+        let hidden = match all {
+            0 => String::new(),
+            n => format!(" but {n} hidden one(s), whose names start with `.`"),
+        };
+        return Err(Error::NoData(format!(
+            "{}: the directory holds no files{hidden}",
+            p.display()
+        )));
+    }
+    refuse_read_once(&entries, &format!("in directory {}", p.display()))?;
+    Ok(entries)
+}
+
+/// The files a glob pattern matches, sorted (`*` does not match a leading dot).
+fn pattern_files(p: &Path) -> Result<Vec<PathBuf>> {
+    let pattern = p.to_string_lossy();
+    // As a shell's: `*` does not match a leading dot.
+    let options = glob::MatchOptions {
+        require_literal_leading_dot: true,
+        ..Default::default()
+    };
+    let mut matched: Vec<PathBuf> = glob::glob_with(&pattern, options)
+        .map_err(|e| Error::config("trace path", format!("bad pattern {pattern:?}: {e}")))?
+        .filter_map(std::result::Result::ok)
+        .filter(|m| !m.is_dir())
+        .collect();
+    matched.sort();
+    if matched.is_empty() {
+        return Err(Error::NoData(format!("{pattern}: no file matches")));
+    }
+    refuse_read_once(&matched, &format!("matched by {pattern}"))?;
+    Ok(matched)
 }
 
 /// A name starting with `.`: not part of a directory's series.

@@ -9,6 +9,17 @@ fn opt(x: Option<f64>, digits: usize) -> String {
 
 /// The fit's summary, head of Q and zeta, and the per-window table (first `max_windows`).
 pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
+    let mut out = summary_table(fit);
+    out.push('\n');
+    out.push_str(&head_table(fit));
+    out.push('\n');
+    out.push_str(&windows_table(fit, max_windows));
+    out
+}
+
+/// The fit's summary as (quantity, value) rows, and a note when the successor entropy
+/// covers only a prefix.
+fn summary_table(fit: &Fit) -> String {
     let s = &fit.summary;
     let mut t = Table::new(["quantity", "value"]);
     t.row(["measured arrivals".to_string(), s.arrivals.to_string()]);
@@ -31,24 +42,7 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
         "one-hit wonders".to_string(),
         format!("{} ({:.1}%)", s.one_hit_wonders, 100.0 * s.one_hit_share),
     ]);
-    if let Some(r) = &s.reuse {
-        t.row([
-            "reuse distance (arrivals)".to_string(),
-            format!(
-                "median {}, longest {}",
-                r.median_distance.map_or("-".into(), |m| m.to_string()),
-                r.max_distance,
-            ),
-        ]);
-        t.row([
-            "reuse profile S(n): measured to n".to_string(),
-            format!(
-                "{} ({} repeats, {} batches)",
-                r.covered_up_to, r.repeats, r.batches
-            ),
-        ]);
-    }
-    for (k, v) in popularity_rows(fit) {
+    for (k, v) in reuse_rows(fit).into_iter().chain(popularity_rows(fit)) {
         t.row([k.to_string(), v]);
     }
     let e = &s.successor_entropy;
@@ -63,15 +57,42 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
         ),
     ]);
     let mut out = t.render();
-    let mut note =
-        |text: String| out.push_str(&super::wrap(&format!("note: {text}"), super::WIDTH, "    "));
     if e.truncated {
-        note(format!(
+        let text = format!(
             "the successor entropy is over a prefix of the trace: its pair cap ({}, --pair-cap) was reached",
             e.pair_cap
-        ));
+        );
+        out.push_str(&super::wrap(&format!("note: {text}"), super::WIDTH, "    "));
     }
-    out.push('\n');
+    out
+}
+
+/// The reuse distances' rows, when the fit measured them.
+fn reuse_rows(fit: &Fit) -> Vec<(&'static str, String)> {
+    let Some(r) = &fit.summary.reuse else {
+        return Vec::new();
+    };
+    vec![
+        (
+            "reuse distance (arrivals)",
+            format!(
+                "median {}, longest {}",
+                r.median_distance.map_or("-".into(), |m| m.to_string()),
+                r.max_distance,
+            ),
+        ),
+        (
+            "reuse profile S(n): measured to n",
+            format!(
+                "{} ({} repeats, {} batches)",
+                r.covered_up_to, r.repeats, r.batches
+            ),
+        ),
+    ]
+}
+
+/// The ten most popular ranks' q and zeta, then the rest summed.
+fn head_table(fit: &Fit) -> String {
     let mut h = Table::new(["rank", "q", "zeta"]);
     let head = fit.q.len().min(10);
     for r in 0..head {
@@ -87,8 +108,12 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
         format!("{:.5}", 1.0 - fit.q[..head].iter().sum::<f64>()),
         format!("{zeta_tail:.5}"),
     ]);
-    out.push_str(&h.render());
-    out.push('\n');
+    h.render()
+}
+
+/// The first `max_windows` fit windows, and how many more the JSON holds.
+fn windows_table(fit: &Fit, max_windows: usize) -> String {
+    let s = &fit.summary;
     let mut w = Table::new(["window", "start", "arrivals", "p_r", "drawn", "head of Q"]);
     for x in s.per_window.iter().take(max_windows) {
         w.row([
@@ -104,7 +129,7 @@ pub fn fit_table(fit: &Fit, max_windows: usize) -> String {
                 .join(" "),
         ]);
     }
-    out.push_str(&w.render());
+    let mut out = w.render();
     if s.per_window.len() > max_windows {
         out.push_str(&format!(
             "... {} more windows (all in --json)\n",

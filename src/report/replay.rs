@@ -15,10 +15,35 @@ pub fn replay_table(r: &ReplayReport) -> String {
     let level = conf.map_or(String::from("CI"), |c| {
         format!("{:.0}% CI (batch means)", c.level * 100.0)
     });
-    // Rates with an interval are the steady-state estimates the interval is about.
-    let [fp, fnr, fpci] =
-        [Rate::Fp, Rate::Fn, Rate::FpCountInstance].map(|rate| Observed::of_one(r, rate));
     let mut t = Table::new(["measure", "value", level.as_str()]);
+    count_rows(&mut t, r);
+    rate_rows(&mut t, r);
+    per_cycle_rows(&mut t, r);
+    let mut out = format!(
+        "filter: {}\nwarm-up: {} arrivals; distinct keys: {}; complete cycles: {}\n\n",
+        r.filter.describe(),
+        count(r.warmup),
+        count(r.distinct_keys),
+        count(r.per_cycle.complete_cycles)
+    );
+    out.push_str(&t.render());
+    let why = match conf {
+        None => crate::replay::TOO_FEW_CYCLES_WHY.to_string(),
+        Some(conf) => intervals_note(r, conf),
+    };
+    out.push_str(&super::wrap(&why, super::WIDTH, "    "));
+    if c.repeat_classified_new > 0 {
+        out.push_str(&format!(
+            "\nBUG: {} repeats were classified as new; please report this.\n",
+            c.repeat_classified_new
+        ));
+    }
+    out
+}
+
+/// The ground truth's counts and the cycles.
+fn count_rows(t: &mut Table, r: &ReplayReport) {
+    let c = &r.counts;
     let counts = [
         ("arrivals", c.arrivals),
         ("new", c.new),
@@ -32,6 +57,13 @@ pub fn replay_table(r: &ReplayReport) -> String {
     for (label, n) in counts {
         t.row([label.to_string(), count(n), String::new()]);
     }
+}
+
+/// The rates, with their intervals where one means something.
+fn rate_rows(t: &mut Table, r: &ReplayReport) {
+    // Rates with an interval are the steady-state estimates the interval is about.
+    let [fp, fnr, fpci] =
+        [Rate::Fp, Rate::Fn, Rate::FpCountInstance].map(|rate| Observed::of_one(r, rate));
     let rates = [
         ("FP rate (FP / arrivals)", fp.rate, ci(fp.interval.as_ref())),
         (
@@ -50,6 +82,10 @@ pub fn replay_table(r: &ReplayReport) -> String {
     for (label, value, interval) in rates {
         t.row([label.to_string(), rate(value), interval]);
     }
+}
+
+/// The distributions of a cycle's arrivals, distinct keys and bit-setting arrivals.
+fn per_cycle_rows(t: &mut Table, r: &ReplayReport) {
     let pc = &r.per_cycle;
     let per_cycle = [
         ("arrivals per cycle", &pc.arrivals),
@@ -63,26 +99,6 @@ pub fn replay_table(r: &ReplayReport) -> String {
         );
         t.row([label.to_string(), text, String::new()]);
     }
-    let mut out = format!(
-        "filter: {}\nwarm-up: {} arrivals; distinct keys: {}; complete cycles: {}\n\n",
-        r.filter.describe(),
-        count(r.warmup),
-        count(r.distinct_keys),
-        count(pc.complete_cycles)
-    );
-    out.push_str(&t.render());
-    let why = match conf {
-        None => crate::replay::TOO_FEW_CYCLES_WHY.to_string(),
-        Some(conf) => intervals_note(r, conf),
-    };
-    out.push_str(&super::wrap(&why, super::WIDTH, "    "));
-    if c.repeat_classified_new > 0 {
-        out.push_str(&format!(
-            "\nBUG: {} repeats were classified as new; please report this.\n",
-            c.repeat_classified_new
-        ));
-    }
-    out
 }
 
 /// What the intervals are over: the filters' complete cycles, the batches and the hash

@@ -26,7 +26,7 @@ use crate::compare::{judge, JudgeOptions, Judgement, Observed, Standing, Subject
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Hashing};
 use crate::fit::adequacy::QFitCheck;
-use crate::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions};
+use crate::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions, RenewalResult};
 use crate::model::fp::{sigma_for_target_tracked, sigma_states};
 use crate::progress::Progress;
 use crate::workload::Workload;
@@ -215,19 +215,8 @@ fn evaluate_tracked(
             fn_renewal_tolerance: 0.0,
         }));
     }
-    let model = FnModel::new(&f, workload, options.eps)?;
-    // The renewal bound refuses sigma + k >= the bits per array (its Theorem 7 process
-    // never ends): no bound, so no candidate, like the cases above.
-    let r = match model.renewal(RenewalOptions {
-        eps: options.eps,
-        tolerance: options.renewal_tolerance,
-        progress: options.progress,
-        ..RenewalOptions::default()
-    }) {
-        Ok(r) => r,
-        // Ctrl-C stops the search; any other refusal means no such candidate.
-        Err(Error::Interrupted) => return Err(Error::Interrupted),
-        Err(_) => return Ok(None),
+    let Some(r) = renewal_bound(&f, options, workload)? else {
+        return Ok(None);
     };
     Ok(Some(Candidate {
         memory,
@@ -239,6 +228,28 @@ fn evaluate_tracked(
         fn_renewal_mode: r.mode,
         fn_renewal_tolerance: r.certified_tolerance,
     }))
+}
+
+/// The renewal bound of filter `f`, or None when the bound refuses it.
+fn renewal_bound(
+    f: &FilterConfig,
+    options: &SizeOptions,
+    workload: &Workload,
+) -> Result<Option<RenewalResult>> {
+    let model = FnModel::new(f, workload, options.eps)?;
+    // The renewal bound refuses sigma + k >= the bits per array (its Theorem 7 process
+    // never ends): no bound, so no candidate, like the cases above.
+    match model.renewal(RenewalOptions {
+        eps: options.eps,
+        tolerance: options.renewal_tolerance,
+        progress: options.progress,
+        ..RenewalOptions::default()
+    }) {
+        Ok(r) => Ok(Some(r)),
+        // Ctrl-C stops the search; any other refusal means no such candidate.
+        Err(Error::Interrupted) => Err(Error::Interrupted),
+        Err(_) => Ok(None),
+    }
 }
 
 /// The chosen filter's renewal bound as the judge reports it: its standing (proven,
@@ -383,73 +394,28 @@ pub fn smallest_memory(
 ) -> Result<Sizing> {
     check(options, Some(target_fn))?;
     workload.validate()?;
-    let mut evaluated = 0;
-    let mut search = Vec::new();
     // Doubling from MIN_MEMORY to MAX_MEMORY, then bisecting to RELATIVE_PRECISION:
     // the most memory sizes the search can try (it usually stops sooner).
     let most =
         (MAX_MEMORY / MIN_MEMORY).ilog2() + 1 + (1.0 / RELATIVE_PRECISION).log2().ceil() as u32;
-    let progress = Progress::new(
-        format!("rbf size: memory sizes tried (at most {most})"),
-        f64::from(most),
-        "sizes",
-    );
-    let mut probe = |m: u64, search: &mut Vec<(u64, bool)>| -> Result<Option<Candidate>> {
-        progress.step(search.len() as f64)?;
-        let (best, n) = best_at(m, options, workload)?;
-        evaluated += n;
-        let meets = best
-            .as_ref()
-            .is_some_and(|c| c.fn_renewal_upper <= target_fn);
-        search.push((m, meets));
-        Ok(best)
+    let mut probe = Probe {
+        target_fn,
+        options,
+        workload,
+        progress: Progress::new(
+            format!("rbf size: memory sizes tried (at most {most})"),
+            f64::from(most),
+            "sizes",
+        ),
+        evaluated: 0,
+        search: Vec::new(),
     };
-    let meets = |c: &Option<Candidate>| c.as_ref().is_some_and(|c| c.fn_renewal_upper <= target_fn);
-    let mut lo = None;
-    let mut m = MIN_MEMORY;
-    // The renewal bound can level off above the target (e.g. p_r < 1, where it stops
-    // falling once cycles are long), and its cost grows with sigma, so doubling to the
-    // cap would take hours: stop when PLATEAU doublings in a row improve it by < 1 %.
-    let mut previous = f64::INFINITY;
-    let mut flat = 0;
-    let mut found = loop {
-        let best = probe(m, &mut search)?;
-        if meets(&best) {
-            if let Some(c) = best {
-                break c;
-            }
-        }
-        // Near 1 (tiny M) the bound is flat before it starts to fall: not a plateau.
-        if let Some(c) = best.as_ref().filter(|c| c.fn_renewal_upper < 0.5) {
-            flat = if c.fn_renewal_upper > 0.99 * previous {
-                flat + 1
-            } else {
-                0
-            };
-            previous = previous.min(c.fn_renewal_upper);
-        }
-        lo = Some(m);
-        if flat >= PLATEAU || m >= MAX_MEMORY {
-            let why = if flat >= PLATEAU {
-                format!("the best renewal bound levels off at {previous:.3e} ({PLATEAU} doublings of M up to {m} bits improved it by less than 1 %)")
-            } else {
-                format!("no filter up to {MAX_MEMORY} bits (the search cap, 2^30) meets them")
-            };
-            return Err(Error::config(
-                "target-fn",
-                format!(
-                    "FP {} and FN {target_fn} cannot be met by the models: {why}; relax --target-fn or --target-fp, allow more hashes (--max-hashes) or two phases (--phases both)",
-                    options.target_fp
-                ),
-            ));
-        }
-        m *= 2;
-    };
+    let (mut found, mut lo) = probe.double()?;
     if let Some(mut fail) = lo {
         // Invariant: `fail` fails, `found.memory` meets.
         while found.memory - fail > ((found.memory as f64 * RELATIVE_PRECISION) as u64).max(1) {
             let mid = fail + (found.memory - fail) / 2;
-            match probe(mid, &mut search)? {
+            match probe.at(mid)? {
                 Some(c) if c.fn_renewal_upper <= target_fn => found = c,
                 _ => fail = mid,
             }
@@ -459,8 +425,90 @@ pub fn smallest_memory(
     Ok(Sizing {
         question: Question::SmallestMemory,
         best: found,
-        candidates_evaluated: evaluated,
+        candidates_evaluated: probe.evaluated,
         memory_fails: lo,
-        search,
+        search: probe.search,
     })
+}
+
+/// The smallest-memory search's state: every memory size tried, and whether it met
+/// both targets.
+struct Probe<'a> {
+    target_fn: f64,
+    options: &'a SizeOptions,
+    workload: &'a Workload,
+    progress: Progress,
+    /// Candidates evaluated so far, over every memory size.
+    evaluated: u64,
+    search: Vec<(u64, bool)>,
+}
+
+impl Probe<'_> {
+    /// The best candidate at `m` bits, recorded in the search.
+    fn at(&mut self, m: u64) -> Result<Option<Candidate>> {
+        self.progress.step(self.search.len() as f64)?;
+        let (best, n) = best_at(m, self.options, self.workload)?;
+        self.evaluated += n;
+        let meets = self.meets(&best);
+        self.search.push((m, meets));
+        Ok(best)
+    }
+
+    fn meets(&self, c: &Option<Candidate>) -> bool {
+        c.as_ref()
+            .is_some_and(|c| c.fn_renewal_upper <= self.target_fn)
+    }
+
+    /// Doubles M from [`MIN_MEMORY`] to the first size that meets both targets: that
+    /// size's candidate and the last size that failed (None when the first met them).
+    /// Errors naming `target-fn` when the bound levels off above the target or the cap
+    /// is reached.
+    fn double(&mut self) -> Result<(Candidate, Option<u64>)> {
+        let mut lo = None;
+        let mut m = MIN_MEMORY;
+        // The renewal bound can level off above the target (e.g. p_r < 1, where it stops
+        // falling once cycles are long), and its cost grows with sigma, so doubling to the
+        // cap would take hours: stop when PLATEAU doublings in a row improve it by < 1 %.
+        let mut previous = f64::INFINITY;
+        let mut flat = 0;
+        loop {
+            let best = self.at(m)?;
+            if self.meets(&best) {
+                if let Some(c) = best {
+                    return Ok((c, lo));
+                }
+            }
+            // Near 1 (tiny M) the bound is flat before it starts to fall: not a plateau.
+            if let Some(c) = best.as_ref().filter(|c| c.fn_renewal_upper < 0.5) {
+                flat = if c.fn_renewal_upper > 0.99 * previous {
+                    flat + 1
+                } else {
+                    0
+                };
+                previous = previous.min(c.fn_renewal_upper);
+            }
+            lo = Some(m);
+            if flat >= PLATEAU || m >= MAX_MEMORY {
+                return Err(self.unreachable(flat >= PLATEAU, previous, m));
+            }
+            m *= 2;
+        }
+    }
+
+    /// Why the targets cannot be met: the bound levelled off at `previous` (a
+    /// `plateau`), or the search reached the cap at `m` bits.
+    fn unreachable(&self, plateau: bool, previous: f64, m: u64) -> Error {
+        let why = if plateau {
+            format!("the best renewal bound levels off at {previous:.3e} ({PLATEAU} doublings of M up to {m} bits improved it by less than 1 %)")
+        } else {
+            format!("no filter up to {MAX_MEMORY} bits (the search cap, 2^30) meets them")
+        };
+        Error::config(
+            "target-fn",
+            format!(
+                "FP {} and FN {} cannot be met by the models: {why}; relax --target-fn or --target-fp, allow more hashes (--max-hashes) or two phases (--phases both)",
+                self.options.target_fp, self.target_fn
+            ),
+        )
+    }
 }

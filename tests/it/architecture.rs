@@ -570,3 +570,153 @@ fn cited_documents_exist() {
     }
     assert!(missing.is_empty(), "cited documents missing: {missing:?}");
 }
+
+/// One line's code for counting braces: string and character literals emptied and a
+/// trailing `//` comment cut (a lifetime's quote stays, it opens no literal).
+fn code_of_line(line: &str) -> String {
+    let b: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            '"' => {
+                i += 1;
+                while i < b.len() && b[i] != '"' {
+                    i += if b[i] == '\\' { 2 } else { 1 };
+                }
+                out.push_str("\"\"");
+            }
+            '/' if b.get(i + 1) == Some(&'/') => break,
+            '\'' if b.get(i + 2) == Some(&'\'') => {
+                i += 2;
+                out.push_str("''");
+            }
+            '\'' if b.get(i + 1) == Some(&'\\') && b.get(i + 3) == Some(&'\'') => {
+                i += 3;
+                out.push_str("''");
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The name of the function a line starts (`pub(crate) const unsafe fn name`...).
+fn fn_name(line: &str) -> Option<&str> {
+    let mut s = line.trim_start();
+    let after = |s: &'_ str, word: &str| -> Option<usize> {
+        let rest = s.strip_prefix(word)?;
+        rest.starts_with(char::is_whitespace).then_some(word.len())
+    };
+    if let Some(rest) = s.strip_prefix("pub(") {
+        s = rest[rest.find(')')? + 1..].trim_start();
+    } else if let Some(n) = after(s, "pub") {
+        s = s[n..].trim_start();
+    }
+    for word in ["const", "async", "unsafe"] {
+        if let Some(n) = after(s, word) {
+            s = s[n..].trim_start();
+        }
+    }
+    if let Some(rest) = s.strip_prefix("extern \"") {
+        s = rest[rest.find('"')? + 1..].trim_start();
+    }
+    let rest = s[after(s, "fn")?..].trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// Every function with a body in `src`, nested ones too, as (name, first line,
+/// lines from its `fn` line to its closing brace).
+fn functions(src: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<String> = src.lines().map(code_of_line).collect();
+    let mut out = Vec::new();
+    for (i, line) in src.lines().enumerate() {
+        let Some(name) = fn_name(line) else { continue };
+        let (mut depth, mut started) = (0i64, false);
+        for (j, code) in lines.iter().enumerate().skip(i) {
+            for c in code.chars() {
+                match c {
+                    '{' => (depth, started) = (depth + 1, true),
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if started && depth <= 0 {
+                out.push((name.to_string(), i + 1, j - i + 1));
+                break;
+            }
+            // A declaration without a body (a trait's method).
+            if !started && code.trim_end().ends_with(';') {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Issue 40: small functions. At most 30 of src/'s functions run over 60 lines (from
+/// `fn` to the closing brace, comments included), and none that renders text, tables,
+/// plots or pages (report/, the experiment's tables, plots, SVG and page, the coverage
+/// summary) over 80: a long one is cut into named steps.
+#[test]
+fn functions_stay_short() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    files.sort();
+    let rendering = |rel: &str| {
+        rel.starts_with("report/")
+            || [
+                "experiment/tables.rs",
+                "experiment/plots.rs",
+                "experiment/svg.rs",
+                "experiment/page.rs",
+                "coverage/summary.rs",
+            ]
+            .contains(&rel)
+    };
+    let (mut long, mut long_rendering) = (Vec::new(), Vec::new());
+    for f in &files {
+        let rel = f.strip_prefix(&src).expect("under src").to_string_lossy();
+        let text = std::fs::read_to_string(f).expect("source readable");
+        for (name, line, n) in functions(&text) {
+            let at = format!("{rel}:{line} {name} ({n} lines)");
+            if n > 80 && rendering(&rel) {
+                long_rendering.push(at.clone());
+            }
+            if n > 60 {
+                long.push(at);
+            }
+        }
+    }
+    assert!(
+        long.len() <= 30,
+        "{} functions over 60 lines (at most 30):\n{}",
+        long.len(),
+        long.join("\n")
+    );
+    assert!(
+        long_rendering.is_empty(),
+        "rendering functions over 80 lines:\n{}",
+        long_rendering.join("\n")
+    );
+}
+
+#[test]
+fn the_length_counter_counts_braces_in_code_only() {
+    let src = "pub(crate) fn a() {\n    let s = \"}\"; // }\n    let c = '{';\n}\n\
+               fn decl();\n\
+               pub fn b<'a>(x: &'a str) {\n    if x.is_empty() {\n        fn inner() {}\n    }\n}\n\
+               let fn_like = 1;\n";
+    let got: Vec<(String, usize, usize)> = functions(src);
+    let want = [("a", 1, 4), ("b", 6, 5), ("inner", 8, 1)];
+    assert_eq!(
+        got,
+        want.map(|(n, l, c)| (n.to_string(), l, c)).to_vec(),
+        "{got:?}"
+    );
+}

@@ -55,19 +55,7 @@ pub fn run(a: CoverageBench) -> Result<()> {
         rbf::output_file::check_dir_writable(&dir)
     })?;
     if a.plan {
-        for c in &config.cells {
-            let cell = coverage::Cell::new(c)?;
-            rbf::outln!(
-                "{}: sigma {}, true-workload renewal bound {:.6}, {:.0} arrivals per cycle, about {:.0} cycles per seed (fit batches of about {} arrivals)",
-                c.name,
-                cell.filter.sigma.unwrap_or(0),
-                cell.true_bound,
-                cell.arrivals_per_cycle,
-                c.arrivals as f64 * 0.9 / cell.arrivals_per_cycle,
-                (c.arrivals * 9 / 10 / 48).max(1),
-            );
-        }
-        return Ok(());
+        return print_plan(&config);
     }
     let shard = a
         .shard
@@ -82,11 +70,6 @@ pub fn run(a: CoverageBench) -> Result<()> {
         })?;
     }
     let summaries = coverage::write_summary(&config, &dir)?;
-    let worst = summaries
-        .iter()
-        .flat_map(|s| &s.rows)
-        .filter(|r| r.seeds > 0)
-        .min_by(|a, b| a.coverage.total_cmp(&b.coverage));
     rbf::outln!(
         "coverage study {}: {} cells in {:.1} s; summary in {}",
         config.name,
@@ -94,6 +77,33 @@ pub fn run(a: CoverageBench) -> Result<()> {
         t.elapsed().as_secs_f64(),
         dir.join("summary.md").display()
     );
+    print_lowest(&summaries)
+}
+
+/// `--plan`: each cell's sigma, true-workload bound and expected cycles per seed.
+fn print_plan(config: &CoverageConfig) -> Result<()> {
+    for c in &config.cells {
+        let cell = coverage::Cell::new(c)?;
+        rbf::outln!(
+            "{}: sigma {}, true-workload renewal bound {:.6}, {:.0} arrivals per cycle, about {:.0} cycles per seed (fit batches of about {} arrivals)",
+            c.name,
+            cell.filter.sigma.unwrap_or(0),
+            cell.true_bound,
+            cell.arrivals_per_cycle,
+            c.arrivals as f64 * 0.9 / cell.arrivals_per_cycle,
+            (c.arrivals * 9 / 10 / 48).max(1),
+        );
+    }
+    Ok(())
+}
+
+/// The lowest coverage of any interval with seeds, and where.
+fn print_lowest(summaries: &[coverage::summary::CellSummary]) -> Result<()> {
+    let worst = summaries
+        .iter()
+        .flat_map(|s| &s.rows)
+        .filter(|r| r.seeds > 0)
+        .min_by(|a, b| a.coverage.total_cmp(&b.coverage));
     if let Some(w) = worst {
         rbf::outln!(
             "lowest coverage: {} in cell {}: {}/{} = {:.1} % [{:.1}, {:.1}]",

@@ -52,26 +52,18 @@ pub fn run(a: FitBench) -> Result<()> {
         seed: 1,
         prologue: true,
     })?;
-    let mut stream = synth.messages(KeyHasher::default());
     let mut fitter = Fitter::new(FitOptions {
         window: a.window,
         pair_cap: a.pair_cap,
         ..FitOptions::default()
     })?;
-    let mut chunk: Vec<Message> = Vec::with_capacity(a.chunk);
-    let mut push_secs = 0.0;
     let progress = Progress::new("rbf bench fit", a.arrivals as f64, "arrivals");
-    loop {
-        progress.advance(chunk.len() as f64)?;
-        chunk.clear();
-        chunk.extend(stream.by_ref().take(a.chunk));
-        if chunk.is_empty() {
-            break;
-        }
-        let t = Instant::now();
-        fitter.run(chunk.iter().copied());
-        push_secs += t.elapsed().as_secs_f64();
-    }
+    let push_secs = stream(
+        synth.messages(KeyHasher::default()),
+        &mut fitter,
+        a.chunk,
+        &progress,
+    )?;
     let n = fitter.seen();
     let t = Instant::now();
     let fit = fitter.finish()?;
@@ -101,4 +93,27 @@ pub fn run(a: FitBench) -> Result<()> {
         s.successor_entropy.truncated
     );
     Ok(())
+}
+
+/// Feeds `messages` to `fitter` in chunks of `chunk` (drawing them is not timed);
+/// returns the seconds the fitter took.
+fn stream(
+    mut messages: impl Iterator<Item = Message>,
+    fitter: &mut Fitter,
+    chunk: usize,
+    progress: &Progress,
+) -> Result<f64> {
+    let mut buf: Vec<Message> = Vec::with_capacity(chunk);
+    let mut push_secs = 0.0;
+    loop {
+        progress.advance(buf.len() as f64)?;
+        buf.clear();
+        buf.extend(messages.by_ref().take(chunk));
+        if buf.is_empty() {
+            return Ok(push_secs);
+        }
+        let t = Instant::now();
+        fitter.run(buf.iter().copied());
+        push_secs += t.elapsed().as_secs_f64();
+    }
 }

@@ -56,7 +56,24 @@ pub fn run(a: CapacityArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     Ok(())
 }
 
+/// The per-k table, then the best k of each model.
 fn render(c: &Capacity, retaining: bool) -> String {
+    format!(
+        "M = {} bits, target average FP = {} (count-instance), {}\n{}\n{}",
+        c.memory,
+        c.target_fp,
+        if retaining {
+            "retaining"
+        } else {
+            "non-retaining"
+        },
+        per_k_table(c).render(),
+        best_table(c).render()
+    )
+}
+
+/// Each k's largest sigma and capacities.
+fn per_k_table(c: &Capacity) -> Table {
     let mut t = Table::new([
         "k",
         "sigma",
@@ -88,6 +105,11 @@ fn render(c: &Capacity, retaining: bool) -> String {
          cycle (two-phase: per half of M/2 bits); f_a, f_w: N-bounded sizing by the \
          real-user and worst-case rates",
     );
+    t
+}
+
+/// Each model's best k and capacity, against the one-phase sigma-bounded one.
+fn best_table(c: &Capacity) -> Table {
     let mut s = Table::new(["model", "best k", "messages per cycle", "vs sigma-bounded"]);
     s.row([
         "sigma-bounded, one phase".to_string(),
@@ -113,18 +135,7 @@ fn render(c: &Capacity, retaining: bool) -> String {
         format!("{:.1}", c.capacity_fw),
         format!("{:.3}", c.ratio_fw),
     ]);
-    format!(
-        "M = {} bits, target average FP = {} (count-instance), {}\n{}\n{}",
-        c.memory,
-        c.target_fp,
-        if retaining {
-            "retaining"
-        } else {
-            "non-retaining"
-        },
-        t.render(),
-        s.render()
-    )
+    s
 }
 
 fn ratio(a: f64, b: f64) -> f64 {

@@ -114,8 +114,18 @@ pub fn run(a: FnArgs, io: &mut crate::cli::io::Io) -> Result<()> {
         w.p_repeat,
         w.placement.describe()
     );
-    rbf::out!("{}", table(&j.records));
-    if let Some(r) = &renewal {
+    print_results(&j.records, renewal.as_ref(), fp)
+}
+
+/// The judged methods' table, how the renewal bound was computed, and the FP per
+/// arrival with the model it came from.
+fn print_results(
+    records: &[Record],
+    renewal: Option<&RenewalResult>,
+    fp: Option<(f64, Method)>,
+) -> Result<()> {
+    rbf::out!("{}", table(records));
+    if let Some(r) = renewal {
         rbf::out!("{}", wrap(&renewal_mode_line(r), WIDTH, "    "));
     }
     if let Some((fp, from)) = fp {

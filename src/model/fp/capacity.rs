@@ -90,6 +90,24 @@ pub struct Capacity {
 
 /// Sizes a filter: capacities for every k and the best of each model.
 pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
+    check_query(q)?;
+    let progress = if q.memory >= PROGRESS_FROM {
+        Progress::new(
+            format!("capacity search, M = {}", q.memory),
+            search_states(q),
+            "states",
+        )
+    } else {
+        Progress::hidden()
+    };
+    let per_k = (1..=q.k_max)
+        .map(|k| k_capacity(q, k, &progress))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(best_of(q, per_k))
+}
+
+/// Errors naming the flag when the target, the memory or k_max is out of range.
+fn check_query(q: &CapacityQuery) -> Result<()> {
     if !(q.target > 0.0 && q.target < 1.0) {
         return Err(Error::config(
             "target-fp",
@@ -112,56 +130,59 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
             ),
         ));
     }
-    let mut per_k = Vec::new();
-    // One pass over the bit chain of M (and M/2) bits per k, up to the sigma where
-    // the FP rate passes the target: about m target^(1/k) states (eq. 1 inverted).
-    // f_a's sum has a term per message up to eq. 1's capacity, -M ln(1 - t^(1/k)) / k.
-    let states: f64 = (1..=q.k_max)
+    Ok(())
+}
+
+/// The search's expected states, for the progress bar.
+///
+/// One pass over the bit chain of M (and M/2) bits per k, up to the sigma where
+/// the FP rate passes the target: about m target^(1/k) states (eq. 1 inverted).
+/// f_a's sum has a term per message up to eq. 1's capacity, -M ln(1 - t^(1/k)) / k.
+fn search_states(q: &CapacityQuery) -> f64 {
+    (1..=q.k_max)
         .map(|k| {
             let fill = q.target.powf(1.0 / f64::from(k));
             q.memory as f64 * (1.5 * fill - (-fill).ln_1p() / f64::from(k))
         })
-        .sum();
-    let progress = if q.memory >= PROGRESS_FROM {
-        Progress::new(
-            format!("capacity search, M = {}", q.memory),
-            states,
-            "states",
-        )
-    } else {
-        Progress::hidden()
+        .sum()
+}
+
+/// The capacities of every model for `k` hash functions.
+fn k_capacity(q: &CapacityQuery, k: u32, progress: &Progress) -> Result<KCapacity> {
+    let shape = |m: u64, phases: u8| SigmaShape {
+        m,
+        k,
+        phases,
+        hashing: q.hashing,
+        retaining: q.retaining,
+        copy_over: q.copy_over,
+        target: q.target,
     };
-    for k in 1..=q.k_max {
-        let shape = |m: u64, phases: u8| SigmaShape {
-            m,
-            k,
-            phases,
-            hashing: q.hashing,
-            retaining: q.retaining,
-            copy_over: q.copy_over,
-            target: q.target,
-        };
-        let one = if q.hashing == Hashing::Colliding || u64::from(k) < q.memory {
-            largest_sigma(&shape(q.memory, 1), &progress)?
-        } else {
-            None
-        };
-        let half = q.memory / 2;
-        let two = if q.hashing == Hashing::Colliding || u64::from(k) < half {
-            largest_sigma(&shape(half, 2), &progress)?
-        } else {
-            None
-        };
-        let (n_fa, capacity_fa) = fa_capacity(q.memory, k, q.target, &progress)?;
-        per_k.push(KCapacity {
-            k,
-            one_phase: one,
-            two_phase: two,
-            n_fa,
-            capacity_fa,
-            capacity_fw: fw_capacity(q.memory, k, q.target),
-        });
-    }
+    let one = if q.hashing == Hashing::Colliding || u64::from(k) < q.memory {
+        largest_sigma(&shape(q.memory, 1), progress)?
+    } else {
+        None
+    };
+    let half = q.memory / 2;
+    let two = if q.hashing == Hashing::Colliding || u64::from(k) < half {
+        largest_sigma(&shape(half, 2), progress)?
+    } else {
+        None
+    };
+    let (n_fa, capacity_fa) = fa_capacity(q.memory, k, q.target, progress)?;
+    Ok(KCapacity {
+        k,
+        one_phase: one,
+        two_phase: two,
+        n_fa,
+        capacity_fa,
+        capacity_fw: fw_capacity(q.memory, k, q.target),
+    })
+}
+
+/// The answer from every k's capacities: the best k of each model (the first of equal
+/// ones) and the ratios to the sigma-bounded capacity.
+fn best_of(q: &CapacityQuery, per_k: Vec<KCapacity>) -> Capacity {
     let best = |f: &dyn Fn(&KCapacity) -> f64| {
         per_k
             .iter()
@@ -185,7 +206,7 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
             0.0
         }
     };
-    Ok(Capacity {
+    Capacity {
         memory: q.memory,
         target_fp: q.target,
         capacity_sigma,
@@ -200,7 +221,7 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
         ratio_fa: ratio(capacity_fa),
         ratio_fw: ratio(capacity_fw),
         per_k,
-    })
+    }
 }
 
 /// The largest sigma whose FP-paper average FP rate (count-instance f_sigma, one phase,

@@ -27,7 +27,7 @@
 //! this mode has no proof or no faster bracket for), the exact engine runs instead and
 //! the result says why ([`RenewalResult::mode_note`]).
 
-use super::cycle::{Draws, Side, Tracker};
+use super::cycle::{Draws, Record, Side, Tracker};
 use super::input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
 use super::process::{bit_process, Stepper};
 use crate::error::Result;
@@ -70,69 +70,25 @@ pub fn bracket(
     let dropped_psi = bits.dropped_psi;
     let p_r = input.p_r;
     let cap = opt.max_arrivals.min(MAX_ARRIVALS);
-    // Relative margin of U+ and U-: the power sums (about 1e-13, see `powersums`),
-    // and the exact engine's rounding of U: per arrival its coefficient (1 ulp) and
-    // one fused multiply-add per rank, a relative 4 u over every arrival followed,
-    // plus the lane sums over D ranks.
-    let margin = 2e-12 + 4.0 * UNIT * cap as f64 + (input.q.len() as f64 / 16.0 + 64.0) * UNIT;
-    // Absolute floor: ranks the power sums leave out weigh below 1e-18 in all.
-    let floor = 1e-17;
-    let mut sums = PowerSums::with_kills(&kill, input.q);
+    let mut u = UBracket::new(input, cap, PowerSums::with_kills(&kill, input.q));
     let mut plus = Side::new(Stepper::Decomposed(bits.clone()));
     let mut minus = Side::new(Stepper::Decomposed(bits));
     let mut tracker = Tracker::new(&opt, "renewal bound (certified)", &plus.bits);
-    // Running minima keep both sequences non-increasing (point 1 of the module doc).
-    let (mut up, mut low) = (f64::INFINITY, f64::INFINITY);
+    let tests = StopTests {
+        eps: opt.eps,
+        max_arrivals: opt.max_arrivals,
+        p_r,
+    };
     let (mut ups, mut lows) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
     let mut at_lo = None;
     let mut j0 = 0u64;
-    // With p_r < 1 the exact engine does not stop when U is exhausted: it holds U at
-    // its value u* there, with p_r u* <= 1e-9 times a ratio below 1, and follows the
-    // cycle to its end. Its sequence then lies between U- and max(U+, 1e-9 / p_r), and
-    // only the end of the cycle stops either side.
-    let repeats_only = p_r >= 1.0;
-    let held_floor = if repeats_only {
-        0.0
-    } else {
-        1e-9 / p_r * (1.0 + TEST_SLACK)
-    };
     // The two sides advance a block of arrivals at a time on two threads (they only
     // meet in the stopping tests, checked per arrival from what each side recorded).
     let stop = loop {
-        ups.clear();
-        lows.clear();
-        for j in j0..j0 + BLOCK as u64 {
-            let (_, f) = sums.at(j);
-            up = up.min(f * (1.0 + margin) + floor);
-            low = low.min((f * (1.0 - margin) - floor).max(0.0));
-            ups.push(up.max(held_floor));
-            lows.push(low);
-        }
+        u.block(j0, &mut ups, &mut lows);
         let draws = Draws::exact(p_r);
         let (rp, rm) = rayon::join(|| plus.block(draws, &ups), || minus.block(draws, &lows));
-        let mut stop = None;
-        for (t, (p, m)) in rp.iter().zip(&rm).enumerate() {
-            let j = j0 + t as u64 + 1;
-            // The exact engine cannot have stopped before the first arrival at which
-            // the process with more insertions is over, or U- is exhausted by the
-            // larger ratio ...
-            let may_stop = p.alive_cap < opt.eps
-                || j >= opt.max_arrivals
-                || (repeats_only && p_r * lows[t] <= 1e-9 * (1.0 + TEST_SLACK) * p.c_sum / p.a_sum);
-            if at_lo.is_none() && may_stop {
-                at_lo = Some((p.a_sum, m.c_sum));
-            }
-            // ... and has stopped by the first at which the process with fewer
-            // insertions is over, or U+ is exhausted by the smaller ratio.
-            let must_stop = m.alive_cap < opt.eps
-                || j >= opt.max_arrivals
-                || (repeats_only && p_r * ups[t] <= 1e-9 * (1.0 - TEST_SLACK) * m.c_sum / m.a_sum);
-            if must_stop {
-                stop = Some((j, *p, *m));
-                break;
-            }
-        }
-        if let Some(s) = stop {
+        if let Some(s) = tests.first_stop(j0, (&rp, &rm), (&ups, &lows), &mut at_lo) {
             break s;
         }
         j0 += BLOCK as u64;
@@ -141,7 +97,124 @@ pub fn bracket(
         }
         tracker.arrivals(BLOCK as u64, rp.last().map_or(0.0, |p| p.insertions))?;
     };
-    let (j, p, mm) = stop;
+    Ok(Ok(certified_result(opt, p_r, dropped_psi, stop, at_lo)))
+}
+
+/// The non-increasing bracket U-_j <= U_j <= U+_j of the exact engine's U (point 3 of
+/// the module doc), from the power sums with a margin for their error and the exact
+/// engine's rounding.
+struct UBracket {
+    sums: PowerSums,
+    /// Relative margin of U+ and U-.
+    margin: f64,
+    /// Absolute margin: ranks the power sums leave out.
+    floor: f64,
+    /// The least U+ can be once U is held (p_r < 1).
+    held_floor: f64,
+    /// Running minima, which keep both sequences non-increasing (point 1 of the
+    /// module doc).
+    up: f64,
+    low: f64,
+}
+
+impl UBracket {
+    fn new(input: &RenewalInput, cap: u64, sums: PowerSums) -> UBracket {
+        let p_r = input.p_r;
+        // Relative margin of U+ and U-: the power sums (about 1e-13, see `powersums`),
+        // and the exact engine's rounding of U: per arrival its coefficient (1 ulp) and
+        // one fused multiply-add per rank, a relative 4 u over every arrival followed,
+        // plus the lane sums over D ranks.
+        let margin = 2e-12 + 4.0 * UNIT * cap as f64 + (input.q.len() as f64 / 16.0 + 64.0) * UNIT;
+        // With p_r < 1 the exact engine does not stop when U is exhausted: it holds U at
+        // its value u* there, with p_r u* <= 1e-9 times a ratio below 1, and follows the
+        // cycle to its end. Its sequence then lies between U- and max(U+, 1e-9 / p_r), and
+        // only the end of the cycle stops either side.
+        let held_floor = if p_r >= 1.0 {
+            0.0
+        } else {
+            1e-9 / p_r * (1.0 + TEST_SLACK)
+        };
+        UBracket {
+            sums,
+            margin,
+            // Absolute floor: ranks the power sums leave out weigh below 1e-18 in all.
+            floor: 1e-17,
+            held_floor,
+            up: f64::INFINITY,
+            low: f64::INFINITY,
+        }
+    }
+
+    /// U+ and U- for the block of arrivals from `j0`, into `ups` and `lows`.
+    fn block(&mut self, j0: u64, ups: &mut Vec<f64>, lows: &mut Vec<f64>) {
+        ups.clear();
+        lows.clear();
+        for j in j0..j0 + BLOCK as u64 {
+            let (_, f) = self.sums.at(j);
+            self.up = self.up.min(f * (1.0 + self.margin) + self.floor);
+            self.low = self
+                .low
+                .min((f * (1.0 - self.margin) - self.floor).max(0.0));
+            ups.push(self.up.max(self.held_floor));
+            lows.push(self.low);
+        }
+    }
+}
+
+/// The exact engine's stopping rules, applied to the two bracketing sides (point 2 of
+/// the module doc).
+struct StopTests {
+    eps: f64,
+    max_arrivals: u64,
+    p_r: f64,
+}
+
+impl StopTests {
+    /// The first arrival of the block from `j0` by which the exact engine has surely
+    /// stopped, with both sides' records there; records in `at_lo` the sums at the
+    /// first arrival at which it may have stopped.
+    fn first_stop(
+        &self,
+        j0: u64,
+        (rp, rm): (&[Record], &[Record]),
+        (ups, lows): (&[f64], &[f64]),
+        at_lo: &mut Option<(f64, f64)>,
+    ) -> Option<(u64, Record, Record)> {
+        let p_r = self.p_r;
+        let repeats_only = p_r >= 1.0;
+        for (t, (p, m)) in rp.iter().zip(rm).enumerate() {
+            let j = j0 + t as u64 + 1;
+            // The exact engine cannot have stopped before the first arrival at which
+            // the process with more insertions is over, or U- is exhausted by the
+            // larger ratio ...
+            let may_stop = p.alive_cap < self.eps
+                || j >= self.max_arrivals
+                || (repeats_only && p_r * lows[t] <= 1e-9 * (1.0 + TEST_SLACK) * p.c_sum / p.a_sum);
+            if at_lo.is_none() && may_stop {
+                *at_lo = Some((p.a_sum, m.c_sum));
+            }
+            // ... and has stopped by the first at which the process with fewer
+            // insertions is over, or U+ is exhausted by the smaller ratio.
+            let must_stop = m.alive_cap < self.eps
+                || j >= self.max_arrivals
+                || (repeats_only && p_r * ups[t] <= 1e-9 * (1.0 - TEST_SLACK) * m.c_sum / m.a_sum);
+            if must_stop {
+                return Some((j, *p, *m));
+            }
+        }
+        None
+    }
+}
+
+/// The bracket's result from the sides' records at the certified stop (`p` the side
+/// with U+, `mm` the one with U-) and at the first possible stop (`at_lo`).
+fn certified_result(
+    opt: RenewalOptions,
+    p_r: f64,
+    dropped_psi: f64,
+    (j, p, mm): (u64, Record, Record),
+    at_lo: Option<(f64, f64)>,
+) -> RenewalResult {
     let m = j as f64;
     let (a_plus_lo, n_minus_lo) = at_lo.unwrap_or((p.a_sum, mm.c_sum));
     // Mass either engine's windows may drop: the per-insertion sums' (the same in
@@ -165,7 +238,7 @@ pub fn bracket(
     } else {
         0.0
     };
-    Ok(Ok(RenewalResult {
+    RenewalResult {
         fn_upper,
         fn_ratio: ratio,
         window_term,
@@ -178,7 +251,7 @@ pub fn bracket(
         certified_tolerance,
         fn_lower,
         mode_note: "",
-    }))
+    }
 }
 
 /// The per-arrival kill probabilities kappa_i = 1 - a_i of eq. (24) when no rank

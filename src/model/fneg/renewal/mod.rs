@@ -145,111 +145,19 @@ fn run(
         );
     }
     let two = input.phases == 2;
-    // Per arrival: A_j, c_j, U_j (only kept for two phases).
-    let mut alive_series = Vec::new();
-    let mut c_series = Vec::new();
-    let mut u_series = Vec::new();
-    let mut lucky_series = Vec::new();
-    let mut j = 0u64;
-    let truncated;
-    // One phase with new arrivals: once U is negligible it is held at its last value
-    // (U is non-increasing, so this bounds every later U from above, and the one-phase
-    // ratio is non-decreasing in U), and the cycle is followed to its end, because
-    // new messages keep setting bits. Stopping there instead would leave the rest of
-    // the cycle's arrivals out of the denominator: still an upper bound, but a loose
-    // one when cycles outlast the repeats (a filter holding the whole working set).
-    let mut held: Option<f64> = None;
-    loop {
-        j += 1;
-        let u = match held {
-            Some(u) => u,
-            None => enabled.next_mass(),
-        };
-        let s = side.arrival(draws, u);
-        if two {
-            alive_series.push(s.alive);
-            c_series.push(s.sets_cap);
-            u_series.push(u);
-            lucky_series.push(s.lucky);
-        }
-        // Stop once cycles are unlikely to still run, or once a further arrival can
-        // add at most a negligible share to the numerator (p_r = 1 and Q nearly
-        // exhausted: cycles may then last almost forever, and the ratio only falls).
-        let exhausted = side.exhausted(draws, u);
-        let repeats_only = draws.low >= 1.0;
-        if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two && repeats_only) {
-            truncated = s.alive_cap;
-            break;
-        }
-        if exhausted && !two && held.is_none() {
-            held = Some(u);
-        }
-        if two && exhausted && repeats_only {
-            // No new messages and Q exhausted: bits are no longer set, so a cycle still
-            // running never ends, and the frozen cycle's length has no distribution.
-            return Err(Error::invalid(format!(
-                "the two-phase renewal bound needs cycles that end: with p_r = 1 the D = {} messages' bits leave a cycle running with probability {:.2e} after {j} arrivals, and no new message ever sets more (use one phase, or a workload with new arrivals)",
-                input.q.len(),
-                s.alive_cap
-            )));
-        }
-        if two && j.is_power_of_two() && j >= 1 << 20 {
-            // Five per-arrival series, U for twice as many arrivals: 48 bytes each.
-            crate::resources::check_memory(
-                "the two-phase renewal bound's per-arrival series",
-                48.0 * 2.0 * j as f64,
-            )?;
-        }
-        side.step(draws, u);
-        tracker.arrival(side.insertions)?;
-    }
+    let (mut series, m, truncated) = follow_cycle(input, opt, &mut side, &mut tracker, enabled)?;
     if two {
         // U_s for s up to 2m: keep drawing past the end of the active cycle.
-        u_series.reserve(j as usize);
-        for _ in 0..j {
-            u_series.push(enabled.next_mass());
+        series.u.reserve(m as usize);
+        for _ in 0..m {
+            series.u.push(enabled.next_mass());
         }
     }
-    let m = j;
     let (a_sum, c_sum, lucky_sum) = (side.a_sum, side.c_sum, side.lucky_sum);
     let bits = side.bits;
     let dropped = bits.dropped();
     let (numerator, fp_rate, extra) = if two {
-        alive_series.push(0.0);
-        let zeta: Vec<f64> = alive_series
-            .windows(2)
-            .map(|w| (w[0] - w[1]).max(0.0))
-            .collect();
-        let mut skipped = 0.0;
-        let mut num = 0.0;
-        let c_total: f64 = c_series.iter().sum();
-        // Frozen cycle of jp + 1 arrivals; active arrival j (index ja = j - 1) needs U
-        // after jp + 1 + ja arrivals: u_series[jp + 1 + ja] (u_series holds 2m values).
-        // Lags with negligible weight are skipped and accounted below.
-        let lags = zeta
-            .iter()
-            .rposition(|&z| z >= opt.tiny)
-            .map_or(0, |i| i + 1);
-        let acc = correlate::lagged_sums(&c_series, &u_series, lags);
-        for (jp, &z) in zeta.iter().enumerate() {
-            if z < opt.tiny {
-                skipped += z;
-                continue;
-            }
-            num += z * acc[jp];
-        }
-        // FP: found in the active half or in the frozen one.
-        let frozen_lucky = bits.frozen_lucky(input);
-        let alive_total: f64 = alive_series.iter().sum();
-        let fp_num: f64 =
-            lucky_series.iter().sum::<f64>() * (1.0 - frozen_lucky) + alive_total * frozen_lucky;
-        // With an interval of p_r the numerator takes its largest value (not proven
-        // to bound every p_r in it for two phases: docs/FIT.md).
-        (
-            p_r * num,
-            (1.0 - draws.low) * fp_num / a_sum,
-            p_r * skipped * c_total,
-        )
+        two_phase_sums(input, opt, &bits, series, a_sum)
     } else {
         (c_sum, (1.0 - draws.low) * lucky_sum / a_sum, 0.0)
     };
@@ -270,6 +178,137 @@ fn run(
         fn_lower: fn_upper,
         mode_note: "",
     })
+}
+
+/// The active cycle's per-arrival series, kept for the two-phase sums (eqs. 27-28).
+#[derive(Default)]
+struct Series {
+    /// A_j: the chance that the cycle still runs at arrival j.
+    alive: Vec<f64>,
+    /// c_j = sum_{l <= sigma+k} B+_{l,j-1} (1 - tau(l, l)).
+    c: Vec<f64>,
+    /// U_s, the enabled mass after s - 1 arrivals.
+    u: Vec<f64>,
+    /// The active half's lucky-hit chance per arrival.
+    lucky: Vec<f64>,
+}
+
+/// Follows one cycle arrival by arrival in `side` until it is truncated (appendix E.1);
+/// returns the series (two phases only), the arrivals followed and the mass still
+/// running then.
+fn follow_cycle(
+    input: &RenewalInput,
+    opt: RenewalOptions,
+    side: &mut Side,
+    tracker: &mut Tracker,
+    enabled: &mut EnabledMassSeq,
+) -> Result<(Series, u64, f64)> {
+    let draws = input.draws();
+    let two = input.phases == 2;
+    let mut series = Series::default();
+    let mut j = 0u64;
+    // One phase with new arrivals: once U is negligible it is held at its last value
+    // (U is non-increasing, so this bounds every later U from above, and the one-phase
+    // ratio is non-decreasing in U), and the cycle is followed to its end, because
+    // new messages keep setting bits. Stopping there instead would leave the rest of
+    // the cycle's arrivals out of the denominator: still an upper bound, but a loose
+    // one when cycles outlast the repeats (a filter holding the whole working set).
+    let mut held: Option<f64> = None;
+    loop {
+        j += 1;
+        let u = match held {
+            Some(u) => u,
+            None => enabled.next_mass(),
+        };
+        let s = side.arrival(draws, u);
+        if two {
+            series.alive.push(s.alive);
+            series.c.push(s.sets_cap);
+            series.u.push(u);
+            series.lucky.push(s.lucky);
+        }
+        // Stop once cycles are unlikely to still run, or once a further arrival can
+        // add at most a negligible share to the numerator (p_r = 1 and Q nearly
+        // exhausted: cycles may then last almost forever, and the ratio only falls).
+        let exhausted = side.exhausted(draws, u);
+        let repeats_only = draws.low >= 1.0;
+        if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two && repeats_only) {
+            return Ok((series, j, s.alive_cap));
+        }
+        if exhausted && !two && held.is_none() {
+            held = Some(u);
+        }
+        if two && exhausted && repeats_only {
+            // No new messages and Q exhausted: bits are no longer set, so a cycle still
+            // running never ends, and the frozen cycle's length has no distribution.
+            return Err(never_ends(input.q.len(), s.alive_cap, j));
+        }
+        if two && j.is_power_of_two() && j >= 1 << 20 {
+            // Five per-arrival series, U for twice as many arrivals: 48 bytes each.
+            crate::resources::check_memory(
+                "the two-phase renewal bound's per-arrival series",
+                48.0 * 2.0 * j as f64,
+            )?;
+        }
+        side.step(draws, u);
+        tracker.arrival(side.insertions)?;
+    }
+}
+
+/// The error for two phases whose cycles never end (p_r = 1 and Q exhausted).
+fn never_ends(d: usize, alive_cap: f64, j: u64) -> Error {
+    Error::invalid(format!(
+        "the two-phase renewal bound needs cycles that end: with p_r = 1 the D = {d} messages' bits leave a cycle running with probability {alive_cap:.2e} after {j} arrivals, and no new message ever sets more (use one phase, or a workload with new arrivals)",
+    ))
+}
+
+/// The two-phase numerator, FP rate and skipped-lag term (eqs. 27-28) from the active
+/// cycle's series (U for twice its arrivals) and its expected length `a_sum`.
+fn two_phase_sums(
+    input: &RenewalInput,
+    opt: RenewalOptions,
+    bits: &Stepper,
+    mut series: Series,
+    a_sum: f64,
+) -> (f64, f64, f64) {
+    let draws = input.draws();
+    let p_r = draws.high;
+    series.alive.push(0.0);
+    let zeta: Vec<f64> = series
+        .alive
+        .windows(2)
+        .map(|w| (w[0] - w[1]).max(0.0))
+        .collect();
+    let mut skipped = 0.0;
+    let mut num = 0.0;
+    let c_total: f64 = series.c.iter().sum();
+    // Frozen cycle of jp + 1 arrivals; active arrival j (index ja = j - 1) needs U
+    // after jp + 1 + ja arrivals: u_series[jp + 1 + ja] (u_series holds 2m values).
+    // Lags with negligible weight are skipped and accounted below.
+    let lags = zeta
+        .iter()
+        .rposition(|&z| z >= opt.tiny)
+        .map_or(0, |i| i + 1);
+    let acc = correlate::lagged_sums(&series.c, &series.u, lags);
+    for (jp, &z) in zeta.iter().enumerate() {
+        if z < opt.tiny {
+            skipped += z;
+            continue;
+        }
+        num += z * acc[jp];
+    }
+    // FP: found in the active half or in the frozen one.
+    let frozen_lucky = bits.frozen_lucky(input);
+    let alive_total: f64 = series.alive.iter().sum();
+    let fp_num: f64 =
+        series.lucky.iter().sum::<f64>() * (1.0 - frozen_lucky) + alive_total * frozen_lucky;
+    // With an interval of p_r the numerator takes its largest value (not proven
+    // to bound every p_r in it for two phases: docs/FIT.md).
+    (
+        p_r * num,
+        (1.0 - draws.low) * fp_num / a_sum,
+        p_r * skipped * c_total,
+    )
 }
 
 /// Arrivals a cycle is expected to last at most, for the up-front estimate: the

@@ -44,17 +44,7 @@ pub struct WorstCase {
 /// The renewal bound of `model` at its p_r, or over its whole `p_r_interval`.
 pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<WorstCase> {
     let Some((low, high)) = model.p_r_interval.filter(|(l, h)| h > l) else {
-        let mut m = model.clone();
-        m.p_r_interval = None;
-        let r = m.renewal(options)?;
-        return Ok(WorstCase {
-            fn_upper: r.fn_upper,
-            attained: r.fn_upper,
-            p_repeat: m.p_r,
-            pieces: 1,
-            computations: 1,
-            truncated_mass: r.truncated_mass,
-        });
+        return at_point(model, options);
     };
     let truncated = std::cell::Cell::new(0.0f64);
     let run = |m: &FnModel| -> Result<f64> {
@@ -109,6 +99,21 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         pieces: pieces.len(),
         computations: computations + extra,
         truncated_mass: truncated.get(),
+    })
+}
+
+/// The bound at the model's p_r alone (no interval, or an empty one).
+fn at_point(model: &FnModel, options: RenewalOptions) -> Result<WorstCase> {
+    let mut m = model.clone();
+    m.p_r_interval = None;
+    let r = m.renewal(options)?;
+    Ok(WorstCase {
+        fn_upper: r.fn_upper,
+        attained: r.fn_upper,
+        p_repeat: m.p_r,
+        pieces: 1,
+        computations: 1,
+        truncated_mass: r.truncated_mass,
     })
 }
 
