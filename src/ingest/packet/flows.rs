@@ -132,7 +132,7 @@ impl FlowTable {
     pub fn new(timeouts: FlowTimeouts) -> Self {
         FlowTable {
             timeouts,
-            slots: SlotTable::default(),
+            slots: SlotTable::in_place(),
             live: 0,
             tombstones: 0,
             next_sweep_ns: None,
@@ -249,7 +249,7 @@ impl FlowTable {
     /// A fresh table holding only the live flows.
     #[cold]
     fn rebuild(&mut self) {
-        let mut slots = SlotTable::<4>::default();
+        let mut slots = SlotTable::<4>::in_place();
         slots.reserve(self.live);
         for s in self.slots.slots_mut().filter(|s| s[PACKETS] != 0) {
             *slots.entry_slot(s[0]).0 = *s;
@@ -269,7 +269,7 @@ impl FlowTable {
             .collect();
         all.sort_by_key(|r| (r.last_ns, r.key));
         out.append(&mut all);
-        self.slots = SlotTable::default();
+        self.slots = SlotTable::in_place();
         self.live = 0;
         self.tombstones = 0;
     }
