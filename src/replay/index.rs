@@ -159,8 +159,10 @@ impl<const W: usize> SlotTable<W> {
     /// the decoding thread), where the helper took CPU from both and the successor
     /// prepared for keys that never came held memory for nothing (64 MiB at 10^6 flows).
     pub fn in_place() -> Self {
-        let mut t = Self::default();
-        t.ahead = false;
+        let mut t = SlotTable {
+            ahead: false,
+            ..Self::default()
+        };
         t.set_prefault(false);
         t
     }
