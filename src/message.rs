@@ -111,6 +111,29 @@ impl KeyHasher {
     pub fn hash(&self, bytes: &[u8]) -> u64 {
         xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.seed)
     }
+
+    /// [`KeyHasher::hash`] of the first `len` (9 to 16) little-endian bytes of `word`,
+    /// in registers: XXH3-64's 9-16 byte case written out. A key put together in a
+    /// register (the IPv4 5-tuple) was stored and read back by the hash as two 8-byte
+    /// words, and the second load, across two stores, waited for them: 7 ns a packet,
+    /// a fifth of decoding a capture (docs/PERFORMANCE.md, issue 41 part 3, round 2).
+    #[inline(always)]
+    pub fn hash_short(&self, word: u128, len: usize) -> u64 {
+        debug_assert!((9..=16).contains(&len));
+        // XXH3's default secret: its bytes 24..32 ^ 32..40, and 40..48 ^ 48..56.
+        const FLIP_LO: u64 = 0x6782_737B_EA42_39B9;
+        const FLIP_HI: u64 = 0xAF56_BC3B_0996_523A;
+        let lo = word as u64 ^ FLIP_LO.wrapping_add(self.seed);
+        let hi = (word >> (8 * (len - 8))) as u64 ^ FLIP_HI.wrapping_sub(self.seed);
+        let product = u128::from(lo) * u128::from(hi);
+        let acc = (len as u64)
+            .wrapping_add(lo.swap_bytes())
+            .wrapping_add(hi)
+            .wrapping_add(product as u64 ^ (product >> 64) as u64);
+        // XXH3's avalanche.
+        let x = (acc ^ (acc >> 37)).wrapping_mul(0x1656_6791_9E37_79F9);
+        x ^ (x >> 32)
+    }
 }
 
 /// Keeps the original key bytes of each distinct hashed key, for reports that need to
@@ -192,6 +215,30 @@ mod tests {
         assert_eq!(a.hash(b"10.0.0.1"), a.hash(b"10.0.0.1"));
         assert_ne!(a.hash(b"10.0.0.1"), b.hash(b"10.0.0.1"));
         assert_ne!(a.hash(b"10.0.0.1"), a.hash(b"10.0.0.2"));
+    }
+
+    #[test]
+    fn short_keys_hash_in_registers_as_in_bytes() {
+        let mut rng = crate::synth::Rng::seed(41);
+        for i in 0..100_000 {
+            let word = u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64());
+            let len = 9 + (i % 8);
+            let seed = match i % 3 {
+                0 => 0,
+                1 => DEFAULT_KEY_SEED,
+                _ => rng.next_u64(),
+            };
+            let h = KeyHasher::with_seed(seed);
+            let bytes = &word.to_le_bytes()[..len];
+            // Bytes of `word` past `len` must not matter either.
+            let cut = word & (u128::MAX >> (128 - 8 * len));
+            assert_eq!(
+                h.hash_short(word, len),
+                h.hash(bytes),
+                "{word:#x} {len} {seed}"
+            );
+            assert_eq!(h.hash_short(cut, len), h.hash(bytes));
+        }
     }
 
     #[test]

@@ -444,27 +444,40 @@ pub fn open(path: &Path, options: &IngestOptions) -> Result<Box<dyn MessageSourc
 
 /// Opens the files `inputs` name (see [`series::expand`]) as one message stream, as
 /// flow records when `options.flows` is set. Unless `options.same_thread`, the
-/// stream is decoded on a thread of its own ([`readahead`]).
+/// stream is decoded on a thread of its own ([`readahead`]); flow records are made
+/// on the consumer's side of it, so that decoding the packets and accounting them in
+/// the flow table, the two costs of `--flows`, run side by side.
 pub fn open_inputs(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
     let source = open_decoder(inputs, options)?;
-    Ok(if options.same_thread {
+    if let Some(timeouts) = options.flows {
+        flows_apply(source.as_ref())?;
+        let packets = read_ahead(source, options);
+        return Ok(Box::new(packet::flows::FlowExport::new(packets, timeouts)));
+    }
+    Ok(read_ahead(source, options))
+}
+
+/// `source` on a decoding thread of its own unless `options.same_thread`.
+fn read_ahead(source: Box<dyn MessageSource>, options: &IngestOptions) -> Box<dyn MessageSource> {
+    if options.same_thread {
         source
     } else {
         readahead::ReadAhead::spawn(source)
-    })
+    }
 }
 
-/// [`open_inputs`] on the calling thread.
+/// [`open_inputs`]'s messages (packets, not flows) on the calling thread.
 fn open_decoder(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
     let files = series::expand(inputs)?;
-    let source: Box<dyn MessageSource> = match files.as_slice() {
+    Ok(match files.as_slice() {
         [] => return Err(Error::invalid("no trace file given")),
         [one] => open_file(one, options, true)?,
         _ => Box::new(series::open(files, options)?),
-    };
-    let Some(timeouts) = options.flows else {
-        return Ok(source);
-    };
+    })
+}
+
+/// `--flows` applies to packet captures only: the error says why not otherwise.
+fn flows_apply(source: &dyn MessageSource) -> Result<()> {
     let format = source.summary().format.clone();
     if format != Format::Pcap.name() {
         let flows_already = format == Format::Zeek.name() || format == Format::NfdumpCsv.name();
@@ -481,7 +494,7 @@ fn open_decoder(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn M
             ),
         ));
     }
-    Ok(Box::new(packet::flows::FlowExport::new(source, timeouts)))
+    Ok(())
 }
 
 /// Opens one file (or standard input) as a message stream of its records; with

@@ -90,6 +90,9 @@ pub struct RbfsWriter {
     out: OutputFile,
     compressor: Encoder<'static>,
     keys: Vec<Message>,
+    /// The block's time deltas (kept, like the buffers below, from block to block: a
+    /// fresh half-megabyte vector per block was mapped and faulted in each time).
+    deltas: Vec<u64>,
     scratch: Vec<u8>,
     frame: Vec<u8>,
     /// The lengths of the parts of `scratch` that end with a zstd flush.
@@ -120,11 +123,24 @@ impl RbfsWriter {
             out: file,
             compressor,
             keys: Vec::with_capacity(BLOCK),
+            deltas: Vec::with_capacity(BLOCK),
             scratch: Vec::new(),
             frame: Vec::new(),
             pieces: Vec::new(),
             messages: 0,
         })
+    }
+
+    /// Every message of `source`, taken a block at a time ([`MessageSource::fill`]:
+    /// one call per block, not one per message).
+    pub fn push_all(&mut self, source: &mut dyn MessageSource) -> Result<()> {
+        loop {
+            source.fill(&mut self.keys, BLOCK);
+            if self.keys.len() < BLOCK {
+                return Ok(());
+            }
+            self.flush_block()?;
+        }
     }
 
     #[inline]
@@ -147,17 +163,15 @@ impl RbfsWriter {
         let base = raw(&self.keys[0]);
         let mut prev = base;
         let mut max = 0u64;
-        let deltas: Vec<u64> = self
-            .keys
-            .iter()
-            .map(|m| {
-                let t = raw(m);
-                let d = zigzag(t.wrapping_sub(prev) as i64);
-                prev = t;
-                max = max.max(d);
-                d
-            })
-            .collect();
+        let deltas = &mut self.deltas;
+        deltas.clear();
+        deltas.extend(self.keys.iter().map(|m| {
+            let t = raw(m);
+            let d = zigzag(t.wrapping_sub(prev) as i64);
+            prev = t;
+            max = max.max(d);
+            d
+        }));
         let w = width_for(max);
         s.extend_from_slice(&base.to_le_bytes());
         s.push(w);
@@ -734,9 +748,7 @@ impl MessageSource for RbfsSource {
 /// before anything is put in place: no empty stream is left under `path`.
 pub fn write(path: &Path, source: &mut dyn MessageSource, hasher: KeyHasher) -> Result<u64> {
     let mut w = RbfsWriter::create(path, hasher)?;
-    for m in &mut *source {
-        w.push(m)?;
-    }
+    w.push_all(source)?;
     source.summary().require_data()?;
     w.finish(source.summary())
 }

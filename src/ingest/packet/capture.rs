@@ -573,8 +573,7 @@ impl PcapSource {
             self.summary.note(p.note());
         }
         let spec = self.options.key;
-        let kb = spec.encode(fields);
-        let key = self.options.hasher.hash(kb.as_slice());
+        let key = spec.hash(fields, &self.options.hasher);
         if let Some(d) = self.dictionary.as_mut() {
             if d.name(key).is_none() {
                 d.record(key, spec.render(fields).as_bytes());

@@ -5,11 +5,9 @@
 //! packet of the flow arrives and by a sweep once per second of capture time, so
 //! memory is bounded by the flows live within the timeouts, not by the trace length.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use crate::ingest::{FlowSummary, IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, Message, Timestamp};
+use crate::replay::index::SlotTable;
 
 /// Timeouts in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -85,58 +83,58 @@ pub struct FlowRecord {
     pub reason: ExportReason,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Live {
-    first_ns: u64,
-    last_ns: u64,
-    packets: u64,
-}
-
 const SWEEP_INTERVAL_NS: u64 = 1_000_000_000;
 
-/// The table's hash of a message key. Message keys are already XXH3 hashes of the
-/// flow's fields: one folded multiplication spreads them over the buckets, where the
-/// standard library's SipHash cost as much per packet as decoding the packet.
-#[derive(Clone, Copy, Debug, Default)]
-struct KeyMix(u64);
+/// A flow's slot in the table: its key, then the fields below (crate::replay::index's
+/// slots hold the key first). `packets == 0` marks a flow that was exported (a
+/// tombstone, reused if the key comes back).
+const FIRST: usize = 1;
+const LAST: usize = 2;
+const PACKETS: usize = 3;
 
-impl Hasher for KeyMix {
-    #[inline]
-    fn write_u64(&mut self, k: u64) {
-        let m = u128::from(k ^ self.0) * 0x9E37_79B9_7F4A_7C15;
-        self.0 = (m as u64) ^ ((m >> 64) as u64);
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(b));
-        }
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// Tombstones the table tolerates before it is rebuilt from its live flows: at least
+/// this many, and at least as many as live flows (so each rebuild moves no more flows
+/// than were exported since the last one).
+const MIN_TOMBSTONES: usize = 1 << 12;
 
 /// Live flows keyed by their 64-bit message key.
-#[derive(Debug)]
+///
+/// The table is the replay's open-addressing [`SlotTable`] with 32-byte slots
+/// `[key, first_ns, last_ns, packets]`: one cache line per packet, which the caller
+/// can ask for ahead ([`FlowTable::prefetch`]). A capture touches its flows at random,
+/// and with std's `HashMap` (a control byte and a bucket apart, no prefetch) each
+/// packet waited for two cache misses (docs/PERFORMANCE.md, issue 41 part 3, round 2).
+/// That table never removes a key: an exported flow's slot keeps its key with its
+/// counts zeroed (a tombstone), and the table is rebuilt from the live flows when the
+/// tombstones outnumber them, so memory stays bounded by the live flows.
 pub struct FlowTable {
     timeouts: FlowTimeouts,
-    live: HashMap<u64, Live, BuildHasherDefault<KeyMix>>,
+    slots: SlotTable<4>,
+    live: usize,
+    tombstones: usize,
     next_sweep_ns: Option<u64>,
     now_ns: u64,
     max_live: usize,
     scratch: Vec<FlowRecord>,
 }
 
+impl std::fmt::Debug for FlowTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowTable")
+            .field("timeouts", &self.timeouts)
+            .field("live", &self.live)
+            .field("tombstones", &self.tombstones)
+            .finish_non_exhaustive()
+    }
+}
+
 impl FlowTable {
     pub fn new(timeouts: FlowTimeouts) -> Self {
         FlowTable {
             timeouts,
-            live: HashMap::default(),
+            slots: SlotTable::in_place(),
+            live: 0,
+            tombstones: 0,
             next_sweep_ns: None,
             now_ns: 0,
             max_live: 0,
@@ -145,7 +143,7 @@ impl FlowTable {
     }
 
     pub fn live_flows(&self) -> usize {
-        self.live.len()
+        self.live
     }
 
     /// The most flows that were live at once (what the table's memory is bounded by).
@@ -153,22 +151,34 @@ impl FlowTable {
         self.max_live
     }
 
-    fn expired(timeouts: FlowTimeouts, l: &Live, now: u64) -> Option<ExportReason> {
-        if now.saturating_sub(l.last_ns) > timeouts.inactive_ns {
+    /// Slots the table holds, live flows and tombstones (for the memory test).
+    #[cfg(test)]
+    fn stored(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Starts loading the slot of `key` (a hint: call it a few packets ahead).
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        self.slots.prefetch(key);
+    }
+
+    fn expired(timeouts: FlowTimeouts, s: &[u64; 4], now: u64) -> Option<ExportReason> {
+        if now.saturating_sub(s[LAST]) > timeouts.inactive_ns {
             Some(ExportReason::Inactive)
-        } else if now.saturating_sub(l.first_ns) > timeouts.active_ns {
+        } else if now.saturating_sub(s[FIRST]) > timeouts.active_ns {
             Some(ExportReason::Active)
         } else {
             None
         }
     }
 
-    fn record(key: u64, l: &Live, export_ns: u64, reason: ExportReason) -> FlowRecord {
+    fn record(key: u64, s: &[u64; 4], export_ns: u64, reason: ExportReason) -> FlowRecord {
         FlowRecord {
             key,
-            first_ns: l.first_ns,
-            last_ns: l.last_ns,
-            packets: l.packets,
+            first_ns: s[FIRST],
+            last_ns: s[LAST],
+            packets: s[PACKETS],
             export_ns,
             reason,
         }
@@ -177,6 +187,7 @@ impl FlowTable {
     /// Accounts a packet of flow `key` at `time_ns`; pushes the records it causes to be
     /// exported onto `out`, in export order. Capture times that go backwards are
     /// treated as "now" for expiry (no negative idle times).
+    #[inline(always)]
     pub fn packet(&mut self, key: u64, time_ns: u64, out: &mut Vec<FlowRecord>) {
         self.now_ns = self.now_ns.max(time_ns);
         let now = self.now_ns;
@@ -188,60 +199,88 @@ impl FlowTable {
             }
             Some(_) => {}
         }
-        let fresh = Live {
-            first_ns: time_ns,
-            last_ns: time_ns,
-            packets: 1,
-        };
+        let fresh = [key, time_ns, time_ns, 1];
         // The flow's own idle and active times are measured at this packet's time: in
         // a capture whose times jump back, a flow is not split by packets of others.
         let timeouts = self.timeouts;
-        match self.live.get_mut(&key) {
-            Some(l) => match Self::expired(timeouts, l, time_ns) {
-                Some(reason) => {
-                    out.push(Self::record(key, l, now, reason));
-                    *l = fresh;
-                }
-                None => {
-                    l.last_ns = l.last_ns.max(time_ns);
-                    l.packets += 1;
-                }
-            },
+        let (s, new_key) = self.slots.entry_slot(key);
+        if s[PACKETS] == 0 {
+            *s = fresh;
+            self.tombstones -= usize::from(!new_key);
+            self.live += 1;
+            self.max_live = self.max_live.max(self.live);
+            return;
+        }
+        match Self::expired(timeouts, s, time_ns) {
+            Some(reason) => {
+                out.push(Self::record(key, s, now, reason));
+                *s = fresh;
+            }
             None => {
-                self.live.insert(key, fresh);
-                self.max_live = self.max_live.max(self.live.len());
+                s[LAST] = s[LAST].max(time_ns);
+                s[PACKETS] += 1;
             }
         }
     }
 
     /// Exports every expired flow, oldest last packet first (ties by key, so the
-    /// order is deterministic whatever the hash map's iteration order).
+    /// order is deterministic whatever the table's order).
+    #[cold]
     fn sweep(&mut self, now: u64, out: &mut Vec<FlowRecord>) {
         self.scratch.clear();
-        for (&k, l) in &self.live {
-            if let Some(reason) = Self::expired(self.timeouts, l, now) {
-                self.scratch.push(Self::record(k, l, now, reason));
+        for s in self.slots.slots_mut() {
+            if s[PACKETS] == 0 {
+                continue;
+            }
+            if let Some(reason) = Self::expired(self.timeouts, s, now) {
+                self.scratch.push(Self::record(s[0], s, now, reason));
+                s[FIRST..].fill(0);
             }
         }
+        self.live -= self.scratch.len();
+        self.tombstones += self.scratch.len();
         self.scratch.sort_by_key(|r| (r.last_ns, r.key));
-        for r in &self.scratch {
-            self.live.remove(&r.key);
-        }
         out.append(&mut self.scratch);
+        if self.tombstones > self.live.max(MIN_TOMBSTONES) {
+            self.rebuild();
+        }
+    }
+
+    /// A fresh table holding only the live flows.
+    #[cold]
+    fn rebuild(&mut self) {
+        let mut slots = SlotTable::<4>::in_place();
+        slots.reserve(self.live);
+        for s in self.slots.slots_mut().filter(|s| s[PACKETS] != 0) {
+            *slots.entry_slot(s[0]).0 = *s;
+        }
+        self.slots = slots;
+        self.tombstones = 0;
     }
 
     /// Exports every live flow at the end of the capture (oldest last packet first).
     pub fn finish(&mut self, out: &mut Vec<FlowRecord>) {
         let now = self.now_ns;
         let mut all: Vec<FlowRecord> = self
-            .live
-            .drain()
-            .map(|(k, l)| Self::record(k, &l, now, ExportReason::EndOfCapture))
+            .slots
+            .slots_mut()
+            .filter(|s| s[PACKETS] != 0)
+            .map(|s| Self::record(s[0], s, now, ExportReason::EndOfCapture))
             .collect();
         all.sort_by_key(|r| (r.last_ns, r.key));
         out.append(&mut all);
+        self.slots = SlotTable::in_place();
+        self.live = 0;
+        self.tombstones = 0;
     }
 }
+
+/// Packets read and accounted at a time: the size of the decoding thread's batches
+/// ([`crate::ingest::readahead::BATCH`]), which then change hands without a copy.
+const PACKET_BATCH: usize = crate::ingest::readahead::BATCH;
+/// How many packets ahead a flow's slot is asked for: enough to cover a miss to
+/// memory (about 100 ns) with the work on the packets in between.
+const PREFETCH_AHEAD: usize = 16;
 
 /// A packet stream (one capture or a series of them) turned into a stream of exported
 /// flow records: one message per record, at its export time. One table spans every
@@ -249,6 +288,8 @@ impl FlowTable {
 pub struct FlowExport {
     packets: Box<dyn MessageSource>,
     table: FlowTable,
+    /// Packets read but not yet accounted, a batch at a time (see [`FlowExport::account`]).
+    batch: Vec<Message>,
     pending: Vec<FlowRecord>,
     at: usize,
     exported: u64,
@@ -260,11 +301,40 @@ impl FlowExport {
         FlowExport {
             packets,
             table: FlowTable::new(timeouts),
+            batch: Vec::with_capacity(PACKET_BATCH),
             pending: Vec::new(),
             at: 0,
             exported: 0,
             summary: None,
         }
+    }
+
+    /// Reads a batch of packets and accounts them in order; false at the end of the
+    /// packets. The slot of the packet [`PREFETCH_AHEAD`] places on is asked for before
+    /// each one is accounted, so that its cache miss overlaps the work in between
+    /// (prefetching changes no result).
+    fn account(&mut self) -> bool {
+        self.batch.clear();
+        self.packets.fill(&mut self.batch, PACKET_BATCH);
+        let FlowExport {
+            table,
+            batch,
+            pending,
+            ..
+        } = self;
+        for m in batch.iter().take(PREFETCH_AHEAD) {
+            table.prefetch(m.key);
+        }
+        for (i, m) in batch.iter().enumerate() {
+            if let Some(ahead) = batch.get(i + PREFETCH_AHEAD) {
+                table.prefetch(ahead.key);
+            }
+            // Captures time every packet (a simple packet block gets the time of the
+            // packet before it).
+            let t = m.time.nanos().unwrap_or(table.now_ns);
+            table.packet(m.key, t, pending);
+        }
+        !batch.is_empty()
     }
 
     fn finish(&mut self) {
@@ -297,15 +367,8 @@ impl Iterator for FlowExport {
             if self.summary.is_some() {
                 return None;
             }
-            match self.packets.next() {
-                // Captures time every packet (a simple packet block gets the time of
-                // the packet before it).
-                Some(m) => self.table.packet(
-                    m.key,
-                    m.time.nanos().unwrap_or(self.table.now_ns),
-                    &mut self.pending,
-                ),
-                None => self.finish(),
+            if !self.account() {
+                self.finish();
             }
         }
     }
@@ -392,7 +455,169 @@ mod tests {
             t.packet(i, i * S / 100, &mut out);
         }
         assert!(t.max_live_flows() < 400, "{}", t.max_live_flows());
+        // Exported flows leave tombstones, which the rebuilds keep in check.
+        assert!(t.stored() <= 2 * MIN_TOMBSTONES + 400, "{}", t.stored());
         t.finish(&mut out);
         assert_eq!(out.len(), 100_000);
+    }
+
+    /// The flow table as first written, on std's HashMap: the reference the slot table
+    /// with tombstones, fed in prefetched batches, must reproduce record for record.
+    struct Reference {
+        timeouts: FlowTimeouts,
+        live: std::collections::HashMap<u64, [u64; 4]>,
+        next_sweep_ns: Option<u64>,
+        now_ns: u64,
+        out: Vec<FlowRecord>,
+    }
+
+    impl Reference {
+        fn sorted(&mut self, mut records: Vec<FlowRecord>) {
+            records.sort_by_key(|r| (r.last_ns, r.key));
+            self.out.append(&mut records);
+        }
+
+        fn packet(&mut self, key: u64, time: Option<u64>) {
+            let time_ns = time.unwrap_or(self.now_ns);
+            self.now_ns = self.now_ns.max(time_ns);
+            let now = self.now_ns;
+            if self.next_sweep_ns.is_some_and(|t| now >= t) {
+                let t = self.timeouts;
+                let gone: Vec<FlowRecord> = (self.live.iter())
+                    .filter_map(|(&k, l)| {
+                        let reason = FlowTable::expired(t, l, now)?;
+                        Some(FlowTable::record(k, l, now, reason))
+                    })
+                    .collect();
+                for r in &gone {
+                    self.live.remove(&r.key);
+                }
+                self.sorted(gone);
+            }
+            if self.next_sweep_ns.is_none_or(|t| now >= t) {
+                self.next_sweep_ns = Some(now.saturating_add(SWEEP_INTERVAL_NS));
+            }
+            let fresh = [key, time_ns, time_ns, 1];
+            let Some(l) = self.live.get_mut(&key) else {
+                self.live.insert(key, fresh);
+                return;
+            };
+            match FlowTable::expired(self.timeouts, l, time_ns) {
+                Some(reason) => {
+                    self.out.push(FlowTable::record(key, l, now, reason));
+                    *l = fresh;
+                }
+                None => {
+                    l[LAST] = l[LAST].max(time_ns);
+                    l[PACKETS] += 1;
+                }
+            }
+        }
+    }
+
+    /// Messages from a vector, as a capture's packets.
+    struct Packets(std::vec::IntoIter<Message>, IngestSummary);
+
+    impl Iterator for Packets {
+        type Item = Message;
+        fn next(&mut self) -> Option<Message> {
+            self.0.next()
+        }
+    }
+
+    impl MessageSource for Packets {
+        fn summary(&self) -> &IngestSummary {
+            &self.1
+        }
+    }
+
+    /// Packets of flows that start and die over time (so that sweeps export them and
+    /// the table rebuilds), some long-lived ones (active timeouts), key 0, times that
+    /// jump back and packets without a time.
+    fn generated_packets(seed: u64, n: u64) -> Vec<Message> {
+        let mut rng = crate::synth::Rng::seed(seed);
+        let mut t = 1_000 * S;
+        (0..n)
+            .map(|i| {
+                t += rng.below(S / 500);
+                let key = match rng.below(100) {
+                    0 => 0,
+                    1..=5 => 1 + rng.below(8),
+                    _ => (i / 64 + rng.below(3_000)).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                };
+                match rng.below(200) {
+                    0 => Message::new(key),
+                    1 => Message::at(key, Timestamp::from_nanos(t - rng.below(3 * S))),
+                    _ => Message::at(key, Timestamp::from_nanos(t)),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn batched_slot_table_exports_what_a_hash_map_exports() {
+        for (seed, inactive, active) in
+            [(1, 2 * S, 7 * S), (2, S / 2, 3 * S), (3, 15 * S, 1_800 * S)]
+        {
+            let timeouts = FlowTimeouts {
+                inactive_ns: inactive,
+                active_ns: active,
+            };
+            let packets = generated_packets(seed, 300_000);
+            let mut reference = Reference {
+                timeouts,
+                live: Default::default(),
+                next_sweep_ns: None,
+                now_ns: 0,
+                out: Vec::new(),
+            };
+            for m in &packets {
+                reference.packet(m.key, m.time.nanos());
+            }
+            let now = reference.now_ns;
+            let rest: Vec<FlowRecord> = (reference.live.drain())
+                .map(|(k, l)| FlowTable::record(k, &l, now, ExportReason::EndOfCapture))
+                .collect();
+            reference.sorted(rest);
+            let source = Packets(packets.into_iter(), IngestSummary::default());
+            let got: Vec<Message> = FlowExport::new(Box::new(source), timeouts).collect();
+            let want: Vec<Message> = (reference.out.iter())
+                .map(|r| Message::at(r.key, Timestamp::from_nanos(r.export_ns)))
+                .collect();
+            assert!(want.len() > 5_000, "{} records", want.len());
+            assert_eq!(got, want, "seed {seed}");
+        }
+    }
+
+    /// The records themselves (not only their keys and export times) match, and the
+    /// table rebuilt itself on the way.
+    #[test]
+    fn slot_table_records_match_the_hash_map_s() {
+        let timeouts = FlowTimeouts {
+            inactive_ns: S,
+            active_ns: 4 * S,
+        };
+        let mut reference = Reference {
+            timeouts,
+            live: Default::default(),
+            next_sweep_ns: None,
+            now_ns: 0,
+            out: Vec::new(),
+        };
+        let mut table = FlowTable::new(timeouts);
+        let mut out = Vec::new();
+        let mut distinct = std::collections::HashSet::new();
+        for m in generated_packets(4, 400_000) {
+            reference.packet(m.key, m.time.nanos());
+            table.packet(m.key, m.time.nanos().unwrap_or(table.now_ns), &mut out);
+            distinct.insert(m.key);
+        }
+        assert!(
+            table.stored() < distinct.len() / 2,
+            "{} of {}",
+            table.stored(),
+            distinct.len()
+        );
+        assert_eq!(out, reference.out);
     }
 }

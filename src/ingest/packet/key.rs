@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::PacketFields;
 use crate::error::{Error, Result};
+use crate::message::KeyHasher;
 
 /// The header fields that make up a message key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -98,6 +99,9 @@ impl Default for KeySpec {
 
 /// Longest canonical key: tag, 2 × 16 address bytes, protocol, 2 ports, 2 VLAN ids, count.
 pub const MAX_KEY_LEN: usize = 1 + 32 + 1 + 4 + 4 + 1;
+
+/// Bytes of the IPv4 5-tuple key: tag, two addresses, protocol, two ports.
+const FIVE_TUPLE_V4_LEN: usize = 1 + 4 + 4 + 1 + 2 + 2;
 
 /// Canonical key bytes in a fixed buffer (no allocation per packet).
 #[derive(Clone, Copy, Debug)]
@@ -233,21 +237,39 @@ impl KeySpec {
         }
     }
 
+    /// The hash of `f`'s key bytes ([`KeySpec::encode`]): the IPv4 5-tuple (the
+    /// commonest key by far) is hashed in registers, never stored.
+    #[inline(always)]
+    pub fn hash(&self, f: &PacketFields, hasher: &KeyHasher) -> u64 {
+        if !f.ipv6 && self.kind == FlowKeyKind::FiveTuple {
+            return hasher.hash_short(self.five_tuple_v4_word(f), FIVE_TUPLE_V4_LEN);
+        }
+        hasher.hash(self.encode(f).as_slice())
+    }
+
     /// The IPv4 5-tuple key (the commonest by far), the same bytes as the writer
     /// makes, put together in a register and stored at once: the hash reads them back
     /// as 8-byte words, which a store of a byte here and two there makes wait.
     #[inline(always)]
     fn five_tuple_v4(&self, f: &PacketFields) -> KeyBytes {
+        let mut buf = [0u8; MAX_KEY_LEN];
+        buf[..16].copy_from_slice(&self.five_tuple_v4_word(f).to_le_bytes());
+        KeyBytes {
+            buf,
+            len: FIVE_TUPLE_V4_LEN as u8,
+        }
+    }
+
+    /// The IPv4 5-tuple key's bytes, little-endian in a word (the last two are 0).
+    #[inline(always)]
+    fn five_tuple_v4_word(&self, f: &PacketFields) -> u128 {
         let le32 = |a: &[u8; 16]| u128::from(u32::from_le_bytes([a[0], a[1], a[2], a[3]]));
-        let word = u128::from(self.kind.tag() << 1)
+        u128::from(self.kind.tag() << 1)
             | le32(&f.src) << 8
             | le32(&f.dst) << 40
             | u128::from(f.protocol) << 72
             | u128::from(u16::from_le_bytes(f.src_port.to_be_bytes())) << 80
-            | u128::from(u16::from_le_bytes(f.dst_port.to_be_bytes())) << 96;
-        let mut buf = [0u8; MAX_KEY_LEN];
-        buf[..16].copy_from_slice(&word.to_le_bytes());
-        KeyBytes { buf, len: 14 }
+            | u128::from(u16::from_le_bytes(f.dst_port.to_be_bytes())) << 96
     }
 
     /// A readable name of `f`'s key, for the key dictionary and reports.
@@ -461,6 +483,35 @@ mod tests {
             spec.encode(&f).as_slice(),
             [2, 1, 2, 3, 4, 250, 6, 7, 8, 6, 0xAB, 0xCD, 0x01, 0x50]
         );
+    }
+
+    #[test]
+    fn keys_hash_as_their_bytes_hash() {
+        let mut rng = crate::synth::Rng::seed(7);
+        let kinds = [
+            FlowKeyKind::FiveTuple,
+            FlowKeyKind::FiveTupleVlan,
+            FlowKeyKind::SrcDst,
+            FlowKeyKind::Dst,
+        ];
+        for i in 0..20_000u64 {
+            let b = rng.next_u64().to_le_bytes();
+            let mut f = v4([b[0], b[1], b[2], b[3]], [b[4], b[5], b[6], b[7]], 0, 0);
+            f.src_port = rng.next_u64() as u16;
+            f.dst_port = rng.next_u64() as u16;
+            f.protocol = rng.next_u64() as u8;
+            f.ipv6 = i % 5 == 0;
+            if f.ipv6 {
+                f.src[4..].copy_from_slice(&rng.next_u64().to_le_bytes().repeat(2)[..12]);
+            }
+            let spec = KeySpec {
+                kind: kinds[(i % 4) as usize],
+                ..KeySpec::default()
+            };
+            let hasher = KeyHasher::with_seed(rng.next_u64());
+            let want = hasher.hash(spec.encode(&f).as_slice());
+            assert_eq!(spec.hash(&f, &hasher), want, "{spec:?} {f:?}");
+        }
     }
 
     #[test]
