@@ -51,6 +51,7 @@ pub mod resources;
 pub mod signals;
 pub mod simd;
 pub mod size;
+pub(crate) mod slot_table;
 pub mod stats;
 pub mod stop;
 pub mod synth;

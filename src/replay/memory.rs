@@ -14,9 +14,9 @@
 //! Several filters (hash seeds) share tables of the same 16-byte slots, four filters to
 //! a table (`truth::SharedTruth`, 16-bit records): as much as one filter's table.
 
-use super::index::{grown_slots, prefault_at, slots_of, SLOT_BYTES};
 use super::truth::SHARED_FILTERS;
 use crate::filter::FilterConfig;
+use crate::slot_table::{grown_slots, prefault_at, slots_of, SLOT_BYTES};
 
 /// Resident memory of the `rbf` process before a replay allocates anything: the
 /// binary's pages in use, the allocator, thread stacks (measured: 12-14 MiB for a
@@ -47,7 +47,7 @@ fn table_bytes(distinct: u64, sized_up_front: bool, slot: u64) -> u64 {
 /// Most bytes the ground truth holds during a replay that ends with `distinct`
 /// keys: the table itself when sized up front, else the last doubling's old and new
 /// tables together; plus the doubled successor a mid-sized table prepares once half
-/// full (`index::prefault_at`), when the trace gets that far.
+/// full (`slot_table::prefault_at`), when the trace gets that far.
 pub fn truth_peak_bytes(distinct: u64, sized_up_front: bool) -> u64 {
     table_peak_bytes(distinct, sized_up_front, SLOT_BYTES)
 }

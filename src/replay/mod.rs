@@ -3,18 +3,17 @@
 //! truly is, so every false positive and false negative is counted, not estimated.
 
 mod cycles;
-pub(crate) mod index;
 mod lane;
 pub mod memory;
 mod replicas;
 pub mod sizing;
 mod truth;
 
+pub use crate::slot_table::KeyIndex;
 pub use cycles::{
     batch_length, confidence, rebatch, Confidence, CycleStats, CycleSums, Distribution, PerCycle,
     MIN_INTERVAL_BATCHES, TOO_FEW_CYCLES, TOO_FEW_CYCLES_WHY,
 };
-pub use index::KeyIndex;
 pub use replicas::{replay_seeds, replica_seed, Replays, DEFAULT_HASH_SEEDS, MAX_HASH_SEEDS};
 pub use truth::{GroundTruth, Truth};
 

@@ -1,6 +1,6 @@
 //! Exact ground truth: for every key ever seen, the cycle in which it was last recorded.
 
-use super::index::{SlotTable, ZERO_SLOT};
+use crate::slot_table::{SlotTable, ZERO_SLOT};
 
 /// What an arrival truly is, whatever the filter says (FN paper §3.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

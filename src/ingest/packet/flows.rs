@@ -7,7 +7,7 @@
 
 use crate::ingest::{FlowSummary, IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, Message, Timestamp};
-use crate::replay::index::SlotTable;
+use crate::slot_table::SlotTable;
 
 /// Timeouts in nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -85,7 +85,7 @@ pub struct FlowRecord {
 
 const SWEEP_INTERVAL_NS: u64 = 1_000_000_000;
 
-/// A flow's slot in the table: its key, then the fields below (crate::replay::index's
+/// A flow's slot in the table: its key, then the fields below (crate::slot_table's
 /// slots hold the key first). `packets == 0` marks a flow that was exported (a
 /// tombstone, reused if the key comes back).
 const FIRST: usize = 1;

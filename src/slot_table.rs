@@ -20,7 +20,7 @@ fn zeroed_slots<const W: usize>(n: usize) -> Vec<[u64; W]> {
 const MIN_BITS: u32 = 10;
 
 /// Key -> one u64 value (`W - 1` of them: replay's filters sharing one table,
-/// [`super::truth::SharedTruth`]), open addressing.
+/// `replay::truth::SharedTruth`), open addressing.
 ///
 /// Slots are 16-byte `[key, value]` pairs (8 W bytes in general) probed linearly from a multiplicative hash, at
 /// most 3/4 full, so a lookup is usually one cache line. Key 0 marks an empty slot, and
