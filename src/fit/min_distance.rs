@@ -73,10 +73,16 @@ const MAX_EXPONENT: f64 = 6.0;
 pub const LEVEL: f64 = 0.99;
 /// Scales tau per factor of 10.
 const TAUS_PER_DECADE: f64 = 5.0;
-/// The search for the range of D stops halving its last step at a factor of 2^(1/8)
-/// or after this many halvings.
-const RESOLUTION: f64 = std::f64::consts::LN_2 / 8.0;
+/// The search for the range of D stops halving its last step at a factor of 2^(1/32)
+/// or after this many halvings (from a first step of sqrt(2), four reach 2^(1/32)). At
+/// 2^(1/8) the bracket was wider than the gap between the fit and the true D (cell 39
+/// of `examples/fit_level.rs`: 9 842 and 10 000), so no member between them was met.
+const RESOLUTION: f64 = std::f64::consts::LN_2 / 32.0;
 const MAX_BISECTIONS: usize = 4;
+/// Coarse steps of a held refit from its neighbour, and from a profile start (the
+/// shape fits' 10 held and 40 free steps, cut short: D is held and the start is close).
+const HELD_ITERATIONS: usize = 15;
+const HELD_RESTART_ITERATIONS: usize = 25;
 /// Largest D tried, as a multiple of the distinct keys seen.
 const D_CEILING: f64 = 64.0;
 
@@ -435,17 +441,25 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         return None;
     }
     let search = Search::new(&target, p_r, hints);
+    let c0 = crate::cpu_now();
     let profile = search.profile();
+    eprintln!("CPU profile {}", crate::cpu_now() - c0);
+    let c0 = crate::cpu_now();
     let starts = search.shape_fits(&profile);
+    eprintln!("CPU LM {}", crate::cpu_now() - c0);
+    let c0 = crate::cpu_now();
     let (_, theta) = starts.iter().min_by(|a, b| a.0.total_cmp(&b.0))?.clone();
     let clock = std::time::Instant::now();
     let (chi2, theta, fam, mut check) = search.polished(&theta, &profile);
     if debugging() {
         search.print_residuals(&fam);
     }
+    eprintln!("CPU polish {}", crate::cpu_now() - c0);
+    let c0 = crate::cpu_now();
     if check.fits {
         search.identify(&theta, &fam, &starts, &mut check);
     }
+    eprintln!("CPU identify {}", crate::cpu_now() - c0);
     if debugging() {
         crate::errln!("polish and range: {:?}", clock.elapsed());
     }
@@ -709,11 +723,34 @@ impl<'a> Search<'a> {
 
     /// The member with ln D held at `d`, refitted: (parameters, member, whether it
     /// passes the test). Warm-started from the neighbouring fit `x` (a few coarse steps
-    /// suffice; the test itself is made at the fine resolution).
+    /// suffice; the test itself is made at the fine resolution); where that fails, from
+    /// each shape's profile start at `d` too, the first that passes in the shapes'
+    /// order: a refit from the neighbour can fail where a member passes, and the range's
+    /// ends are where the refits fail (issue 38, cell 39 of `examples/fit_level.rs`:
+    /// the true D failed that way, just above the printed range).
     fn held(&self, x: &[f64], d: f64) -> (Vec<f64>, Family, bool) {
-        let mut x = x.to_vec();
-        x[self.k] = d;
-        let x = self.run(&x, Some(self.k), COARSE, 15).x;
+        let mut x0 = x.to_vec();
+        x0[self.k] = d;
+        let warm = self.held_from(&x0, HELD_ITERATIONS);
+        if warm.2 {
+            return warm;
+        }
+        (0..SHAPES.len())
+            .into_par_iter()
+            .find_map_first(|s| {
+                let (_, _, _, alpha) = self.profile_point(s, d);
+                let mut x0 = vec![alpha; self.k];
+                x0.push(d);
+                x0.extend(SHAPES[s].logits(START_FLOOR));
+                let r = self.held_from(&x0, HELD_RESTART_ITERATIONS);
+                r.2.then_some(r)
+            })
+            .unwrap_or(warm)
+    }
+
+    /// A refit from `x0` with D held, `iterations` coarse steps, tested on the fine cut.
+    fn held_from(&self, x0: &[f64], iterations: usize) -> (Vec<f64>, Family, bool) {
+        let x = self.run(x0, Some(self.k), COARSE, iterations).x;
         let alt = family(&x, self.k);
         let fits = self.target.check(&alt, self.p_r).fits;
         (x, alt, fits)
