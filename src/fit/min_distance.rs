@@ -441,25 +441,17 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         return None;
     }
     let search = Search::new(&target, p_r, hints);
-    let c0 = crate::cpu_now();
     let profile = search.profile();
-    eprintln!("CPU profile {}", crate::cpu_now() - c0);
-    let c0 = crate::cpu_now();
     let starts = search.shape_fits(&profile);
-    eprintln!("CPU LM {}", crate::cpu_now() - c0);
-    let c0 = crate::cpu_now();
     let (_, theta) = starts.iter().min_by(|a, b| a.0.total_cmp(&b.0))?.clone();
     let clock = std::time::Instant::now();
     let (chi2, theta, fam, mut check) = search.polished(&theta, &profile);
     if debugging() {
         search.print_residuals(&fam);
     }
-    eprintln!("CPU polish {}", crate::cpu_now() - c0);
-    let c0 = crate::cpu_now();
     if check.fits {
         search.identify(&theta, &fam, &starts, &mut check);
     }
-    eprintln!("CPU identify {}", crate::cpu_now() - c0);
     if debugging() {
         crate::errln!("polish and range: {:?}", clock.elapsed());
     }
