@@ -684,6 +684,34 @@ mod tests {
         );
     }
 
+    /// The fit's methods and the alternatives' run on rayon's threads: the records are
+    /// the same, bit for bit, on one thread and on several.
+    #[test]
+    fn alternatives_give_the_same_records_on_any_number_of_threads() {
+        let alternatives: Vec<Workload> = [0.6, 0.8, 1.2, 1.4]
+            .into_iter()
+            .map(|a| Workload::zipf(300, a, 0.9, Placement::Top))
+            .collect();
+        let f = filter();
+        let fit = fitted(Some(QFitCheck::tested(0.001, 0.01, alternatives)));
+        let options = JudgeOptions::default();
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let j = pool.install(|| judge(&Subject::fitted(&f, &fit), &options, None).unwrap());
+            j.records
+                .iter()
+                .map(|r| (r.bound, r.value, r.range.map(|x| (x.low, x.high))))
+                .collect::<Vec<_>>()
+        };
+        let one = on(1);
+        assert!(one.iter().filter(|r| r.2.is_some()).count() >= 5, "{one:?}");
+        assert_eq!(one, on(2));
+        assert_eq!(one, on(3));
+    }
+
     /// Alternatives the trace cannot tell apart: each Q-based method reports its range
     /// over the fit and every alternative, and is judged against the whole range.
     #[test]

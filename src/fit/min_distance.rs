@@ -684,7 +684,7 @@ impl<'a> Search<'a> {
             if d == pass {
                 break;
             }
-            let (x, alt, fits) = self.held(&x_pass, d);
+            let (x, alt, fits) = self.held(&x_pass, d, false);
             if !fits {
                 fail = Some(d);
                 break;
@@ -702,7 +702,7 @@ impl<'a> Search<'a> {
                 break;
             }
             let mid = (pass + fail) / 2.0;
-            let (x, alt, fits) = self.held(&x_pass, mid);
+            let (x, alt, fits) = self.held(&x_pass, mid, true);
             if fits {
                 (pass, x_pass) = (mid, x);
                 met.push(alt);
@@ -715,29 +715,37 @@ impl<'a> Search<'a> {
 
     /// The member with ln D held at `d`, refitted: (parameters, member, whether it
     /// passes the test). Warm-started from the neighbouring fit `x` (a few coarse steps
-    /// suffice; the test itself is made at the fine resolution); where that fails, from
-    /// each shape's profile start at `d` too, the first that passes in the shapes'
-    /// order: a refit from the neighbour can fail where a member passes, and the range's
-    /// ends are where the refits fail (issue 38, cell 39 of `examples/fit_level.rs`:
-    /// the true D failed that way, just above the printed range).
-    fn held(&self, x: &[f64], d: f64) -> (Vec<f64>, Family, bool) {
+    /// suffice; the test itself is made at the fine resolution); where that fails and
+    /// `restart` is set, from the best profile start at `d` too (the shape whose single
+    /// Zipf fits best there): a refit from the neighbour can fail where a member passes,
+    /// and the range's ends are where the refits fail (issue 38, cell 39 of
+    /// `examples/fit_level.rs`: the true D failed that way, just above the printed
+    /// range). The bisection sets it; the doubling steps outward do not, as a restart at
+    /// each costs more than the whole range search otherwise does.
+    fn held(&self, x: &[f64], d: f64, restart: bool) -> (Vec<f64>, Family, bool) {
         let mut x0 = x.to_vec();
         x0[self.k] = d;
         let warm = self.held_from(&x0, HELD_ITERATIONS);
-        if warm.2 {
+        if warm.2 || !restart {
             return warm;
         }
-        (0..SHAPES.len())
+        let points: Vec<ProfilePoint> = (0..SHAPES.len())
             .into_par_iter()
-            .find_map_first(|s| {
-                let (_, _, _, alpha) = self.profile_point(s, d);
-                let mut x0 = vec![alpha; self.k];
-                x0.push(d);
-                x0.extend(SHAPES[s].logits(START_FLOOR));
-                let r = self.held_from(&x0, HELD_RESTART_ITERATIONS);
-                r.2.then_some(r)
-            })
-            .unwrap_or(warm)
+            .map(|s| self.profile_point(s, d))
+            .collect();
+        // Ties: the first shape, so the choice is the same on any number of threads.
+        let Some(&(_, s, _, alpha)) = points.iter().min_by(|a, b| a.0.total_cmp(&b.0)) else {
+            return warm;
+        };
+        let mut x0 = vec![alpha; self.k];
+        x0.push(d);
+        x0.extend(SHAPES[s].logits(START_FLOOR));
+        let again = self.held_from(&x0, HELD_RESTART_ITERATIONS);
+        if again.2 {
+            again
+        } else {
+            warm
+        }
     }
 
     /// A refit from `x0` with D held, `iterations` coarse steps, tested on the fine cut.
