@@ -79,10 +79,11 @@ const TAUS_PER_DECADE: f64 = 5.0;
 /// of `examples/fit_level.rs`: 9 842 and 10 000), so no member between them was met.
 const RESOLUTION: f64 = std::f64::consts::LN_2 / 32.0;
 const MAX_BISECTIONS: usize = 4;
-/// Coarse steps of a held refit from its neighbour, and from a profile start (the
-/// shape fits' 10 held and 40 free steps, cut short: D is held and the start is close).
+/// Coarse steps of a held refit from its neighbour, and from a profile start (D is held
+/// and the start is close; 25 from the profile start found the same members on cell 39
+/// of `examples/fit_level.rs` but for one, at 1.2 times the CPU on a.csv).
 const HELD_ITERATIONS: usize = 15;
-const HELD_RESTART_ITERATIONS: usize = 25;
+const HELD_RESTART_ITERATIONS: usize = 15;
 /// Largest D tried, as a multiple of the distinct keys seen.
 const D_CEILING: f64 = 64.0;
 
@@ -921,32 +922,37 @@ fn edge_members(search: &Search, theta: &[f64]) -> Vec<Family> {
         .collect();
     walks
         .par_iter()
-        .filter_map(|&(d, sign)| {
-            let (mut pass, mut fail, mut found) = (0.0, None, None);
-            let mut t = EDGE_START;
-            for _ in 0..=EDGE_DOUBLINGS {
-                let m = at(d, sign * t);
-                if !passes(&m) {
-                    fail = Some(t);
-                    break;
-                }
-                (pass, found) = (t, Some(m));
-                t *= 2.0;
-            }
-            if let Some(mut fail) = fail {
-                for _ in 0..EDGE_BISECTIONS {
-                    let mid = (pass + fail) / 2.0;
-                    let m = at(d, sign * mid);
-                    if passes(&m) {
-                        (pass, found) = (mid, Some(m));
-                    } else {
-                        fail = mid;
-                    }
-                }
-            }
-            found
-        })
+        .filter_map(|&(d, sign)| walk_to_edge(|t| at(d, sign * t), passes))
         .collect()
+}
+
+/// The last member found to pass along one walk (`at(t)`, t > 0): steps from
+/// [`EDGE_START`] doubling up to [`EDGE_DOUBLINGS`] times until one fails, then the last
+/// step halved [`EDGE_BISECTIONS`] times; None when the first step fails.
+fn walk_to_edge(at: impl Fn(f64) -> Family, passes: impl Fn(&Family) -> bool) -> Option<Family> {
+    let (mut pass, mut fail, mut found) = (0.0, None, None);
+    let mut t = EDGE_START;
+    for _ in 0..=EDGE_DOUBLINGS {
+        let m = at(t);
+        if !passes(&m) {
+            fail = Some(t);
+            break;
+        }
+        (pass, found) = (t, Some(m));
+        t *= 2.0;
+    }
+    if let Some(mut fail) = fail {
+        for _ in 0..EDGE_BISECTIONS {
+            let mid = (pass + fail) / 2.0;
+            let m = at(mid);
+            if passes(&m) {
+                (pass, found) = (mid, Some(m));
+            } else {
+                fail = mid;
+            }
+        }
+    }
+    found
 }
 
 /// The most alternatives [`spanning`] picks (each costs `rbf compare` an evaluation of
