@@ -3,6 +3,7 @@
 //! with the reason) and its verdict against the observed FN. `rbf compare`, `rbf run`,
 //! `rbf size` and `rbf model fn` all take their FN numbers and labels from [`judge()`].
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::bound::Bound;
@@ -14,7 +15,7 @@ use crate::filter::FilterConfig;
 use crate::fit::adequacy::QFitCheck;
 use crate::fit::Fit;
 use crate::model::fneg::renewal::worst::renewal_worst_case;
-use crate::model::fneg::{Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions};
+use crate::model::fneg::{Claim, FnModel, FnReport, Guarantee, Method, Profile, RenewalOptions};
 use crate::workload::Workload;
 
 /// A workload fitted from a trace, as the judge uses it.
@@ -213,33 +214,12 @@ pub fn judge(
         .filter(|m| !methods.contains(m))
         .collect();
     let filter = subject.filter;
-    let eps = options.renewal.eps;
     // Checks that the models cover the variant and workload, with errors that name
     // the setting, before anything else.
-    let model = FnModel::new(filter, subject.model, eps)?;
+    let model = FnModel::new(filter, subject.model, options.renewal.eps)?;
     if subject.model.never_recycles(filter) {
-        // Every method's number is exactly 0: the FN models' recursions, which run
-        // until the filter recycles, are not needed (and would not end).
-        let d = subject.model.distinct();
-        let note = format!(
-            "exact: without new arrivals the D = {d} messages set at most {} bits, the filter never recycles, and FN is 0",
-            d as u64 * u64::from(filter.hashes)
-        );
-        let standing = if subject.fitted_model {
-            Standing::FittedModel
-        } else {
-            Standing::Proven
-        };
-        let mut records: Vec<Record> = methods
-            .iter()
-            .map(|m| record(Bound::of(*m), 0.0, None, standing, note.clone()))
-            .collect();
-        records.sort_by_key(|r| r.bound);
-        if let Some(obs) = observed {
-            for r in &mut records {
-                judge_record(r, obs);
-            }
-        }
+        let mut records = never_recycling_records(subject, methods);
+        judge_all(&mut records, observed);
         return Ok(Judgement {
             records,
             report: None,
@@ -248,71 +228,19 @@ pub fn judge(
             notes: Vec::new(),
         });
     }
-    let report = model.evaluate(methods, options.renewal)?;
-    let q_check = subject
-        .fit
-        .and_then(|f| f.q_check.as_ref())
-        .filter(|_| subject.fitted_model);
-    let on_model = Evaluated {
-        report: &report,
-        fitted_model: subject.fitted_model,
-        q_check,
-    };
-    let mut records = on_model.records(filter, Bound::of, options)?;
+    let (report, mut records) = model_records(subject, &model, options)?;
     if let (Some(fit), false) = (subject.fit, subject.fitted_model) {
-        // A synthetic source fitted from its own trace: every method again on the fit,
-        // next to the same method on the true workload.
-        let fitted = FnModel::new(filter, &fit.point, eps)?.evaluate(
-            methods,
-            RenewalOptions {
-                progress: false,
-                ..options.renewal
-            },
-        )?;
-        let on_fit = Evaluated {
-            report: &fitted,
-            fitted_model: true,
-            q_check: fit.q_check.as_ref(),
-        };
-        records.extend(on_fit.records(filter, Bound::fitted, options)?);
+        records.extend(fitted_records(filter, fit, options)?);
     }
-    let renewal_asked = methods.contains(&Method::Renewal);
     let mut conservative = None;
-    if let (Some(fit), true) = (subject.fit, renewal_asked) {
-        if let Some((c, g)) = conservative_renewal(filter, &fit.conservative, eps)? {
-            // The reason comes first, so that records with the same reason read alike.
-            let (standing, note) = if !g.guaranteed {
-                (Standing::NotProven, g.note.clone())
-            } else if filter.phases == 2 {
-                (Standing::Checked, CHECKED_TWO_PHASE.to_string())
-            } else {
-                let p = match c.p_repeat_interval {
-                    Some([l, h]) => format!("every p_r in [{l:.4}, {h:.4}]"),
-                    None => format!("p_r = {:.4}", c.p_repeat),
-                };
-                (
-                    Standing::FittedModel,
-                    format!(
-                        "a bound for the model with any workload inside the fit's uncertainty (reuse profile at the upper end of its band, simultaneous over every distance, and {p}, both at the level (1 + level) / 2); the fit's sampling error is covered, not the model's assumptions"
-                    ),
-                )
-            };
-            records.push(record(
-                Bound::conservative(),
-                c.fn_upper,
-                None,
-                standing,
-                note,
-            ));
+    if let (Some(fit), true) = (subject.fit, methods.contains(&Method::Renewal)) {
+        if let Some((record, c)) = conservative_record(filter, fit, options.renewal.eps)? {
+            records.push(record);
             conservative = Some(c);
         }
     }
     records.sort_by_key(|r| r.bound);
-    if let Some(obs) = observed {
-        for r in &mut records {
-            judge_record(r, obs);
-        }
-    }
+    judge_all(&mut records, observed);
     Ok(Judgement {
         records,
         report: Some(report),
@@ -320,6 +248,118 @@ pub fn judge(
         not_run,
         notes: Vec::new(),
     })
+}
+
+/// Every method's record for a workload whose filter never recycles: exactly 0. The FN
+/// models' recursions, which run until the filter recycles, are not needed (and would
+/// not end).
+fn never_recycling_records(subject: &Subject, methods: &[Method]) -> Vec<Record> {
+    let d = subject.model.distinct();
+    let note = format!(
+        "exact: without new arrivals the D = {d} messages set at most {} bits, the filter never recycles, and FN is 0",
+        d as u64 * u64::from(subject.filter.hashes)
+    );
+    let standing = if subject.fitted_model {
+        Standing::FittedModel
+    } else {
+        Standing::Proven
+    };
+    let mut records: Vec<Record> = methods
+        .iter()
+        .map(|m| record(Bound::of(*m), 0.0, None, standing, note.clone()))
+        .collect();
+    records.sort_by_key(|r| r.bound);
+    records
+}
+
+/// The methods on the subject's model (with their ranges over the fit's alternatives
+/// where the model is the fit): the report and one record per method.
+fn model_records(
+    subject: &Subject,
+    model: &FnModel,
+    options: &JudgeOptions,
+) -> Result<(FnReport, Vec<Record>)> {
+    let q_check = subject
+        .fit
+        .and_then(|f| f.q_check.as_ref())
+        .filter(|_| subject.fitted_model);
+    let (report, alternatives) = with_alternatives(subject.filter, q_check, options, || {
+        model.evaluate(&options.methods, options.renewal)
+    })?;
+    let records = Evaluated {
+        report: &report,
+        fitted_model: subject.fitted_model,
+        q_check,
+        alternatives: &alternatives,
+    }
+    .records(Bound::of, options);
+    Ok((report, records))
+}
+
+/// A synthetic source fitted from its own trace: every method again on the fit, next to
+/// the same method on the true workload.
+fn fitted_records(
+    filter: &FilterConfig,
+    fit: &Fitted,
+    options: &JudgeOptions,
+) -> Result<Vec<Record>> {
+    let (fitted, alternatives) = with_alternatives(filter, fit.q_check.as_ref(), options, || {
+        FnModel::new(filter, &fit.point, options.renewal.eps)?.evaluate(
+            &options.methods,
+            RenewalOptions {
+                progress: false,
+                ..options.renewal
+            },
+        )
+    })?;
+    Ok(Evaluated {
+        report: &fitted,
+        fitted_model: true,
+        q_check: fit.q_check.as_ref(),
+        alternatives: &alternatives,
+    }
+    .records(Bound::fitted, options))
+}
+
+/// The conservative renewal bound's record (None without a reuse profile): its
+/// standing and the reason, which comes first so that records with the same reason
+/// read alike.
+fn conservative_record(
+    filter: &FilterConfig,
+    fit: &Fitted,
+    eps: f64,
+) -> Result<Option<(Record, ConservativeRenewal)>> {
+    let Some((c, g)) = conservative_renewal(filter, &fit.conservative, eps)? else {
+        return Ok(None);
+    };
+    let (standing, note) = if !g.guaranteed {
+        (Standing::NotProven, g.note.clone())
+    } else if filter.phases == 2 {
+        (Standing::Checked, CHECKED_TWO_PHASE.to_string())
+    } else {
+        let p = match c.p_repeat_interval {
+            Some([l, h]) => format!("every p_r in [{l:.4}, {h:.4}]"),
+            None => format!("p_r = {:.4}", c.p_repeat),
+        };
+        (
+            Standing::FittedModel,
+            format!(
+                "a bound for the model with any workload inside the fit's uncertainty (reuse profile at the upper end of its band, simultaneous over every distance, and {p}, both at the level (1 + level) / 2); the fit's sampling error is covered, not the model's assumptions"
+            ),
+        )
+    };
+    let r = record(Bound::conservative(), c.fn_upper, None, standing, note);
+    Ok(Some((r, c)))
+}
+
+/// Each record's verdict against `observed` ([`judge_record`]), when something was
+/// observed.
+fn judge_all(records: &mut [Record], observed: Option<&Observed>) {
+    if let Some(obs) = observed {
+        for r in records {
+            judge_record(r, obs);
+        }
+    }
 }
 
 /// A method's guarantee as a standing: proven, or (on a fitted workload) proven for the
@@ -339,21 +379,18 @@ struct Evaluated<'a> {
     fitted_model: bool,
     /// The fit's test, which the Q-based methods are judged by (None: given workload).
     q_check: Option<&'a QFitCheck>,
+    /// The Q-based methods on the alternatives of `q_check` ([`alternative_values`]).
+    alternatives: &'a [(Method, f64)],
 }
 
 impl Evaluated<'_> {
     /// One record per method, named by `as_bound`: the standing from the method's
     /// guarantee, the misfit label where the Q-based methods' fit fails its test, and
     /// their range over the alternatives the trace cannot tell apart from the fit.
-    fn records(
-        &self,
-        filter: &FilterConfig,
-        as_bound: fn(Method) -> Bound,
-        options: &JudgeOptions,
-    ) -> Result<Vec<Record>> {
+    fn records(&self, as_bound: fn(Method) -> Bound, options: &JudgeOptions) -> Vec<Record> {
         let ranges = match self.q_check {
             Some(c) if !c.alternatives.is_empty() => {
-                alternative_ranges(filter, &c.alternatives, options, self.report)?
+                alternative_ranges(options, self.report, self.alternatives)
             }
             _ => Vec::new(),
         };
@@ -377,7 +414,7 @@ impl Evaluated<'_> {
             }
             records.push(record(bound, r.fn_rate, range, standing, note));
         }
-        Ok(records)
+        records
     }
 }
 
@@ -436,20 +473,73 @@ pub fn judge_record(r: &mut Record, observed: &Observed) {
     r.excess = check.excess();
 }
 
-/// The Q-based methods' (least, greatest) value over the fit and each alternative
-/// workload the trace cannot tell apart from it.
-fn alternative_ranges(
-    filter: &FilterConfig,
-    alternatives: &[Workload],
-    options: &JudgeOptions,
-    fitted: &FnReport,
-) -> Result<Vec<(Method, Range)>> {
-    let q_methods: Vec<Method> = options
+/// The Q-based methods asked for.
+fn q_methods(options: &JudgeOptions) -> Vec<Method> {
+    options
         .methods
         .iter()
         .copied()
         .filter(|m| Bound::of(*m).reads_q())
+        .collect()
+}
+
+/// `evaluate` (the methods on the fit) and [`alternative_values`] on the alternatives
+/// of `q_check` at once, on rayon's threads: the alternatives cost several times the
+/// fit's own evaluation (issue 38 item 3), and each number is computed on its own, so
+/// they are the same whatever the thread count.
+fn with_alternatives(
+    filter: &FilterConfig,
+    q_check: Option<&QFitCheck>,
+    options: &JudgeOptions,
+    evaluate: impl FnOnce() -> Result<FnReport> + Send,
+) -> Result<(FnReport, Vec<(Method, f64)>)> {
+    let alternatives = q_check.map_or(&[][..], |c| c.alternatives.as_slice());
+    let (report, values) = rayon::join(evaluate, || {
+        alternative_values(filter, alternatives, options)
+    });
+    Ok((report?, values?))
+}
+
+/// Every Q-based method asked for on every alternative workload the trace cannot tell
+/// apart from the fit, in the alternatives' order: each alternative's model (Q and zeta
+/// of up to millions of ranks) is built once, then every (alternative, method) pair is
+/// a task of its own, so that the costliest alternative (the largest D) does not hold
+/// one core while the other idles.
+fn alternative_values(
+    filter: &FilterConfig,
+    alternatives: &[Workload],
+    options: &JudgeOptions,
+) -> Result<Vec<(Method, f64)>> {
+    let q_methods = q_methods(options);
+    if q_methods.is_empty() {
+        return Ok(Vec::new());
+    }
+    let models = alternatives
+        .par_iter()
+        .map(|w| {
+            let model = FnModel::new(filter, w, options.renewal.eps)?;
+            let profile = model.profile(false)?;
+            Ok((model, profile))
+        })
+        .collect::<Result<Vec<(FnModel, Profile)>>>()?;
+    let tasks: Vec<(&FnModel, &Profile, Method)> = models
+        .iter()
+        .flat_map(|(model, profile)| q_methods.iter().map(move |&m| (model, profile, m)))
         .collect();
+    Ok(tasks
+        .par_iter()
+        .filter_map(|&(model, profile, m)| model.markov(m, profile).map(|r| (m, r.fn_rate)))
+        .collect())
+}
+
+/// The Q-based methods' (least, greatest) value over the fit (`fitted`) and the
+/// alternatives' `values` ([`alternative_values`]).
+fn alternative_ranges(
+    options: &JudgeOptions,
+    fitted: &FnReport,
+    values: &[(Method, f64)],
+) -> Vec<(Method, Range)> {
+    let q_methods = q_methods(options);
     let mut ranges: Vec<(Method, Range)> = fitted
         .results
         .iter()
@@ -459,22 +549,13 @@ fn alternative_ranges(
             (r.method, Range { low: x, high: x })
         })
         .collect();
-    for w in alternatives {
-        let report = FnModel::new(filter, w, options.renewal.eps)?.evaluate(
-            &q_methods,
-            RenewalOptions {
-                progress: false,
-                ..options.renewal
-            },
-        )?;
-        for r in &report.results {
-            if let Some((_, range)) = ranges.iter_mut().find(|(m, _)| *m == r.method) {
-                range.low = range.low.min(r.fn_rate);
-                range.high = range.high.max(r.fn_rate);
-            }
+    for &(method, x) in values {
+        if let Some((_, range)) = ranges.iter_mut().find(|(m, _)| *m == method) {
+            range.low = range.low.min(x);
+            range.high = range.high.max(x);
         }
     }
-    Ok(ranges)
+    ranges
 }
 
 /// The renewal bound for `filter` at the conservative end of a fit: the largest bound
@@ -601,6 +682,34 @@ mod tests {
             given.get(Bound::of(Method::Renewal)).unwrap().value,
             ren.value
         );
+    }
+
+    /// The fit's methods and the alternatives' run on rayon's threads: the records are
+    /// the same, bit for bit, on one thread and on several.
+    #[test]
+    fn alternatives_give_the_same_records_on_any_number_of_threads() {
+        let alternatives: Vec<Workload> = [0.6, 0.8, 1.2, 1.4]
+            .into_iter()
+            .map(|a| Workload::zipf(300, a, 0.9, Placement::Top))
+            .collect();
+        let f = filter();
+        let fit = fitted(Some(QFitCheck::tested(0.001, 0.01, alternatives)));
+        let options = JudgeOptions::default();
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let j = pool.install(|| judge(&Subject::fitted(&f, &fit), &options, None).unwrap());
+            j.records
+                .iter()
+                .map(|r| (r.bound, r.value, r.range.map(|x| (x.low, x.high))))
+                .collect::<Vec<_>>()
+        };
+        let one = on(1);
+        assert!(one.iter().filter(|r| r.2.is_some()).count() >= 5, "{one:?}");
+        assert_eq!(one, on(2));
+        assert_eq!(one, on(3));
     }
 
     /// Alternatives the trace cannot tell apart: each Q-based method reports its range

@@ -73,10 +73,17 @@ const MAX_EXPONENT: f64 = 6.0;
 pub const LEVEL: f64 = 0.99;
 /// Scales tau per factor of 10.
 const TAUS_PER_DECADE: f64 = 5.0;
-/// The search for the range of D stops halving its last step at a factor of 2^(1/8)
-/// or after this many halvings.
-const RESOLUTION: f64 = std::f64::consts::LN_2 / 8.0;
+/// The search for the range of D stops halving its last step at a factor of 2^(1/32)
+/// or after this many halvings (from a first step of sqrt(2), four reach 2^(1/32)). At
+/// 2^(1/8) the bracket was wider than the gap between the fit and the true D (cell 39
+/// of `examples/fit_level.rs`: 9 842 and 10 000), so no member between them was met.
+const RESOLUTION: f64 = std::f64::consts::LN_2 / 32.0;
 const MAX_BISECTIONS: usize = 4;
+/// Coarse steps of a held refit from its neighbour, and from a profile start (D is held
+/// and the start is close; 25 from the profile start found the same members on cell 39
+/// of `examples/fit_level.rs` but for one, at 1.2 times the CPU on a.csv).
+const HELD_ITERATIONS: usize = 15;
+const HELD_RESTART_ITERATIONS: usize = 15;
 /// Largest D tried, as a multiple of the distinct keys seen.
 const D_CEILING: f64 = 64.0;
 
@@ -419,6 +426,14 @@ pub struct Hints {
     pub keys: f64,
 }
 
+/// A point of the profile: (sum of squares, shape index, ln D, fitted Zipf exponent).
+type ProfilePoint = (f64, usize, f64, f64);
+
+/// Whether the fit's debugging lines are printed (`RBF_DEBUG_FIT` set).
+fn debugging() -> bool {
+    std::env::var_os("RBF_DEBUG_FIT").is_some()
+}
+
 /// Fits the family to the measured transforms at repeat probability `p_r`; None when
 /// there is nothing to fit (no scale has enough batches).
 pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit> {
@@ -426,132 +441,186 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
     if target.points.is_empty() {
         return None;
     }
-    let d_hi = (hints.keys.max(hints.distinct) * D_CEILING).max(4.0);
-    // Exponents up to the decade of 8 times the first guess of D; the last one also
-    // holds beyond it.
-    let k = (((hints.distinct.max(10.0) * 8.0).log10().ceil()) as usize).clamp(1, 7);
-    let mut lower = vec![0.0; k];
-    let mut upper = vec![MAX_EXPONENT; k];
-    lower.push(0.0);
-    upper.push(d_hi.ln());
-    lower.extend([-MAX_LOGIT; 1 + SEGMENTS]);
-    upper.extend([MAX_LOGIT; 1 + SEGMENTS]);
-    let search = Search {
-        target: &target,
-        p_r,
-        k,
-        lower,
-        upper,
-    };
-    // The starts: a profile over (placement shape, D) with Q a single Zipf whose
-    // exponent is fitted at each point (a one-dimensional search, cheap and without
-    // local minima that matter), then Levenberg-Marquardt with every parameter free from
-    // the best point of each shape. Why not LM from a few fixed starts: the surface has
-    // deep local minima at a wrong D with a compensating tail and placement (a D four
-    // times too large with the new messages in the top segment), which the fits of
-    // traces drawn from the model itself fell into about half the time (issue 38).
-    let t_profile = std::time::Instant::now();
-    // Coarse grid of D (factors of 2), then the fine grid (D_GRID) around each shape's
-    // two best coarse points.
-    let coarse: Vec<f64> = (0..)
-        .map(|i| i as f64 * std::f64::consts::LN_2)
-        .take_while(|d| *d <= d_hi.ln())
-        .collect();
-    let at = |points: &[(usize, f64)]| -> Vec<(f64, usize, f64, f64)> {
-        points
-            .par_iter()
-            .map(|&(s, d)| {
-                let (alpha, chi2) = golden_section(0.0, MAX_ZIPF_START, |alpha| {
-                    let f = SHAPES[s].member(d.exp(), alpha, k);
-                    target
-                        .residuals(&f, p_r, COARSE)
-                        .iter()
-                        .map(|v| v * v)
-                        .sum()
-                });
-                (chi2, s, d, alpha)
-            })
-            .collect()
-    };
-    let first: Vec<(usize, f64)> = (0..SHAPES.len())
-        .flat_map(|s| coarse.iter().map(move |&d| (s, d)))
-        .collect();
-    let mut profile = at(&first);
-    let mut finer = Vec::new();
-    for s in 0..SHAPES.len() {
-        let mut mine: Vec<&(f64, usize, f64, f64)> = profile.iter().filter(|p| p.1 == s).collect();
-        mine.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for p in mine.iter().take(2) {
-            for step in [-3.0, -2.0, -1.0, 1.0, 2.0, 3.0] {
-                let d = p.2 + step * D_GRID;
-                if (0.0..=d_hi.ln()).contains(&d) && !finer.contains(&(s, d)) {
-                    finer.push((s, d));
+    let search = Search::new(&target, p_r, hints);
+    let profile = search.profile();
+    let starts = search.shape_fits(&profile);
+    let (_, theta) = starts.iter().min_by(|a, b| a.0.total_cmp(&b.0))?.clone();
+    let clock = std::time::Instant::now();
+    let (chi2, theta, fam, mut check) = search.polished(&theta, &profile);
+    if debugging() {
+        search.print_residuals(&fam);
+    }
+    if check.fits {
+        search.identify(&theta, &fam, &starts, &mut check);
+    }
+    if debugging() {
+        crate::errln!("polish and range: {:?}", clock.elapsed());
+    }
+    Some(MinDistanceFit {
+        family: fam,
+        chi2,
+        points: target.points.len(),
+        check,
+    })
+}
+
+impl<'a> Search<'a> {
+    /// The problem for `target`: k exponents (up to the decade of 8 times the first
+    /// guess of D; the last one also holds beyond it), ln D up to [`D_CEILING`] times
+    /// the keys seen, the placement logits.
+    fn new(target: &'a Target, p_r: f64, hints: Hints) -> Search<'a> {
+        let d_hi = (hints.keys.max(hints.distinct) * D_CEILING).max(4.0);
+        let k = (((hints.distinct.max(10.0) * 8.0).log10().ceil()) as usize).clamp(1, 7);
+        let mut lower = vec![0.0; k];
+        let mut upper = vec![MAX_EXPONENT; k];
+        lower.push(0.0);
+        upper.push(d_hi.ln());
+        lower.extend([-MAX_LOGIT; 1 + SEGMENTS]);
+        upper.extend([MAX_LOGIT; 1 + SEGMENTS]);
+        Search {
+            target,
+            p_r,
+            k,
+            lower,
+            upper,
+        }
+    }
+
+    /// The largest ln D searched.
+    fn ln_d_max(&self) -> f64 {
+        self.upper[self.k]
+    }
+
+    /// The profile's best single Zipf exponent for `shape` at ln D = `d` (golden-section
+    /// search on the coarse cut).
+    fn profile_point(&self, shape: usize, d: f64) -> ProfilePoint {
+        let (alpha, chi2) = golden_section(0.0, MAX_ZIPF_START, |alpha| {
+            let f = SHAPES[shape].member(d.exp(), alpha, self.k);
+            self.target
+                .residuals(&f, self.p_r, COARSE)
+                .iter()
+                .map(|v| v * v)
+                .sum()
+        });
+        (chi2, shape, d, alpha)
+    }
+
+    /// The starts: a profile over (placement shape, D) with Q a single Zipf whose
+    /// exponent is fitted at each point (a one-dimensional search, cheap and without
+    /// local minima that matter): a coarse grid of D (factors of 2), then the fine grid
+    /// ([`D_GRID`]) around each shape's two best coarse points. Why not LM from a few
+    /// fixed starts: the surface has deep local minima at a wrong D with a compensating
+    /// tail and placement (a D four times too large with the new messages in the top
+    /// segment), which the fits of traces drawn from the model itself fell into about
+    /// half the time (issue 38).
+    fn profile(&self) -> Vec<ProfilePoint> {
+        let clock = std::time::Instant::now();
+        let top = self.ln_d_max();
+        let at = |points: &[(usize, f64)]| -> Vec<ProfilePoint> {
+            points
+                .par_iter()
+                .map(|&(s, d)| self.profile_point(s, d))
+                .collect()
+        };
+        let coarse: Vec<f64> = (0..)
+            .map(|i| i as f64 * std::f64::consts::LN_2)
+            .take_while(|d| *d <= top)
+            .collect();
+        let first: Vec<(usize, f64)> = (0..SHAPES.len())
+            .flat_map(|s| coarse.iter().map(move |&d| (s, d)))
+            .collect();
+        let mut profile = at(&first);
+        let mut finer = Vec::new();
+        for s in 0..SHAPES.len() {
+            let mut mine: Vec<&ProfilePoint> = profile.iter().filter(|p| p.1 == s).collect();
+            mine.sort_by(|a, b| a.0.total_cmp(&b.0));
+            for p in mine.iter().take(2) {
+                for step in [-3.0, -2.0, -1.0, 1.0, 2.0, 3.0] {
+                    let d = p.2 + step * D_GRID;
+                    if (0.0..=top).contains(&d) && !finer.contains(&(s, d)) {
+                        finer.push((s, d));
+                    }
                 }
             }
         }
-    }
-    profile.extend(at(&finer));
-    if std::env::var_os("RBF_DEBUG_FIT").is_some() {
-        crate::errln!(
-            "profile: {} points, {:?}",
-            profile.len(),
-            t_profile.elapsed()
-        );
-    }
-    let t_lm = std::time::Instant::now();
-    // Each shape's Levenberg-Marquardt result (sum of squares, parameters).
-    let mut starts: Vec<(f64, Vec<f64>)> = Vec::new();
-    let profile_best = profile.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    for (s, shape) in SHAPES.iter().enumerate() {
-        let Some(&(c0, _, d, alpha)) = profile
-            .iter()
-            .filter(|p| p.1 == s)
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-        else {
-            continue;
-        };
-        // A shape whose best profile point is far worse than another's is not a start
-        // worth the full fit (half of the fit's time went to such starts).
-        if c0 > SHAPE_SKIP * profile_best {
-            continue;
+        profile.extend(at(&finer));
+        if debugging() {
+            crate::errln!("profile: {} points, {:?}", profile.len(), clock.elapsed());
         }
-        let mut x0 = vec![alpha; k];
-        x0.push(d);
-        x0.extend(shape.logits(START_FLOOR));
-        // Q and the placement first, D held: set free at once, D wanders off to where a
-        // steep tail mimics a smaller D while Q's head is still wrong (bottom placement
-        // with many new messages ended at 5 D that way).
-        let held = search.run(&x0, Some(k), COARSE, 10);
-        let s = search.run(&held.x, None, COARSE, 40);
-        if std::env::var_os("RBF_DEBUG_FIT").is_some() {
-            crate::errln!(
-                "shape {s:?}: profile D {:.0} alpha {alpha:.3} chi2 {c0:.1}; LM chi2 {:.1} after {} iterations: {:?}",
-                d.exp(),
-                s.chi2,
-                s.iterations,
-                family(&s.x, k)
-            );
+        profile
+    }
+
+    /// Levenberg-Marquardt with every parameter free from the best profile point of
+    /// each shape within [`SHAPE_SKIP`] of the best: (sum of squares, parameters) per
+    /// shape fitted.
+    fn shape_fits(&self, profile: &[ProfilePoint]) -> Vec<(f64, Vec<f64>)> {
+        let clock = std::time::Instant::now();
+        let k = self.k;
+        let mut starts: Vec<(f64, Vec<f64>)> = Vec::new();
+        let profile_best = profile.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        for (s, shape) in SHAPES.iter().enumerate() {
+            let Some(&(c0, _, d, alpha)) = profile
+                .iter()
+                .filter(|p| p.1 == s)
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+            else {
+                continue;
+            };
+            // A shape whose best profile point is far worse than another's is not a start
+            // worth the full fit (half of the fit's time went to such starts).
+            if c0 > SHAPE_SKIP * profile_best {
+                continue;
+            }
+            let mut x0 = vec![alpha; k];
+            x0.push(d);
+            x0.extend(shape.logits(START_FLOOR));
+            // Q and the placement first, D held: set free at once, D wanders off to where a
+            // steep tail mimics a smaller D while Q's head is still wrong (bottom placement
+            // with many new messages ended at 5 D that way).
+            let held = self.run(&x0, Some(k), COARSE, 10);
+            let s = self.run(&held.x, None, COARSE, 40);
+            if debugging() {
+                crate::errln!(
+                    "shape {s:?}: profile D {:.0} alpha {alpha:.3} chi2 {c0:.1}; LM chi2 {:.1} after {} iterations: {:?}",
+                    d.exp(),
+                    s.chi2,
+                    s.iterations,
+                    family(&s.x, k)
+                );
+            }
+            starts.push((s.chi2, s.x));
         }
-        starts.push((s.chi2, s.x));
+        if debugging() {
+            crate::errln!("LM: {:?}", clock.elapsed());
+        }
+        starts
     }
-    if std::env::var_os("RBF_DEBUG_FIT").is_some() {
-        crate::errln!("LM: {:?}", t_lm.elapsed());
-    }
-    let (_, theta) = starts.iter().min_by(|a, b| a.0.total_cmp(&b.0))?.clone();
-    let clock = std::time::Instant::now();
-    let polished = search.run(&theta, None, FINE, 15);
-    let (mut chi2, mut theta) = (polished.chi2, polished.x);
-    let mut fam = family(&theta, k);
-    let mut check = target.check(&fam, p_r);
-    if !check.fits {
-        if let Some((c, x, f, passed)) = rescue(&search, &profile) {
-            if passed.fits || c < chi2 {
-                (chi2, theta, fam, check) = (c, x, f, passed);
+
+    /// The best start polished on the fine cut and tested; where it fails, the
+    /// [`rescue`]'s fit when that passes or is closer: (sum of squares, parameters,
+    /// member, its test).
+    fn polished(
+        &self,
+        theta: &[f64],
+        profile: &[ProfilePoint],
+    ) -> (f64, Vec<f64>, Family, QFitCheck) {
+        let polished = self.run(theta, None, FINE, 15);
+        let fam = family(&polished.x, self.k);
+        let check = self.target.check(&fam, self.p_r);
+        if !check.fits {
+            if let Some((c, x, f, passed)) = rescue(self, profile) {
+                if passed.fits || c < polished.chi2 {
+                    return (c, x, f, passed);
+                }
             }
         }
+        (polished.chi2, polished.x, fam, check)
     }
-    if std::env::var_os("RBF_DEBUG_FIT").is_some() {
-        let r = target.residuals(&fam, p_r, FINE);
+
+    /// Every standardised residual of `fam` and the test's critical value (debugging).
+    fn print_residuals(&self, fam: &Family) {
+        let target = self.target;
+        let r = target.residuals(fam, self.p_r, FINE);
         for (v, &(o, j, mean, se, _)) in r.iter().zip(&target.points) {
             crate::errln!(
                 "{:?} tau {:.1}: measured {mean:.6} se {se:.2e} residual {v:.2}",
@@ -561,67 +630,22 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
         }
         crate::errln!("critical {:?}", target.critical().first());
     }
-    // D the trace cannot tell from the estimate: refit with D held at steps of a
-    // factor sqrt(2), 2, 4, 16, ... on either side until the test fails, then halve
-    // the last step down to a factor 2^(1/8) (at most [`MAX_BISECTIONS`] times). The
-    // range reported runs to the nearest D found to fail each way (it holds every D the
-    // trace allows, up to the search's resolution). Every member met on the way that
-    // passes, and the other shapes' fits that pass, are candidates for the
-    // alternatives ([`spanning`] picks them).
-    if check.fits {
-        let held = |x: &[f64], d: f64| -> (Vec<f64>, Family, bool) {
-            let mut x = x.to_vec();
-            x[k] = d;
-            // Warm-started from the neighbouring fit: a few coarse steps suffice, and
-            // the test itself is made at the fine resolution.
-            let x = search.run(&x, Some(k), COARSE, 15).x;
-            let alt = family(&x, k);
-            let fits = target.check(&alt, p_r).fits;
-            (x, alt, fits)
-        };
-        // One direction: (the bracket's outer end in ln D, the passing members met,
-        // farthest last).
-        let side = |dir: f64| -> (f64, Vec<Family>) {
-            let mut step = dir * std::f64::consts::LN_2 / 2.0;
-            let (mut pass, mut x_pass, mut met) = (theta[k], theta.clone(), Vec::new());
-            let mut fail = None;
-            loop {
-                let d = (pass + step).clamp(0.0, d_hi.ln());
-                if d == pass {
-                    break;
-                }
-                let (x, alt, fits) = held(&x_pass, d);
-                if !fits {
-                    fail = Some(d);
-                    break;
-                }
-                (pass, x_pass) = (d, x);
-                met.push(alt);
-                // Steps double: a trace that says little about D is crossed in a few.
-                step *= 2.0;
-            }
-            // The outer end is the nearest D found to fail (or the search's limit).
-            let Some(mut fail) = fail else {
-                return (if dir < 0.0 { 0.0 } else { d_hi.ln() }, met);
-            };
-            for _ in 0..MAX_BISECTIONS {
-                if (fail - pass).abs() <= RESOLUTION {
-                    break;
-                }
-                let mid = (pass + fail) / 2.0;
-                let (x, alt, fits) = held(&x_pass, mid);
-                if fits {
-                    (pass, x_pass) = (mid, x);
-                    met.push(alt);
-                } else {
-                    fail = mid;
-                }
-            }
-            (fail, met)
-        };
-        let ((low, below), (high, above)) = rayon::join(|| side(-1.0), || side(1.0));
-        let others = other_shapes_passing(&search, &starts, &theta);
-        let edges = edge_members(&search, &theta);
+
+    /// What the trace identifies around the estimate `theta` (`fam`): the range of D
+    /// ([`Search::d_side`] each way) and the alternatives, picked by [`spanning`] from
+    /// every member met on the way that passes, the other shapes' fits that pass
+    /// (`starts`) and the edge members ([`edge_members`]).
+    fn identify(
+        &self,
+        theta: &[f64],
+        fam: &Family,
+        starts: &[(f64, Vec<f64>)],
+        check: &mut QFitCheck,
+    ) {
+        let ((low, below), (high, above)) =
+            rayon::join(|| self.d_side(theta, -1.0), || self.d_side(theta, 1.0));
+        let others = other_shapes_passing(self, starts, theta);
+        let edges = edge_members(self, theta);
         // The farthest fits each way are alternatives whatever the probe says.
         let keep: Vec<usize> = [below.len(), below.len() + above.len()]
             .into_iter()
@@ -637,21 +661,101 @@ pub fn fit(measured: &Measured, p_r: f64, hints: Hints) -> Option<MinDistanceFit
             .cloned()
             .collect();
         check.alternatives.extend(
-            spanning(&fam, &candidates, &keep, p_r)
+            spanning(fam, &candidates, &keep, self.p_r)
                 .into_iter()
-                .map(|a| a.workload(p_r)),
+                .map(|a| a.workload(self.p_r)),
         );
         check.distinct_range = Some((low.exp().round() as usize, high.exp().round() as usize));
     }
-    if std::env::var_os("RBF_DEBUG_FIT").is_some() {
-        crate::errln!("polish and range: {:?}", clock.elapsed());
+
+    /// D the trace cannot tell from the estimate, one way (`dir` -1: down, 1: up):
+    /// refit with D held at steps of a factor sqrt(2), 2, 4, 16, ... until the test
+    /// fails, then halve the last step down to [`RESOLUTION`] (at most
+    /// [`MAX_BISECTIONS`] times). Returns the bracket's outer end in ln D, the nearest D
+    /// found to fail (or the search's limit: the range holds every D the trace allows,
+    /// up to the resolution), and the passing members met, farthest last.
+    fn d_side(&self, theta: &[f64], dir: f64) -> (f64, Vec<Family>) {
+        let k = self.k;
+        let top = self.ln_d_max();
+        let mut step = dir * std::f64::consts::LN_2 / 2.0;
+        let (mut pass, mut x_pass, mut met) = (theta[k], theta.to_vec(), Vec::new());
+        let mut fail = None;
+        loop {
+            let d = (pass + step).clamp(0.0, top);
+            if d == pass {
+                break;
+            }
+            let (x, alt, fits) = self.held(&x_pass, d, false);
+            if !fits {
+                fail = Some(d);
+                break;
+            }
+            (pass, x_pass) = (d, x);
+            met.push(alt);
+            // Steps double: a trace that says little about D is crossed in a few.
+            step *= 2.0;
+        }
+        let Some(mut fail) = fail else {
+            return (if dir < 0.0 { 0.0 } else { top }, met);
+        };
+        for _ in 0..MAX_BISECTIONS {
+            if (fail - pass).abs() <= RESOLUTION {
+                break;
+            }
+            let mid = (pass + fail) / 2.0;
+            let (x, alt, fits) = self.held(&x_pass, mid, true);
+            if fits {
+                (pass, x_pass) = (mid, x);
+                met.push(alt);
+            } else {
+                fail = mid;
+            }
+        }
+        (fail, met)
     }
-    Some(MinDistanceFit {
-        family: fam,
-        chi2,
-        points: target.points.len(),
-        check,
-    })
+
+    /// The member with ln D held at `d`, refitted: (parameters, member, whether it
+    /// passes the test). Warm-started from the neighbouring fit `x` (a few coarse steps
+    /// suffice; the test itself is made at the fine resolution); where that fails and
+    /// `restart` is set, from the best profile start at `d` too (the shape whose single
+    /// Zipf fits best there): a refit from the neighbour can fail where a member passes,
+    /// and the range's ends are where the refits fail (issue 38, cell 39 of
+    /// `examples/fit_level.rs`: the true D failed that way, just above the printed
+    /// range). The bisection sets it; the doubling steps outward do not, as a restart at
+    /// each costs more than the whole range search otherwise does.
+    fn held(&self, x: &[f64], d: f64, restart: bool) -> (Vec<f64>, Family, bool) {
+        let mut x0 = x.to_vec();
+        x0[self.k] = d;
+        let warm = self.held_from(&x0, HELD_ITERATIONS);
+        if warm.2 || !restart {
+            return warm;
+        }
+        let points: Vec<ProfilePoint> = (0..SHAPES.len())
+            .into_par_iter()
+            .map(|s| self.profile_point(s, d))
+            .collect();
+        // Ties: the first shape, so the choice is the same on any number of threads.
+        let Some(&(_, s, _, alpha)) = points.iter().min_by(|a, b| a.0.total_cmp(&b.0)) else {
+            return warm;
+        };
+        let mut x0 = vec![alpha; self.k];
+        x0.push(d);
+        x0.extend(SHAPES[s].logits(START_FLOOR));
+        let again = self.held_from(&x0, HELD_RESTART_ITERATIONS);
+        if again.2 {
+            again
+        } else {
+            warm
+        }
+    }
+
+    /// A refit from `x0` with D held, `iterations` coarse steps, tested on the fine cut.
+    fn held_from(&self, x0: &[f64], iterations: usize) -> (Vec<f64>, Family, bool) {
+        let x = self.run(x0, Some(self.k), COARSE, iterations).x;
+        let alt = family(&x, self.k);
+        let fits = self.target.check(&alt, self.p_r).fits;
+        (x, alt, fits)
+    }
 }
 
 /// The weights the rescue starts give the placement components a shape lacks: the
@@ -667,10 +771,7 @@ const RESCUE_POLISHED: usize = 2;
 /// the shape lacks at each of [`RESCUE_FLOORS`]. Returns the first of the
 /// [`RESCUE_POLISHED`] best that passes once polished, else the best of them: (sum of
 /// squares, parameters, member, its test). Only traces whose fit fails pay for it.
-fn rescue(
-    search: &Search,
-    profile: &[(f64, usize, f64, f64)],
-) -> Option<(f64, Vec<f64>, Family, QFitCheck)> {
+fn rescue(search: &Search, profile: &[ProfilePoint]) -> Option<(f64, Vec<f64>, Family, QFitCheck)> {
     let k = search.k;
     let starts: Vec<Vec<f64>> = (0..SHAPES.len())
         .filter_map(|s| {
@@ -821,32 +922,37 @@ fn edge_members(search: &Search, theta: &[f64]) -> Vec<Family> {
         .collect();
     walks
         .par_iter()
-        .filter_map(|&(d, sign)| {
-            let (mut pass, mut fail, mut found) = (0.0, None, None);
-            let mut t = EDGE_START;
-            for _ in 0..=EDGE_DOUBLINGS {
-                let m = at(d, sign * t);
-                if !passes(&m) {
-                    fail = Some(t);
-                    break;
-                }
-                (pass, found) = (t, Some(m));
-                t *= 2.0;
-            }
-            if let Some(mut fail) = fail {
-                for _ in 0..EDGE_BISECTIONS {
-                    let mid = (pass + fail) / 2.0;
-                    let m = at(d, sign * mid);
-                    if passes(&m) {
-                        (pass, found) = (mid, Some(m));
-                    } else {
-                        fail = mid;
-                    }
-                }
-            }
-            found
-        })
+        .filter_map(|&(d, sign)| walk_to_edge(|t| at(d, sign * t), passes))
         .collect()
+}
+
+/// The last member found to pass along one walk (`at(t)`, t > 0): steps from
+/// [`EDGE_START`] doubling up to [`EDGE_DOUBLINGS`] times until one fails, then the last
+/// step halved [`EDGE_BISECTIONS`] times; None when the first step fails.
+fn walk_to_edge(at: impl Fn(f64) -> Family, passes: impl Fn(&Family) -> bool) -> Option<Family> {
+    let (mut pass, mut fail, mut found) = (0.0, None, None);
+    let mut t = EDGE_START;
+    for _ in 0..=EDGE_DOUBLINGS {
+        let m = at(t);
+        if !passes(&m) {
+            fail = Some(t);
+            break;
+        }
+        (pass, found) = (t, Some(m));
+        t *= 2.0;
+    }
+    if let Some(mut fail) = fail {
+        for _ in 0..EDGE_BISECTIONS {
+            let mid = (pass + fail) / 2.0;
+            let m = at(mid);
+            if passes(&m) {
+                (pass, found) = (mid, Some(m));
+            } else {
+                fail = mid;
+            }
+        }
+    }
+    found
 }
 
 /// The most alternatives [`spanning`] picks (each costs `rbf compare` an evaluation of
