@@ -13,12 +13,14 @@
 //! was observed.
 
 pub mod bound;
+pub mod command;
 pub mod judge;
 pub mod observed;
 pub mod record;
 pub mod verdict;
 
 pub use bound::{Bound, On};
+pub use command::{compare, CompareOptions, CompareOutput, CompareRun};
 pub use judge::{is_fitted, judge, ConservativeRenewal, Fitted, JudgeOptions, Judgement, Subject};
 pub use observed::{Observed, Rate, Seeds};
 pub use record::{values_by_key, Range, Record, Standing};
@@ -30,7 +32,7 @@ use crate::error::Result;
 use crate::filter::{FilterConfig, Positions};
 use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::{for_each_key_batch, Message};
-use crate::replay::{ReplayOptions, ReplayReport, Replays, DEFAULT_HASH_SEEDS};
+use crate::replay::{ReplayOptions, ReplayReport, Replays};
 
 /// The FP paper's average FP rate for a filter: f_sigma (sigma-bounded) or f_a
 /// (N-bounded), an estimate of the count-instance rate, with the model's caveats for
@@ -160,22 +162,6 @@ pub fn judge_observation(
         judgement,
     };
     Ok((fitted, comparison))
-}
-
-/// Everything `rbf compare` computes, as one library call: `stream` replayed through
-/// `filter` and fitted in one pass, the FN models on the fitted workload, every bound
-/// judged against the observed FN. The replay runs [`DEFAULT_HASH_SEEDS`] filters
-/// (hash seeds), as `rbf compare` does by default ([`observe`] takes another number).
-pub fn compare<I: IntoIterator<Item = Message>>(
-    filter: &FilterConfig,
-    stream: I,
-    replay: ReplayOptions,
-    fit: FitOptions,
-    options: &JudgeOptions,
-) -> Result<(Observation, Comparison)> {
-    let observation = observe(filter, replay, DEFAULT_HASH_SEEDS, fit, None, stream)?;
-    let (_, comparison) = judge_observation(filter, &observation, options, "the trace")?;
-    Ok((observation, comparison))
 }
 
 #[cfg(test)]

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use super::sci;
+use super::{rate, sci};
 use crate::compare::verdict::{Check, Side};
 use crate::compare::{Bound, BoundVerdict, Record, Regime, Standing};
-use crate::model::fneg::Claim;
+use crate::model::fneg::{Claim, RenewalMode, RenewalResult};
 
 /// A fraction as a percentage with enough digits to be non-zero.
 pub fn percent(e: f64) -> String {
@@ -315,6 +315,23 @@ fn points_beyond(of: &[(usize, &Record)], claim: Claim) -> String {
             String::new()
         }
     )
+}
+
+/// Which engine produced the renewal bound, and how close to the exact value it is.
+pub fn renewal_mode_line(r: &RenewalResult) -> String {
+    match r.mode {
+        RenewalMode::Exact if r.mode_note.is_empty() => {
+            "renewal bound: exact engine (eq. 24 for every arrival)".to_string()
+        }
+        RenewalMode::Exact => format!("renewal bound: exact engine ({})", r.mode_note),
+        RenewalMode::Certified => format!(
+            "renewal bound: certified mode, within {:.1e} of the exact engine's value (tolerance asked: {:.1e}); exact lies in [{}, {}]",
+            r.certified_tolerance,
+            r.tolerance.unwrap_or(f64::NAN),
+            rate(r.fn_lower),
+            rate(r.fn_upper)
+        ),
+    }
 }
 
 #[cfg(test)]

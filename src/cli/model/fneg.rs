@@ -7,7 +7,7 @@ use serde::Serialize;
 use rbf::compare::{judge, values_by_key, JudgeOptions, Record, Subject};
 use rbf::filter::FilterConfig;
 use rbf::model::fneg::{Method, MethodResult, RenewalMode, RenewalResult};
-use rbf::report::judged::claim_cell;
+use rbf::report::judged::{claim_cell, renewal_mode_line};
 use rbf::report::{rate, wrap, Table, WIDTH};
 
 use rbf::workload::Placement;
@@ -150,21 +150,4 @@ fn table(records: &[Record]) -> String {
         ]);
     }
     t.render()
-}
-
-/// Which engine produced the renewal bound, and how close to the exact value it is.
-pub fn renewal_mode_line(r: &RenewalResult) -> String {
-    match r.mode {
-        RenewalMode::Exact if r.mode_note.is_empty() => {
-            "renewal bound: exact engine (eq. 24 for every arrival)".to_string()
-        }
-        RenewalMode::Exact => format!("renewal bound: exact engine ({})", r.mode_note),
-        RenewalMode::Certified => format!(
-            "renewal bound: certified mode, within {:.1e} of the exact engine's value (tolerance asked: {:.1e}); exact lies in [{}, {}]",
-            r.certified_tolerance,
-            r.tolerance.unwrap_or(f64::NAN),
-            rate(r.fn_lower),
-            rate(r.fn_upper)
-        ),
-    }
 }
