@@ -472,6 +472,16 @@ mod tests {
     }
 
     impl Reference {
+        fn new(timeouts: FlowTimeouts) -> Self {
+            Reference {
+                timeouts,
+                live: Default::default(),
+                next_sweep_ns: None,
+                now_ns: 0,
+                out: Vec::new(),
+            }
+        }
+
         fn sorted(&mut self, mut records: Vec<FlowRecord>) {
             records.sort_by_key(|r| (r.last_ns, r.key));
             self.out.append(&mut records);
@@ -564,13 +574,7 @@ mod tests {
                 active_ns: active,
             };
             let packets = generated_packets(seed, 300_000);
-            let mut reference = Reference {
-                timeouts,
-                live: Default::default(),
-                next_sweep_ns: None,
-                now_ns: 0,
-                out: Vec::new(),
-            };
+            let mut reference = Reference::new(timeouts);
             for m in &packets {
                 reference.packet(m.key, m.time.nanos());
             }
@@ -597,13 +601,7 @@ mod tests {
             inactive_ns: S,
             active_ns: 4 * S,
         };
-        let mut reference = Reference {
-            timeouts,
-            live: Default::default(),
-            next_sweep_ns: None,
-            now_ns: 0,
-            out: Vec::new(),
-        };
+        let mut reference = Reference::new(timeouts);
         let mut table = FlowTable::new(timeouts);
         let mut out = Vec::new();
         let mut distinct = std::collections::HashSet::new();
