@@ -6,6 +6,7 @@ pub mod fit;
 pub mod html;
 pub mod judged;
 pub mod replay;
+pub mod size;
 
 /// Terminal output fits this many columns (wider forms are behind a flag or in files).
 pub const WIDTH: usize = 100;

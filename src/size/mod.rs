@@ -17,7 +17,10 @@
 //! replay come from the judge ([`judged`], [`crate::compare::judge()`]), like every
 //! other command's.
 
+pub mod command;
 pub mod confirm;
+
+pub use command::{size, ConfirmReplay, Goal, SizeOutput, SizeRequest, SizeRun};
 
 use serde::Serialize;
 
