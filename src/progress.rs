@@ -180,17 +180,24 @@ impl Progress {
         let elapsed = now.duration_since(self.start);
         if let Some(total) = self.total {
             if elapsed >= ESTIMATE_AFTER && done > 0.0 && !s.estimated {
-                // Once, from the pace of the first units: long work says so up front.
-                s.estimated = true;
+                // From the pace of the first units: long work says so up front. Without
+                // a bar (stderr redirected), anything that would have shown one says up
+                // front how long it takes: the log's only sign of life until the summary
+                // line; with a bar, work over a minute.
                 let expected = elapsed.as_secs_f64() * total / done;
-                // Without a bar (stderr redirected), anything that would have shown one
-                // says up front how long it takes: the log's only sign of life until the
-                // summary line.
-                if self.mode == Mode::Summary && expected > SHOW_AFTER.as_secs_f64() {
-                    estimate_note(&self.label, expected);
+                let limit = if self.mode == Mode::Summary {
+                    SHOW_AFTER.as_secs_f64()
                 } else {
-                    announce_estimate(&self.label, expected);
+                    60.0
+                };
+                let say = expected > limit;
+                if say {
+                    estimate_note(&self.label, expected);
                 }
+                // Units whose cost grows (the N-bounded bit distribution's insertions)
+                // make the first pace too quick: until SHOW_AFTER has passed, a quiet
+                // estimate is made again from the longer pace.
+                s.estimated = say || elapsed >= SHOW_AFTER;
             }
         }
         if elapsed < SHOW_AFTER || self.mode == Mode::Summary {
