@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Checks that a change is behaviour-preserving for the single commands (replay, fit, synth,
+# model fn, model capacity, run): runs each command below with two rbf binaries, each in
+# a directory of its own, and compares stdout, stderr, the exit status and every file
+# written, byte for byte. Times (`in 0.3 s`, "seconds" in JSON) are masked; nothing else is.
+#
+#   scripts/same-commands.sh BEFORE_BIN AFTER_BIN
+#
+# Exit 1 on a difference. Complements scripts/same-outputs.sh (whole `rbf run` configs).
+set -uo pipefail
+before=$(realpath "${1:?usage: same-commands.sh BEFORE_BIN AFTER_BIN}")
+after=$(realpath "${2:?usage: same-commands.sh BEFORE_BIN AFTER_BIN}")
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+data=$work/data
+mkdir -p "$data"
+# Inputs shared by both sides (made with the BEFORE binary).
+"$before" -q synth --distinct 1000 --p-repeat 0.9 --arrivals 40000 -o "$data/t.txt" 2>/dev/null
+"$before" -q synth --distinct 500 --zipf 0.8 --p-repeat 0.7 --arrivals 20000 --seed 3 -o "$data/z.txt.zst" 2>/dev/null
+"$before" -q fit "$data/t.txt" -o "$data/w.json" >/dev/null 2>/dev/null
+: > "$data/empty.txt"
+printf '0,1,2\n1,2,3\nnot a line\n' > "$data/bad.txt"
+printf '[filter]\nmemory = 4096\nhashes = 3\nsigma = 300\nbogus = 1\n' > "$data/badfilter.toml"
+printf '[filter]\nmemory = 8192\nhashes = 4\nsigma = 900\n' > "$data/filter.toml"
+head -c 200 "$data/z.txt.zst" > "$data/trunc.txt.zst"
+sed 's/^name = .*/&\nbogus_key = 1/' "$repo/configs/quickstart.toml" > "$data/badkey.toml"
+F="--memory 4096 --hashes 3 --sigma 300"
+W="--distinct 1000 --p-repeat 0.9"
+cmds=(
+  # rbf replay
+  "replay $data/t.txt $F"
+  "replay $data/t.txt $F --json"
+  "replay $data/t.txt $F --warmup 1000 --hash-seeds 1"
+  "replay $data/t.txt $F --warmup 100000"
+  "replay $data/t.txt $F --confidence 1.5"
+  "replay $data/t.txt $F --confidence 0.9 --json"
+  "replay $data/missing.txt $F"
+  "replay $data/t.txt $F --bogus"
+  "replay $data/t.txt --memory 4096"
+  "replay $data/empty.txt $F"
+  "replay $data/bad.txt $F"
+  "replay $data/trunc.txt.zst $F"
+  "replay $data/z.txt.zst --memory 8192 --hashes 4 --max-inserts 400 --phases 2 --json"
+  "replay $data/t.txt --filter-config $data/badfilter.toml"
+  "replay $data/t.txt --filter-config $data/filter.toml --positions per-cycle"
+  "replay $data/t.txt $F --hash-seeds 0"
+  "-q replay $data/t.txt $F"
+  "replay --help"
+  "replay $data/t.txt $F --non-retaining --hashing distinct --seed 9"
+  "replay $data/t.txt --memory 4096 --hashes 3 --sigma 5000"
+  # rbf fit
+  "fit $data/t.txt"
+  "fit $data/t.txt --json"
+  "fit $data/t.txt -o w.json --table r.csv"
+  "fit $data/z.txt.zst -o - --json"
+  "fit $data/t.txt --table -"
+  "fit $data/t.txt --table r.parquet --window 5000 --warmup 1000"
+  "fit $data/t.txt --table r.txt"
+  "fit $data/t.txt -o $data/t.txt"
+  "fit $data/t.txt -o $data/t.txt/w.json"
+  "fit $data/t.txt -o nodir/w.json"
+  "fit $data/t.txt --confidence 2"
+  "fit $data/t.txt --window 0"
+  "fit $data/missing.txt"
+  "fit $data/empty.txt"
+  "fit $data/bad.txt --json"
+  "fit $data/trunc.txt.zst"
+  "fit $data/t.txt --pair-cap 10 --json"
+  "fit --help"
+  "fit $data/t.txt --bogus"
+  "fit $data/t.txt -o w.json --table w.json"
+  # rbf synth
+  "synth $W --arrivals 1000 -o s.txt"
+  "synth $W --arrivals 1000 -o s.txt.zst --seed 5"
+  "synth --distinct 50 --p-repeat 0.5 --arrivals 100 -o -"
+  "synth --workload $data/w.json --arrivals 1000 -o s2.txt --no-prologue"
+  "synth --workload $data/w.json --arrivals 1000 -o $data/w.json"
+  "synth $W --arrivals 1000 -o $data/t.txt/s.txt"
+  "synth $W --arrivals 1000 -o nodir/s.txt"
+  "synth $W -o s.txt"
+  "synth --distinct 1000 --p-repeat 1.5 --arrivals 10 -o s.txt"
+  "synth --distinct 100 --p-repeat 0.5 --placement top --zipf 1.2 --arrivals 500 -o s3.txt"
+  "synth --distinct 100 --p-repeat 0.5 --placement bogus --arrivals 500 -o s4.txt"
+  "synth --workload $data/missing.json --arrivals 10 -o s5.txt"
+  "synth --help"
+  "synth $W --arrivals 1e3 -o s6.txt"
+  "synth --distinct 0 --p-repeat 0.5 --arrivals 10 -o s7.txt"
+  # rbf model fn
+  "model fn $F $W"
+  "model fn $F $W --json"
+  "model fn $F --workload $data/w.json"
+  "model fn $F --workload $data/w.json --json --method renewal"
+  "model fn $F $W --method markov"
+  "model fn $F $W --method bogus"
+  "model fn $F --distinct 1000"
+  "model fn --memory 4096 --hashes 3 --max-inserts 200 $W"
+  "model fn --memory 8192 --hashes 3 --sigma 600 --phases 2 $W --zipf 1.1 --placement top"
+  "model fn $F --workload $data/missing.json"
+  "model fn $F --workload $data/t.txt"
+  "model fn $F $W --eps 1e-3 --json"
+  "model fn $F --distinct 100 --p-repeat 0.5 --placement 1,2,3"
+  "model fn --help"
+  "model fn $F $W --filter-config $data/badfilter.toml"
+  # rbf model capacity
+  "model capacity --memory 8192 --target-fp 0.01"
+  "model capacity --memory 8192 --target-fp 0.01 --json"
+  "model capacity --memory 8192 --target-fp 0.01 --non-retaining --max-hashes 6"
+  "model capacity --memory 8192 --target-fp 0.01 --hashing distinct --no-copy-over"
+  "model capacity --memory 8192 --target-fp 1.5"
+  "model capacity --memory 0 --target-fp 0.01"
+  "model capacity --target-fp 0.01"
+  "model capacity --memory 8192 --target-fp 0.01 --max-hashes 0"
+  "model capacity --help"
+  "model capacity --memory 2^14 --target-fp 1e-3 --retaining"
+  # rbf run
+  "run $repo/configs/quickstart.toml -o out-q"
+  "run $repo/configs/quickstart.toml -o out-q2 --shard 1/2 --threads 1"
+  "run $data/badkey.toml -o out-b"
+  "run $data/missing.toml"
+  "run $repo/configs/quickstart.toml -o -"
+  "run $repo/configs/quickstart.toml -o out-s --shard 3/2"
+  "run $repo/configs/quickstart.toml -o $data/t.txt/out"
+  "run --help"
+)
+status=0
+for side in before after; do mkdir -p "$work/$side"; done
+i=0
+for c in "${cmds[@]}"; do
+  i=$((i + 1))
+  for side in before after; do
+    bin=$before; [ $side = after ] && bin=$after
+    (cd "$work/$side" && $bin $c >"$work/$side.$i.out" 2>"$work/$side.$i.err" </dev/null; echo "exit $?" >>"$work/$side.$i.err")
+    sed -i -E 's/[0-9]+(\.[0-9]+)? ?(s|ms|µs)\b/T s/g; s/"seconds": [0-9.e-]+/"seconds": T/' "$work/$side.$i.out" "$work/$side.$i.err"
+  done
+  for k in out err; do
+    if ! cmp -s "$work/before.$i.$k" "$work/after.$i.$k"; then
+      echo "DIFF ($k) in: rbf $c"; diff "$work/before.$i.$k" "$work/after.$i.$k" | head -10; status=1
+    fi
+  done
+done
+# Outputs written: the run directories hold no times, so everything is compared.
+if ! diff -r "$work/before" "$work/after" >"$work/files.diff"; then
+  echo "DIFF in the files written:"; head -20 "$work/files.diff"; status=1
+fi
+echo "exit statuses (before): $(cat "$work"/before.*.err | grep "^exit" | sort | uniq -c | tr -s " \n" " ")"
+echo "${#cmds[@]} commands compared: $([ $status = 0 ] && echo 'all identical' || echo 'differences above')"
+exit $status
