@@ -8,11 +8,15 @@
 #
 # Exit 1 on a difference. Complements scripts/same-outputs.sh (whole `rbf run` configs).
 set -uo pipefail
-before=$(realpath "${1:?usage: same-commands.sh BEFORE_BIN AFTER_BIN}")
-after=$(realpath "${2:?usage: same-commands.sh BEFORE_BIN AFTER_BIN}")
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Both binaries named `rbf`: usage lines name the program.
+mkdir -p "$work/bin-before" "$work/bin-after"
+cp "${1:?usage: same-commands.sh BEFORE_BIN AFTER_BIN}" "$work/bin-before/rbf"
+cp "${2:?usage: same-commands.sh BEFORE_BIN AFTER_BIN}" "$work/bin-after/rbf"
+before=$work/bin-before/rbf
+after=$work/bin-after/rbf
 data=$work/data
 mkdir -p "$data"
 # Inputs shared by both sides (made with the BEFORE binary).

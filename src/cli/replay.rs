@@ -1,9 +1,11 @@
+//! `rbf replay`: a trace through a recycling Bloom filter, every true FP and FN counted.
+
 use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::replay::sizing::distinct_up_front;
-use rbf::replay::{ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
+use rbf::replay::command::{self, ReplayRequest};
+use rbf::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
 use rbf::Result;
 
 use super::filter_args::FilterArgs;
@@ -36,51 +38,16 @@ pub struct ReplayArgs {
     pub json: bool,
 }
 
-#[derive(serde::Serialize)]
-struct Output<'a> {
-    #[serde(flatten)]
-    report: &'a rbf::replay::ReplayReport,
-    ingest: &'a rbf::ingest::IngestSummary,
-}
-
 pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
-    let config = a.filter.config()?;
-    if !(a.confidence > 0.0 && a.confidence < 1.0) {
-        return Err(rbf::Error::config(
-            "confidence",
-            format!("must lie in (0, 1), found {}", a.confidence),
-        ));
-    }
+    let options = ReplayOptions {
+        warmup: a.warmup,
+        confidence: a.confidence,
+    };
+    let request = ReplayRequest::new(&a.filter.config()?, options, a.hash_seeds)?;
     let mut source = io.open(&a.trace_args, &a.trace)?;
-    let mut replay = Replays::new(
-        &config,
-        ReplayOptions {
-            warmup: a.warmup,
-            confidence: a.confidence,
-        },
-        a.hash_seeds,
-    )?;
-    if let Some(d) = distinct_up_front(&config, source.as_ref(), u64::from(a.hash_seeds)) {
-        replay.expect_distinct(d);
-    }
-    replay.run_source(source.as_mut())?;
-    let report = replay.report();
-    let summary = source.summary();
-    super::print_ingest_notes(summary);
-    summary.require_data()?;
-    if a.warmup > 0 && replay.seen() <= a.warmup {
-        rbf::errln!(
-            "warning: the trace has {} arrivals, all within the warm-up of {}: nothing was measured",
-            replay.seen(),
-            a.warmup
-        );
-    }
+    let run = command::run(&request, source.as_mut(), super::print_ingest_notes)?;
     if a.json {
-        io.json(&Output {
-            report: &report,
-            ingest: summary,
-        })
-    } else {
-        io.text(&rbf::report::replay::replay_table(&report))
+        return io.json(&run.output(source.summary()));
     }
+    io.text(&rbf::report::replay::replay_table(&run.report))
 }

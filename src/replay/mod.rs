@@ -2,6 +2,7 @@
 //! filter while an exact table (key -> cycle last recorded) decides what each arrival
 //! truly is, so every false positive and false negative is counted, not estimated.
 
+pub mod command;
 mod cycles;
 mod lane;
 pub mod memory;
