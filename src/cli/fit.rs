@@ -1,13 +1,12 @@
 //! `rbf fit`: estimate the workload model (Q, p_r, placement) from a trace.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::fit::{table, FitOptions, Fitter, DEFAULT_WINDOW};
-use rbf::ingest::series;
-use rbf::output_file::{check_outputs, is_stdio};
+use rbf::fit::command::{self, FitRequest};
+use rbf::fit::{FitOptions, DEFAULT_WINDOW};
 use rbf::Result;
 
 use super::trace_args::TraceArgs;
@@ -45,13 +44,6 @@ pub struct FitArgs {
     pub json: bool,
 }
 
-#[derive(serde::Serialize)]
-struct Output<'a> {
-    #[serde(flatten)]
-    fit: &'a rbf::fit::FitSummary,
-    ingest: &'a rbf::ingest::IngestSummary,
-}
-
 pub fn run(a: FitArgs, io: &mut super::io::Io) -> Result<()> {
     let options = FitOptions {
         warmup: a.warmup,
@@ -60,48 +52,21 @@ pub fn run(a: FitArgs, io: &mut super::io::Io) -> Result<()> {
         confidence: a.confidence,
         ..FitOptions::default()
     };
-    if let Some(t) = a.table.as_deref().filter(|t| !is_stdio(t)) {
-        table::TableFormat::from_path(t)?;
-    }
-    let outputs: Vec<&Path> = a
-        .output
-        .iter()
-        .chain(&a.table)
-        .map(PathBuf::as_path)
-        .collect();
-    let inputs = series::expand(&a.trace)?;
-    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-    check_outputs(&outputs, &inputs)?;
-    let mut fitter = Fitter::new(options)?;
+    let (workload, table) = (a.output.as_deref(), a.table.as_deref());
+    let request = FitRequest::new(options, &a.trace, workload, table)?;
     let mut source = io.open(&a.trace_args, &a.trace)?;
-    fitter.run(&mut source);
-    super::print_ingest_notes(source.summary());
-    source.summary().require_data()?;
-    let fit = fitter.finish()?;
-    if let Some(path) = &a.output {
-        fit.workload()?.save(path)?;
-        io.wrote("workload", path);
-    }
-    if let Some(path) = &a.table {
-        table::write_rank_table(&fit, path)?;
-        io.wrote("rank table", path);
-    }
+    let notes = super::print_ingest_notes;
+    let run = command::run(&request, source.as_mut(), notes, |what, p| io.wrote(what, p))?;
     // With data on stdout, the summary must not be mixed into it.
     let mut stderr = rbf::console::Notes;
-    let out: &mut dyn Write = if outputs.iter().any(|p| is_stdio(p)) {
+    let out: &mut dyn Write = if request.writes_stdout() {
         &mut stderr
     } else {
         &mut *io.out
     };
     if a.json {
-        super::write_json(
-            out,
-            &Output {
-                fit: &fit.summary,
-                ingest: source.summary(),
-            },
-        )
+        super::write_json(out, &run.output(source.summary()))
     } else {
-        super::write_text(out, &rbf::report::fit::fit_table(&fit, 20))
+        super::write_text(out, &rbf::report::fit::fit_table(&run.fit, 20))
     }
 }

@@ -26,6 +26,7 @@
 
 pub mod adequacy;
 pub mod band;
+pub mod command;
 pub mod least_squares;
 pub mod min_distance;
 pub mod observables;
