@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks that a change is behaviour-preserving for the single commands (replay, fit, synth,
-# model fn, model capacity, run): runs each command below with two rbf binaries, each in
+# model fn, model capacity, size, run): runs each command below with two rbf binaries, each in
 # a directory of its own, and compares stdout, stderr, the exit status and every file
 # written, byte for byte. Times (`in 0.3 s`, "seconds" in JSON) are masked; nothing else is.
 #
@@ -117,6 +117,9 @@ cmds=(
   "model capacity --memory 8192 --target-fp 0.01 --max-hashes 0"
   "model capacity --help"
   "model capacity --memory 2^14 --target-fp 1e-3 --retaining"
+  # rbf size (the hashing flag)
+  "size $W --target-fp 0.01 --memory 16384 --hashing distinct --confirm-arrivals 20000 --phases 1 --max-hashes 4"
+  "size $W --target-fp 0.01 --target-fn 0.5 --confirm-arrivals 0 --max-hashes 3 --json"
   # rbf run
   "run $repo/configs/quickstart.toml -o out-q"
   "run $repo/configs/quickstart.toml -o out-q2 --shard 1/2 --threads 1"

@@ -78,6 +78,15 @@ pub enum HashingArg {
     Distinct,
 }
 
+impl From<HashingArg> for Hashing {
+    fn from(h: HashingArg) -> Self {
+        match h {
+            HashingArg::Colliding => Hashing::Colliding,
+            HashingArg::Distinct => Hashing::Distinct,
+        }
+    }
+}
+
 #[derive(serde::Deserialize)]
 struct FilterFile {
     filter: FilterConfig,
@@ -167,10 +176,7 @@ impl FilterArgs {
     /// seed and positions.
     fn override_variant(&self, c: &mut FilterConfig) {
         if let Some(h) = self.hashing {
-            c.hashing = match h {
-                HashingArg::Colliding => Hashing::Colliding,
-                HashingArg::Distinct => Hashing::Distinct,
-            };
+            c.hashing = h.into();
         }
         if self.retaining {
             c.retaining = true;

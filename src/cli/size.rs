@@ -3,7 +3,6 @@
 
 use clap::{ArgGroup, Args};
 
-use rbf::filter::Hashing;
 use rbf::report::size::size_text;
 use rbf::size::command::{DEFAULT_CONFIRM_ARRIVALS, DEFAULT_SEED};
 use rbf::size::{size, ConfirmReplay, Goal, SizeRequest};
@@ -61,10 +60,7 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     };
     let mut request = SizeRequest::new(&a.workload.spec(), goal, &a.phases, replay)?;
     request.search.max_hashes = a.max_hashes;
-    request.search.hashing = match a.hashing {
-        HashingArg::Colliding => Hashing::Colliding,
-        HashingArg::Distinct => Hashing::Distinct,
-    };
+    request.search.hashing = a.hashing.into();
     request.search.eps = a.model.eps;
     request.search.renewal_tolerance = a.model.tolerance;
     request.search.progress = true;

@@ -1,6 +1,7 @@
 //! Presentation: plain-text tables for terminals and helpers shared by every command's
 //! human-readable output. Machine-readable output is the serde JSON of the results.
 
+pub mod capacity;
 pub mod compare;
 pub mod fit;
 pub mod html;

@@ -1,9 +1,8 @@
 //! `rbf model capacity`: expected messages per cycle for a target average FP rate,
 //! per model, and the best k (FP paper §V-B, §V-C).
 
-use rbf::filter::Hashing;
-use rbf::model::fp::{capacity, Capacity, CapacityQuery};
-use rbf::report::{rate, Table};
+use rbf::model::fp::{capacity, CapacityQuery};
+use rbf::report::capacity::capacity_text;
 use rbf::Result;
 
 use crate::cli::filter_args::HashingArg;
@@ -42,106 +41,13 @@ pub fn run(a: CapacityArgs, io: &mut crate::cli::io::Io) -> Result<()> {
         memory: a.memory,
         target: a.target_fp,
         k_max: a.max_hashes,
-        hashing: match a.hashing {
-            HashingArg::Colliding => Hashing::Colliding,
-            HashingArg::Distinct => Hashing::Distinct,
-        },
+        hashing: a.hashing.into(),
         retaining: !a.non_retaining,
         copy_over: !a.no_copy_over,
     })?;
     if a.json {
         return io.json(&c);
     }
-    rbf::out!("{}", render(&c, !a.non_retaining));
+    rbf::out!("{}", capacity_text(&c, !a.non_retaining));
     Ok(())
-}
-
-/// The per-k table, then the best k of each model.
-fn render(c: &Capacity, retaining: bool) -> String {
-    format!(
-        "M = {} bits, target average FP = {} (count-instance), {}\n{}\n{}",
-        c.memory,
-        c.target_fp,
-        if retaining {
-            "retaining"
-        } else {
-            "non-retaining"
-        },
-        per_k_table(c).render(),
-        best_table(c).render()
-    )
-}
-
-/// Each k's largest sigma and capacities.
-fn per_k_table(c: &Capacity) -> Table {
-    let mut t = Table::new([
-        "k",
-        "sigma",
-        "f_sigma^1",
-        "capacity sigma",
-        "2-phase sigma",
-        "capacity 2-phase",
-        "capacity f_a",
-        "capacity f_w",
-    ]);
-    let cell = |x: Option<u64>| x.map_or("-".to_string(), |v| v.to_string());
-    for k in &c.per_k {
-        t.row([
-            k.k.to_string(),
-            cell(k.one_phase.map(|s| s.sigma)),
-            k.one_phase.map_or("-".to_string(), |s| rate(s.fp)),
-            k.one_phase
-                .map_or("-".to_string(), |s| format!("{:.1}", s.messages_per_cycle)),
-            cell(k.two_phase.map(|s| s.sigma)),
-            k.two_phase
-                .map_or("-".to_string(), |s| format!("{:.1}", s.messages_per_cycle)),
-            format!("{:.1}", k.capacity_fa),
-            k.capacity_fw.to_string(),
-        ]);
-    }
-    t.note(
-        "sigma: set bits per array at which the filter recycles; f_sigma^1: the FP paper's \
-         average FP rate (count-instance) at that sigma; capacity: expected messages per \
-         cycle (two-phase: per half of M/2 bits); f_a, f_w: N-bounded sizing by the \
-         real-user and worst-case rates",
-    );
-    t
-}
-
-/// Each model's best k and capacity, against the one-phase sigma-bounded one.
-fn best_table(c: &Capacity) -> Table {
-    let mut s = Table::new(["model", "best k", "messages per cycle", "vs sigma-bounded"]);
-    s.row([
-        "sigma-bounded, one phase".to_string(),
-        c.best_k.to_string(),
-        format!("{:.1}", c.capacity_sigma),
-        "1".to_string(),
-    ]);
-    s.row([
-        "sigma-bounded, two phases".to_string(),
-        c.best_k_two_phase.to_string(),
-        format!("{:.1}", c.capacity_two_phase),
-        format!("{:.3}", ratio(c.capacity_two_phase, c.capacity_sigma)),
-    ]);
-    s.row([
-        "f_a (N-bounded, real user)".to_string(),
-        c.best_k_fa.to_string(),
-        format!("{:.1}", c.capacity_fa),
-        format!("{:.3}", c.ratio_fa),
-    ]);
-    s.row([
-        "f_w (worst case)".to_string(),
-        c.best_k_fw.to_string(),
-        format!("{:.1}", c.capacity_fw),
-        format!("{:.3}", c.ratio_fw),
-    ]);
-    s
-}
-
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        a / b
-    } else {
-        0.0
-    }
 }
