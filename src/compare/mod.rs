@@ -15,6 +15,7 @@
 pub mod bound;
 pub mod command;
 pub mod judge;
+pub mod model_fn;
 pub mod observed;
 pub mod record;
 pub mod verdict;

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod fit;
 pub mod html;
 pub mod judged;
+pub mod model_fn;
 pub mod replay;
 pub mod size;
 
