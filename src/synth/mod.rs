@@ -9,6 +9,7 @@
 //! cycles for the filter to reach steady state) measures the model's steady state.
 
 mod alias;
+pub mod command;
 mod ranking;
 mod rng;
 
