@@ -56,7 +56,9 @@ pub fn run(a: FitArgs, io: &mut super::io::Io) -> Result<()> {
     let request = FitRequest::new(options, &a.trace, workload, table)?;
     let mut source = io.open(&a.trace_args, &a.trace)?;
     let notes = super::print_ingest_notes;
-    let run = command::run(&request, source.as_mut(), notes, |what, p| io.wrote(what, p))?;
+    let run = command::run(&request, source.as_mut(), notes, |what, p| {
+        io.wrote(what, p)
+    })?;
     // With data on stdout, the summary must not be mixed into it.
     let mut stderr = rbf::console::Notes;
     let out: &mut dyn Write = if request.writes_stdout() {

@@ -26,7 +26,7 @@ pub struct MergeArgs {
 
 pub fn run(a: MergeArgs) -> Result<()> {
     let start = Instant::now();
-    super::run::output_dir(&a.output)?;
+    experiment::command::output_dir(&a.output)?;
     let inputs: Vec<&Path> = a.shards.iter().map(PathBuf::as_path).collect();
     output::check_dir(&a.output, &inputs)?;
     let parts = a

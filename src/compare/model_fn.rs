@@ -69,7 +69,10 @@ impl FnRun<'_> {
             methods: report
                 .map(|r| {
                     let entry = |r| MethodEntry { result: r };
-                    r.results.iter().map(|r| (r.method.name(), entry(r))).collect()
+                    r.results
+                        .iter()
+                        .map(|r| (r.method.name(), entry(r)))
+                        .collect()
                 })
                 .unwrap_or_default(),
             models: &j.records,

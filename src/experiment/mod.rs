@@ -8,6 +8,7 @@
 //! ([`grid::Shard`]) splits the grid for cluster job arrays; [`merge`] reassembles
 //! shard outputs into exactly what an unsharded run writes.
 
+pub mod command;
 pub mod config;
 pub mod grid;
 pub mod output;
