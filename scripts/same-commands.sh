@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Checks that a change is behaviour-preserving for the single commands (replay, fit, synth,
-# model fn, model capacity, size, run): runs each command below with two rbf binaries, each in
-# a directory of its own, and compares stdout, stderr, the exit status and every file
-# written, byte for byte. Times (`in 0.3 s`, "seconds" in JSON) are masked; nothing else is.
+# Checks that a change is behaviour-preserving for the single commands (replay, fit,
+# synth, ingest, model fn, model capacity, size, run): runs each command below with two
+# rbf binaries, each in a directory of its own, and compares stdout, stderr, the exit
+# status and every file written, byte for byte. Times (`in 0.3 s`, "seconds" in JSON)
+# are masked; nothing else is.
 #
 #   scripts/same-commands.sh BEFORE_BIN AFTER_BIN
 #
@@ -117,6 +118,22 @@ cmds=(
   "model capacity --memory 8192 --target-fp 0.01 --max-hashes 0"
   "model capacity --help"
   "model capacity --memory 2^14 --target-fp 1e-3 --retaining"
+  # rbf ingest
+  "ingest $data/t.txt -o t.rbfs"
+  "ingest $data/t.txt -o t2.rbfs --json"
+  "ingest $data/z.txt.zst -o -"
+  "ingest $data/t.txt -o $data/t.txt"
+  "ingest $data/missing.txt -o m.rbfs"
+  "ingest $data/empty.txt -o e.rbfs"
+  "ingest $data/bad.txt -o b.rbfs"
+  "ingest $data/trunc.txt.zst -o tr.rbfs"
+  "ingest $repo/tests/data/tcpdump_tcp-handshake-nano_sll.pcap -o p.rbfs --flows --key src-dst"
+  "ingest $repo/tests/data/zeek_trunc_ip4-trunc.pcap -o p2.rbfs --json"
+  "ingest $repo/tests/data/tragen-100k.csv --format jedi -o j.rbfs"
+  "ingest $data/t.txt -o nodir/x.rbfs"
+  "ingest $data/t.txt"
+  "ingest --help"
+  "ingest $data/t.txt -o x.rbfs --format bogus"
   # rbf size (the hashing flag)
   "size $W --target-fp 0.01 --memory 16384 --hashing distinct --confirm-arrivals 20000 --phases 1 --max-hashes 4"
   "size $W --target-fp 0.01 --target-fn 0.5 --confirm-arrivals 0 --max-hashes 3 --json"

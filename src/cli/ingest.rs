@@ -1,13 +1,13 @@
 //! `rbf ingest`: read a trace once and write it as a compact `.rbfs` message stream.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::ingest::{self, rbfs};
-use rbf::output_file::{check_outputs, is_stdio};
+use rbf::ingest::command::{self, IngestRequest};
+use rbf::output_file::is_stdio;
+use rbf::report::ingest::ingest_text;
 use rbf::Result;
 
 use super::trace_args::TraceArgs;
@@ -31,17 +31,8 @@ pub struct IngestArgs {
 }
 
 pub fn run(a: IngestArgs) -> Result<()> {
-    let options = a.trace.options()?;
-    let inputs = rbf::ingest::series::expand(&a.input)?;
-    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-    check_outputs(&[&a.output], &inputs)?;
-    let t = Instant::now();
-    let mut source = ingest::open_inputs(&a.input, &options)?;
-    let written = rbfs::write(&a.output, source.as_mut(), options.hasher)?;
-    let secs = t.elapsed().as_secs_f64();
-    let summary = source.summary();
-    super::print_ingest_notes(summary);
-    summary.require_data()?;
+    let request = IngestRequest::new(a.trace.options()?, &a.input, &a.output)?;
+    let run = command::run(&request, super::print_ingest_notes)?;
     // With the stream on stdout, the summary must not be mixed into it.
     let mut out: Box<dyn Write> = if is_stdio(&a.output) {
         Box::new(rbf::console::Notes)
@@ -49,25 +40,7 @@ pub fn run(a: IngestArgs) -> Result<()> {
         Box::new(std::io::stdout())
     };
     if a.json {
-        return super::write_json(&mut out, summary);
+        return super::write_json(&mut out, &run.summary);
     }
-    let mut text = format!(
-        "{}: {} {} record(s) -> {} message(s) in {} ({:.2} s)\n",
-        summary.source,
-        summary.records,
-        summary.format,
-        written,
-        a.output.display(),
-        secs
-    );
-    if let Some(k) = &summary.key {
-        text.push_str(&format!("key: {k}\n"));
-    }
-    if let Some(f) = &summary.flows {
-        text.push_str(&format!(
-            "flows: {} record(s) exported (inactive {} s, active {} s), at most {} live\n",
-            f.records, f.inactive_timeout_s, f.active_timeout_s, f.max_live_flows
-        ));
-    }
-    super::write_text(&mut out, &text)
+    super::write_text(&mut out, &ingest_text(&run, &a.output))
 }

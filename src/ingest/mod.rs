@@ -12,6 +12,7 @@
 //! of its own beside the consumer ([`readahead`]).
 
 pub mod binary;
+pub mod command;
 pub mod compressed;
 pub mod count;
 pub mod csv;

@@ -5,6 +5,7 @@ pub mod capacity;
 pub mod compare;
 pub mod fit;
 pub mod html;
+pub mod ingest;
 pub mod judged;
 pub mod model_fn;
 pub mod replay;
