@@ -26,6 +26,7 @@ mod ingest_pipeline;
 mod ingest_roundtrip;
 mod ingest_series;
 mod judge_consistency;
+mod library_calls;
 mod model_fn_cli;
 mod model_fn_engine;
 mod model_fn_paper;
