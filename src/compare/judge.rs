@@ -241,6 +241,7 @@ pub fn judge(
     }
     records.sort_by_key(|r| r.bound);
     judge_all(&mut records, observed);
+    state_identified_as_points(&mut records);
     Ok(Judgement {
         records,
         report: Some(report),
@@ -358,6 +359,19 @@ fn judge_all(records: &mut [Record], observed: Option<&Observed>) {
     if let Some(obs) = observed {
         for r in records {
             judge_record(r, obs);
+        }
+    }
+}
+
+/// Drops the range of every record whose range the fit's value pins down
+/// ([`Range::pins`]): the trace identifies that method, and every output states it as a
+/// point. Called after the verdicts, which stay against the whole spread (a point
+/// within 2.5 % of every member the trace allows is still judged against them all:
+/// never more optimistic than the evidence).
+fn state_identified_as_points(records: &mut [Record]) {
+    for r in records {
+        if r.range.is_some_and(|x| x.pins(r.value)) {
+            r.range = None;
         }
     }
 }
@@ -767,5 +781,63 @@ mod tests {
         assert_eq!(judged(lo * 0.5, lo * 0.9).0, Some(BoundVerdict::Violated));
         assert_eq!(judged(lo * 0.9, v).0, Some(BoundVerdict::Undecided));
         assert_eq!(judged(hi * 1.001, hi * 1.1).1, Some(Regime::Steady));
+    }
+
+    /// A method the alternatives pin down to within 2.5 % is stated as a point (no
+    /// range in any output), one they do not as a range; either way the verdict is
+    /// against the whole spread (issue 38 item 2).
+    #[test]
+    fn a_method_is_a_point_only_where_its_own_range_is_narrow() {
+        let f = filter();
+        let method = |alternatives: Vec<Workload>, obs: Option<(f64, f64)>| {
+            let fit = fitted(Some(QFitCheck::tested(0.001, 0.01, alternatives.clone())));
+            let o = obs.map(|(l, h)| observed(l, h));
+            let j = judge(&Subject::fitted(&f, &fit), &options(), o.as_ref()).unwrap();
+            let each: Vec<f64> = std::iter::once(&fit.point)
+                .chain(&alternatives)
+                .map(|w| {
+                    FnModel::new(&f, w, crate::model::fneg::DEFAULT_EPS)
+                        .unwrap()
+                        .evaluate(&[Method::MarkovLower], RenewalOptions::default())
+                        .unwrap()
+                        .results[0]
+                        .fn_rate
+                })
+                .collect();
+            let r = j.get(Bound::of(Method::MarkovLower)).unwrap().clone();
+            (r, each)
+        };
+        let near = |a: f64| Workload::zipf(300, a, 0.9, Placement::Uniform);
+        // Near the fit's exponent: every member within 2.5 % of the point.
+        let (point, each) = method(vec![near(0.99), near(1.01)], None);
+        let (lo, hi) = each
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(*x), h.max(*x)));
+        assert!(hi > lo, "the members differ: {each:?}");
+        assert!(
+            each.iter()
+                .all(|x| (x - point.value).abs() <= 0.025 * point.value),
+            "{each:?}"
+        );
+        assert_eq!(point.range, None, "a narrow range is a point");
+        // ... judged against the spread all the same: an interval above the point but
+        // not above every member's value is undecided for a lower bound.
+        let v = point.value;
+        assert!(hi > v, "{each:?}");
+        let (r, _) = method(
+            vec![near(0.99), near(1.01)],
+            Some((v * (1.0 + 1e-6), (v + hi) / 2.0)),
+        );
+        assert_eq!(r.verdict, Some(BoundVerdict::Undecided));
+        assert_eq!(r.range, None);
+        let (r, _) = method(vec![near(0.99), near(1.01)], Some((hi * 1.001, hi * 1.1)));
+        assert_eq!(r.verdict, Some(BoundVerdict::Holds));
+        // Far from it: a range, printed and judged as a whole.
+        let (wide, each) = method(vec![near(0.6), near(1.4)], None);
+        let range = wide.range.expect("a wide range stays a range");
+        assert!(each
+            .iter()
+            .any(|x| (x - wide.value).abs() > 0.025 * wide.value));
+        assert!(range.low < wide.value && wide.value < range.high);
     }
 }

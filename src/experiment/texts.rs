@@ -92,8 +92,10 @@ trace (its reuse profile and p_r, docs/FIT.md) at the point estimate (synthetic 
 `fit = true`) and at the conservative end of the fit's uncertainty (the profile's upper 99 % \
 band, the worst p_r of its interval); the **markov** columns are the Markov-chain bounds and \
 approximations (§4); **drop-pins** is a fast approximation (eqs. 10-11), never a bound. The \
-Q-based methods (Markov, drop-pins) on a fitted workload carry a range (`{key}_low/high`) when \
-the trace cannot tell the fitted Q from alternatives, and are judged against the whole range.\n\
+Q-based methods (Markov, drop-pins) on a fitted workload carry a range (`{key}_low/high`): \
+their spread over the fit and the alternatives the trace cannot tell from it, where some \
+alternative is more than 2.5 % from the fit's value; within 2.5 % the trace identifies the \
+method and it is a point. Either way it is judged against the whole spread.\n\
 - **standing** (`{key}_standing`): *proven* (a theorem of the FN paper covers this number for \
 this variant and a workload given as the truth), *fitted-model* (a bound for the model fitted \
 from the trace, not a proof for the trace), *checked* (not proven, checked by measurement: the \
