@@ -742,17 +742,7 @@ mod tests {
         let range = lower.range.expect("a range");
         // The range is the spread of the method over the fit and the alternatives,
         // each computed on its own.
-        let each: Vec<f64> = std::iter::once(&fit.point)
-            .chain(&alternatives)
-            .map(|w| {
-                FnModel::new(&f, w, crate::model::fneg::DEFAULT_EPS)
-                    .unwrap()
-                    .evaluate(&[Method::MarkovLower], RenewalOptions::default())
-                    .unwrap()
-                    .results[0]
-                    .fn_rate
-            })
-            .collect();
+        let each = markov_lower_on(&f, &fit.point, &alternatives);
         let lo = each.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = each.iter().copied().fold(0.0, f64::max);
         assert_eq!((range.low, range.high), (lo, hi));
@@ -783,6 +773,22 @@ mod tests {
         assert_eq!(judged(hi * 1.001, hi * 1.1).1, Some(Regime::Steady));
     }
 
+    /// The Markov lower bound on the fit's point and on each alternative, each
+    /// computed on its own: what a range over them must span.
+    fn markov_lower_on(f: &FilterConfig, point: &Workload, alternatives: &[Workload]) -> Vec<f64> {
+        std::iter::once(point)
+            .chain(alternatives)
+            .map(|w| {
+                FnModel::new(f, w, crate::model::fneg::DEFAULT_EPS)
+                    .unwrap()
+                    .evaluate(&[Method::MarkovLower], RenewalOptions::default())
+                    .unwrap()
+                    .results[0]
+                    .fn_rate
+            })
+            .collect()
+    }
+
     /// A method the alternatives pin down to within 2.5 % is stated as a point (no
     /// range in any output), one they do not as a range; either way the verdict is
     /// against the whole spread (issue 38 item 2).
@@ -793,17 +799,7 @@ mod tests {
             let fit = fitted(Some(QFitCheck::tested(0.001, 0.01, alternatives.clone())));
             let o = obs.map(|(l, h)| observed(l, h));
             let j = judge(&Subject::fitted(&f, &fit), &options(), o.as_ref()).unwrap();
-            let each: Vec<f64> = std::iter::once(&fit.point)
-                .chain(&alternatives)
-                .map(|w| {
-                    FnModel::new(&f, w, crate::model::fneg::DEFAULT_EPS)
-                        .unwrap()
-                        .evaluate(&[Method::MarkovLower], RenewalOptions::default())
-                        .unwrap()
-                        .results[0]
-                        .fn_rate
-                })
-                .collect();
+            let each = markov_lower_on(&f, &fit.point, &alternatives);
             let r = j.get(Bound::of(Method::MarkovLower)).unwrap().clone();
             (r, each)
         };
