@@ -24,7 +24,14 @@ pub fn lower(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
 
 /// sum_j q_j (1 - q_j)^i (eq. 6), by [`PowerSums`] (no O(D) pass per state).
 pub fn with_replacement(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
-    let mut sums = PowerSums::new(q);
+    with_replacement_of(PowerSums::new(q), states)
+}
+
+/// [`with_replacement`] from the power sums of Q.
+pub fn with_replacement_of(
+    mut sums: PowerSums,
+    states: std::ops::RangeInclusive<usize>,
+) -> Vec<f64> {
     states.map(|i| sums.at(i as u64).1).collect()
 }
 
@@ -258,8 +265,12 @@ fn biuniform_floor(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Option<
 /// time cost O(D) per draw (millions of draws for Q of 10^5 messages).
 /// States i >= D - 1/2 are never reached by E[X] and get 0.
 pub fn drop_pins(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
-    let d = q.len() as f64;
-    let mut sums = PowerSums::new(q);
+    drop_pins_of(PowerSums::new(q), states)
+}
+
+/// [`drop_pins`] from the power sums of Q.
+pub fn drop_pins_of(mut sums: PowerSums, states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
+    let d = sums.distinct() as f64;
     let mut eval = |l: u64| {
         let (s, f) = sums.at(l);
         (d - s + f / 2.0, f)
@@ -579,6 +590,25 @@ mod tests {
             }
             // A sub-range gives the same values.
             assert_eq!(drop_pins(q, 7..=last)[..], fast[7..]);
+        }
+    }
+
+    #[test]
+    fn shared_rates_give_the_same_bits() {
+        use crate::model::fneg::powersums::Rates;
+        for (d, alpha) in [(500, 1.2), (300_000, 0.9)] {
+            let q = crate::workload::zipf(d, alpha);
+            let shared = std::sync::Arc::new(Rates::new(&q, &q));
+            // Both methods on one set of rates (groups built by the first), in both orders.
+            let dp = drop_pins_of(PowerSums::from_rates(shared.clone()), 0..=2_000);
+            let swr = with_replacement_of(PowerSums::from_rates(shared.clone()), 0..=2_000);
+            let dp_again = drop_pins_of(PowerSums::from_rates(shared), 0..=2_000);
+            assert!(crate::simd::same_bits(&dp, &drop_pins(&q, 0..=2_000)));
+            assert!(crate::simd::same_bits(&dp_again, &dp));
+            assert!(crate::simd::same_bits(
+                &swr,
+                &with_replacement(&q, 0..=2_000)
+            ));
         }
     }
 
