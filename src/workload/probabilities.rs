@@ -45,12 +45,16 @@ impl Probabilities {
                 "every weight is 0: at least one must be positive",
             ));
         }
-        let scaled: Vec<f64> = weights.iter().map(|w| w / max).collect();
+        // Weights whose largest is 1 already (Zipf's and the piecewise shapes' rank 0)
+        // are their own scaled weights: no copy of millions of ranks (w / 1 = w).
+        let scaled: std::borrow::Cow<[f64]> = if max == 1.0 {
+            std::borrow::Cow::Borrowed(weights)
+        } else {
+            std::borrow::Cow::Owned(weights.iter().map(|w| w / max).collect())
+        };
         let total = compensated_sum(&scaled);
         // total >= 1 (the largest scaled weight is exactly 1) and <= n: finite.
-        Ok(Probabilities(
-            scaled.into_iter().map(|w| w / total).collect(),
-        ))
+        Ok(Probabilities(scaled.iter().map(|w| w / total).collect()))
     }
 
     /// Zipf(D, alpha): q_i proportional to (i + 1)^-alpha for i = 0..D; `alpha` must be

@@ -80,6 +80,10 @@ pub struct FnModel {
     pub reuse: Option<ReuseProfile>,
     /// Truncation: states or arrivals beyond probability eps are dropped (§4.1.3, §5.1).
     pub eps: f64,
+    /// Q's rates for the power sums, built when drop-pins or markov-swr first asks and
+    /// then shared by both (one logarithm per rank and the groups' moments, once): of
+    /// `q` as built (nothing changes a model's `q` after [`FnModel::new`]).
+    rates: std::sync::OnceLock<std::sync::Arc<powersums::Rates>>,
 }
 
 impl FnModel {
@@ -149,6 +153,7 @@ impl FnModel {
             p_r_interval: workload.p_repeat_interval.map(|[l, h]| (l, h)),
             reuse: workload.reuse.clone(),
             eps,
+            rates: std::sync::OnceLock::new(),
         })
     }
 
@@ -186,15 +191,23 @@ impl FnModel {
         let states = profile.start..=profile.last();
         Some(match method {
             Method::MarkovLower => markov::nonrepeat::lower(&self.q, states),
-            Method::MarkovSwr => markov::nonrepeat::with_replacement(&self.q, states),
+            Method::MarkovSwr => markov::nonrepeat::with_replacement_of(self.power_sums(), states),
             Method::MarkovUniform => markov::nonrepeat::uniform(self.q.len(), states),
             Method::MarkovBiuniform => markov::nonrepeat::biuniform(&self.q, states).0,
-            Method::DropPins => markov::nonrepeat::drop_pins(&self.q, states),
+            Method::DropPins => markov::nonrepeat::drop_pins_of(self.power_sums(), states),
             Method::MarkovDisabling => {
                 markov::disabling_estimates(&self.q, &self.zeta, self.p_r, profile)
             }
             Method::Renewal => return None,
         })
+    }
+
+    /// Power sums of Q, on rates built once per model ([`powersums::Rates`]).
+    fn power_sums(&self) -> powersums::PowerSums {
+        let rates = self
+            .rates
+            .get_or_init(|| std::sync::Arc::new(powersums::Rates::new(&self.q, &self.q)));
+        powersums::PowerSums::from_rates(rates.clone())
     }
 
     /// Rates of the Markov chain for a method (None for the renewal model).
