@@ -228,16 +228,29 @@ pub fn judge(
             notes: Vec::new(),
         });
     }
-    let (report, mut records) = model_records(subject, &model, options)?;
-    if let (Some(fit), false) = (subject.fit, subject.fitted_model) {
-        records.extend(fitted_records(filter, fit, options)?);
-    }
+    // The conservative renewal bound (one core, and on traces with p_r near 1 the
+    // longest single computation) needs nothing of the methods: it runs beside them.
+    // Each side's result is its own, so the records do not depend on the threads.
+    let conservative_fit = subject.fit.filter(|_| methods.contains(&Method::Renewal));
+    let (on_model, on_conservative) = rayon::join(
+        || -> Result<(FnReport, Vec<Record>)> {
+            let (report, mut records) = model_records(subject, &model, options)?;
+            if let (Some(fit), false) = (subject.fit, subject.fitted_model) {
+                records.extend(fitted_records(filter, fit, options)?);
+            }
+            Ok((report, records))
+        },
+        || {
+            conservative_fit
+                .map(|fit| conservative_record(filter, fit, options.renewal.eps))
+                .transpose()
+        },
+    );
+    let (report, mut records) = on_model?;
     let mut conservative = None;
-    if let (Some(fit), true) = (subject.fit, methods.contains(&Method::Renewal)) {
-        if let Some((record, c)) = conservative_record(filter, fit, options.renewal.eps)? {
-            records.push(record);
-            conservative = Some(c);
-        }
+    if let Some((record, c)) = on_conservative?.flatten() {
+        records.push(record);
+        conservative = Some(c);
     }
     records.sort_by_key(|r| r.bound);
     judge_all(&mut records, observed);

@@ -46,26 +46,33 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
     let Some((low, high)) = model.p_r_interval.filter(|(l, h)| h > l) else {
         return at_point(model, options);
     };
-    let truncated = std::cell::Cell::new(0.0f64);
-    let run = |m: &FnModel| -> Result<f64> {
+    // Each computation's bound and truncated mass; the computations of one step are
+    // independent and run on rayon's threads, and every decision below reads their
+    // values in a fixed order, so the result does not depend on the thread count.
+    let run = |m: &FnModel| -> Result<(f64, f64)> {
         let r = m.renewal(options)?;
-        truncated.set(truncated.get().max(r.truncated_mass));
-        Ok(r.fn_upper)
+        Ok((r.fn_upper, r.truncated_mass))
     };
-    let over = |a: f64, b: f64| -> Result<f64> {
+    let over = |a: f64, b: f64| -> Result<(f64, f64)> {
         let mut m = model.clone();
         m.p_r_interval = Some((a, b));
         run(&m)
     };
-    let at = |p: f64| -> Result<f64> {
+    let at = |p: f64| -> Result<(f64, f64)> {
         let mut m = model.clone();
         m.p_r_interval = None;
         m.p_r = p;
         run(&m)
     };
-    let mut pieces = vec![(low, high, over(low, high)?)];
+    let mut truncated = 0.0f64;
+    let mut kept = |r: (f64, f64)| {
+        truncated = truncated.max(r.1);
+        r.0
+    };
     let mid = (low + high) / 2.0;
-    let (mut attained, mut p_repeat) = (at(mid)?, mid);
+    let (whole, middle) = rayon::join(|| over(low, high), || at(mid));
+    let mut pieces = vec![(low, high, kept(whole?))];
+    let (mut attained, mut p_repeat) = (kept(middle?), mid);
     let (mut computations, mut extra) = (1, 1);
     loop {
         let (i, &(a, b, u)) = pieces
@@ -80,12 +87,12 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
             break;
         }
         let m = (a + b) / 2.0;
-        let left = over(a, m)?;
-        let right = over(m, b)?;
+        // The two halves' bounds, and the exact bound where the worst piece was cut.
+        let ((left, right), cut) =
+            rayon::join(|| rayon::join(|| over(a, m), || over(m, b)), || at(m));
+        let (left, right, v) = (kept(left?), kept(right?), kept(cut?));
         computations += 2;
         pieces.splice(i..=i, [(a, m, left), (m, b, right)]);
-        // The exact bound where the worst piece was cut.
-        let v = at(m)?;
         extra += 1;
         if v > attained {
             attained = v;
@@ -98,7 +105,7 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         p_repeat,
         pieces: pieces.len(),
         computations: computations + extra,
-        truncated_mass: truncated.get(),
+        truncated_mass: truncated,
     })
 }
 
