@@ -15,7 +15,7 @@ use crate::filter::FilterConfig;
 use crate::fit::adequacy::QFitCheck;
 use crate::fit::Fit;
 use crate::model::fneg::renewal::worst::renewal_worst_case;
-use crate::model::fneg::{Claim, FnModel, FnReport, Guarantee, Method, Profile, RenewalOptions};
+use crate::model::fneg::{Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions};
 use crate::workload::Workload;
 
 /// A workload fitted from a trace, as the judge uses it.
@@ -543,19 +543,21 @@ fn alternative_values(
     }
     let models = alternatives
         .par_iter()
-        .map(|w| {
-            let model = FnModel::new(filter, w, options.renewal.eps)?;
-            let profile = model.profile(false)?;
-            Ok((model, profile))
-        })
-        .collect::<Result<Vec<(FnModel, Profile)>>>()?;
-    let tasks: Vec<(&FnModel, &Profile, Method)> = models
+        .map(|w| FnModel::new(filter, w, options.renewal.eps))
+        .collect::<Result<Vec<FnModel>>>()?;
+    // The profile depends on the filter and eps only, the same for every alternative:
+    // built once, not once per alternative (about 0.03 s CPU each at sigma = 53 333).
+    let Some(first) = models.first() else {
+        return Ok(Vec::new());
+    };
+    let profile = first.profile(false)?;
+    let tasks: Vec<(&FnModel, Method)> = models
         .iter()
-        .flat_map(|(model, profile)| q_methods.iter().map(move |&m| (model, profile, m)))
+        .flat_map(|model| q_methods.iter().map(move |&m| (model, m)))
         .collect();
     Ok(tasks
         .par_iter()
-        .filter_map(|&(model, profile, m)| model.markov(m, profile).map(|r| (m, r.fn_rate)))
+        .filter_map(|&(model, m)| model.markov(m, &profile).map(|r| (m, r.fn_rate)))
         .collect())
 }
 

@@ -25,6 +25,12 @@ impl Probabilities {
     /// Refuses an empty list, an entry that is negative, NaN or infinite, and weights
     /// that are all zero; errors name `key` and the offending entry.
     pub fn from_weights(key: &str, weights: &[f64]) -> Result<Probabilities> {
+        Probabilities::from_weight_vec(key, weights.to_vec())
+    }
+
+    /// [`Probabilities::from_weights`] normalising `weights` in place: the same values
+    /// to the bit, without a second vector of millions of ranks.
+    pub fn from_weight_vec(key: &str, mut weights: Vec<f64>) -> Result<Probabilities> {
         if weights.is_empty() {
             return Err(Error::config(key, "needs at least one weight"));
         }
@@ -46,22 +52,21 @@ impl Probabilities {
             ));
         }
         // Weights whose largest is 1 already (Zipf's and the piecewise shapes' rank 0)
-        // are their own scaled weights: no copy of millions of ranks (w / 1 = w).
-        let scaled: std::borrow::Cow<[f64]> = if max == 1.0 {
-            std::borrow::Cow::Borrowed(weights)
-        } else {
-            std::borrow::Cow::Owned(weights.iter().map(|w| w / max).collect())
-        };
-        let total = compensated_sum(&scaled);
+        // are their own scaled weights (w / 1 = w).
+        if max != 1.0 {
+            weights.iter_mut().for_each(|w| *w /= max);
+        }
+        let total = compensated_sum(&weights);
         // total >= 1 (the largest scaled weight is exactly 1) and <= n: finite.
-        Ok(Probabilities(scaled.iter().map(|w| w / total).collect()))
+        weights.iter_mut().for_each(|w| *w /= total);
+        Ok(Probabilities(weights))
     }
 
     /// Zipf(D, alpha): q_i proportional to (i + 1)^-alpha for i = 0..D; `alpha` must be
     /// a finite number >= 0 (0 is uniform).
     pub fn zipf(distinct: usize, alpha: f64) -> Result<Probabilities> {
         Probabilities::check_zipf_alpha(alpha)?;
-        Probabilities::from_weights("popularity", &zipf_weights(distinct, alpha))
+        Probabilities::from_weight_vec("popularity", zipf_weights(distinct, alpha))
     }
 
     /// The Zipf exponent's range: a finite number >= 0.
