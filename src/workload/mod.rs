@@ -97,10 +97,10 @@ const BINOMIAL_TERMS: usize = 12;
 /// The coefficients C(-a, k) of (1 + t)^-a = sum_k C(-a, k) t^k into `c`, as many as
 /// make the rest below 2^-56 for every t in [0, t_max]; None when more than `c` holds.
 /// Each term over the one before is t (a + k) / (k + 1) <= rho = t max(a, 1); with
-/// rho <= 1/2 the rest from a term on is at most twice that term (< 2^-57 here).
+/// rho <= 1/2 the rest from a term on is at most twice that term (cut below 2^-57).
 fn binomial_series(a: f64, t_max: f64, c: &mut [f64]) -> Option<usize> {
     let rho = t_max * a.max(1.0);
-    if !(rho <= 0.5) {
+    if rho.is_nan() || rho > 0.5 {
         return None;
     }
     let (mut coefficient, mut power) = (1.0_f64, 1.0_f64);
