@@ -3,6 +3,7 @@
 
 use super::judged::{claim_cell, regime_name, renewal_mode_line, value_cell, verdict_cell};
 use super::{interval, sci, wrap, Table, WIDTH};
+use crate::compare::record::METHOD_IDENTIFIED;
 use crate::compare::{CompareRun, Comparison, Observed};
 use crate::filter::Positions;
 use crate::replay::TOO_FEW_CYCLES_WHY;
@@ -136,6 +137,19 @@ fn bound_notes(c: &Comparison, hash_seeds: u64, per_cycle: bool) -> String {
     ));
     if c.observed_fn.interval.is_none() {
         out.push_str(&wrap(TOO_FEW_CYCLES_WHY, WIDTH, "    "));
+    }
+    if c.judgement.records.iter().any(|r| r.range.is_some()) {
+        out.push_str(&wrap(
+            &format!(
+                "[low, high]: the method over every workload the trace cannot tell apart from \
+                 the fitted one (ends rounded outward); a Q-based method without a range is \
+                 within {} % of its value on all of them; verdicts are against the whole \
+                 spread either way",
+                METHOD_IDENTIFIED * 100.0
+            ),
+            WIDTH,
+            "    ",
+        ));
     }
     out.push_str(&wrap(
         &format!(

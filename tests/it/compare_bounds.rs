@@ -332,3 +332,58 @@ fn compare_json_has_a_key_per_bound() {
     assert!(v["fn_drop_pins"].is_null());
     assert_eq!(v["fn_methods_not_run"].as_array().map(Vec::len), Some(6));
 }
+
+/// A Q-based method stated as a range in `rbf compare`'s table comes with the line that
+/// says what the range is and why other methods have none; a table without any range
+/// does not carry that line.
+#[test]
+fn printed_method_ranges_are_explained() {
+    let dir = crate::scratch::Scratch::new("compare-ranges");
+    let run = |args: &[&str]| {
+        let out = crate::cli::rbf(&dir, args);
+        crate::cli::ok(&out);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // A trace short enough that the fit cannot pin every method down (measured: all six
+    // Q-based methods are ranges here).
+    run(&[
+        "synth",
+        "--distinct",
+        "2000",
+        "--zipf",
+        "0.9",
+        "--p-repeat",
+        "0.6",
+        "--placement",
+        "bottom",
+        "--arrivals",
+        "100000",
+        "--seed",
+        "2",
+        "-o",
+        "t.csv",
+    ]);
+    let filter = [
+        "t.csv", "--memory", "24000", "--hashes", "4", "--sigma", "8000", "--warmup", "20000",
+        "--seed", "2",
+    ];
+    let legend = "[low, high]: the method over every workload the trace cannot tell apart";
+    let ranged_rows = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("markov-") || l.starts_with("drop-pins"))
+            .filter(|l| l.contains(" [") && l.contains("e-"))
+            .count()
+    };
+    let mut all = vec!["compare"];
+    all.extend(filter);
+    let text = run(&all);
+    assert!(ranged_rows(&text) > 0, "{text}");
+    assert!(text.contains(legend), "{text}");
+    // The renewal rows alone: no Q-based method, so no range and no legend.
+    let mut renewal = vec!["compare"];
+    renewal.extend(filter);
+    renewal.extend(["--method", "renewal"]);
+    let text = run(&renewal);
+    assert_eq!(ranged_rows(&text), 0, "{text}");
+    assert!(!text.contains(legend), "{text}");
+}
