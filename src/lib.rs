@@ -30,7 +30,10 @@
 //! * [`size`]: the smallest filter for FP and FN targets, confirmed by replay.
 //! * [`report`]: tables and judged records in words, the same in every command.
 //! * [`experiment`]: config-driven grids, observed next to predicted, tables and plots.
+//! * [`args`]: the command line's options as library types (shared by the `rbf` binary
+//!   and the Python package), each command run as `rbf` runs it.
 
+pub mod args;
 pub mod compare;
 pub mod console;
 pub mod coverage;

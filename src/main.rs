@@ -8,7 +8,7 @@ fn main() -> ExitCode {
     quiet_broken_pipe();
     let args = cli::parse();
     let mut stdout = std::io::stdout();
-    let result = cli::run(args, &mut cli::io::Io::terminal(&mut stdout));
+    let result = cli::run(args, &mut rbf::args::io::Io::terminal(&mut stdout));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -1,5 +1,5 @@
-//! One command-line call from Python: parse the flags with the CLI's parser, run the
-//! CLI's command on a worker thread while the calling thread, detached from the
+//! One command-line call from Python: parse the flags with the command line's parser
+//! (`rbf::args`), run the command on a worker thread while the calling thread, detached from the
 //! interpreter (other Python threads run), watches for Ctrl-C; map the outcome to a
 //! Python value or exception.
 //!
@@ -21,8 +21,8 @@ use pyo3::types::{PyList, PyString, PyTuple};
 
 use rbf::ingest::MessageSource;
 
-use crate::cli;
 use crate::keys::{self, Keys};
+use rbf::args::{self, io::Io};
 
 /// How often the waiting thread looks for Ctrl-C (Python's signal handlers run only on
 /// the main thread, attached to the interpreter).
@@ -35,7 +35,7 @@ pub fn call(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
     let prehashed: bool = args.get_item(2)?.extract()?;
     let outputs = args.get_item(3)?.cast_into::<PyList>()?;
     let cli = std::iter::once("rbf".to_string()).chain(argv);
-    let cli = cli::try_parse(cli).map_err(usage_error)?;
+    let cli = args::try_parse(cli).map_err(usage_error)?;
     // The keys are borrowed from the caller's array for the length of the call.
     let keys = if keys_obj.is_none() {
         None
@@ -58,7 +58,7 @@ type Outcome = std::thread::Result<(rbf::Result<()>, Vec<u8>, Vec<PathBuf>)>;
 /// raises KeyboardInterrupt once it has.
 fn run_detached(
     py: Python<'_>,
-    command: cli::Cli,
+    command: args::Cli,
     keys: Option<&Keys>,
 ) -> PyResult<(Vec<u8>, Vec<PathBuf>)> {
     rbf::stop::clear_interrupt();
@@ -71,11 +71,11 @@ fn run_detached(
             .spawn_scoped(scope, move || {
                 let outcome = catch_unwind(AssertUnwindSafe(move || {
                     let mut out = Vec::new();
-                    let mut io = cli::io::Io::terminal(&mut out);
+                    let mut io = Io::terminal(&mut out);
                     io.memory = memory;
                     io.wrap = keys::stop_on_interrupt;
                     io.announce = false;
-                    let result = cli::run(command, &mut io);
+                    let result = args::run(command, &mut io);
                     let written = std::mem::take(&mut io.written);
                     drop(io);
                     (result, out, written)
@@ -165,7 +165,7 @@ fn trace_error(message: String) -> PyErr {
 /// A command-line parse error as a ValueError with the message the CLI prints (after
 /// "error: "), without the usage lines.
 fn usage_error(e: clap::Error) -> PyErr {
-    if let Some(line) = cli::numbers::bad_value(&e) {
+    if let Some(line) = args::numbers::bad_value(&e) {
         return PyValueError::new_err(line);
     }
     let text = e.render().to_string();

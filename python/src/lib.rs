@@ -2,16 +2,11 @@
 //!
 //! The package's functions (`rbf.replay`, `rbf.fit`, ...; python/rbf/__init__.py) turn
 //! their keyword arguments into the command line's flags and call [`call`], which parses
-//! them with the CLI's own clap definitions and runs the CLI's own command code
-//! (`../src/cli`, compiled in here): the option names, defaults, checks and error
-//! messages are the command line's, by construction. Results come back as the JSON the
-//! command prints with `--json`.
-
-// The CLI's sources, as `crate::cli` (their own paths say `crate::cli::...`). Parts the
-// package does not call (argument parsing from the process, `bench`) are dead code here.
-#[allow(dead_code)]
-#[path = "../../src/cli/mod.rs"]
-mod cli;
+//! them with the library's definitions of the command line's options (`rbf::args`, the
+//! ones the `rbf` binary parses its arguments with) and runs the command as `rbf` does
+//! (`rbf::args::run`): the option names, defaults, checks and error messages are the
+//! command line's, by construction. Results come back as the JSON the command prints
+//! with `--json`.
 
 mod call;
 mod keys;

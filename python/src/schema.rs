@@ -1,13 +1,13 @@
 //! The command line's flags, described for the Python side: the package builds its
 //! functions' keyword arguments, docstrings and type stub from this, so the option list
-//! exists once, in the clap definitions of src/cli.
+//! exists once, in the clap definitions of the command line's options (`rbf::args`).
 
 use clap::{ArgAction, CommandFactory};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 use serde::Serialize;
 
-use crate::cli;
+use rbf::args;
 
 #[derive(Serialize)]
 struct Flag {
@@ -35,7 +35,7 @@ struct CommandSchema {
 
 /// `schema()`: every command and its flags, as JSON.
 pub fn schema(py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-    let root = cli::numbers::plain_numbers(cli::Cli::command());
+    let root = args::numbers::plain_numbers(args::Cli::<args::Command>::command());
     let mut out = Vec::new();
     walk(&root, &mut Vec::new(), &mut out);
     let text = serde_json::to_string(&out)

@@ -463,7 +463,7 @@ fn the_import_graph_has_no_cycle() {
         "model::fneg::renewal::certified",
         "model::fneg::renewal::cycle"
     ));
-    assert!(has("cli::compare", "compare"));
+    assert!(has("args::compare", "compare"));
 }
 
 #[test]

@@ -65,7 +65,7 @@ pub fn run(a: CoverageBench) -> Result<()> {
         .unwrap_or(Shard::ALL);
     let t = Instant::now();
     if !a.summary_only {
-        crate::cli::with_threads(a.threads, || {
+        rbf::args::with_threads(a.threads, || {
             coverage::run(&config, &dir, shard, !rbf::progress::is_quiet())
         })?;
     }

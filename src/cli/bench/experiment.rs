@@ -26,7 +26,7 @@ pub fn run(a: ExperimentBench) -> Result<()> {
     let config = ExperimentConfig::load(&a.config)?;
     rbf::experiment::check(&config)?;
     let points = experiment::grid::expand(&config).len();
-    crate::cli::with_threads(a.threads, || {
+    rbf::args::with_threads(a.threads, || {
         let mut rows = 0;
         let t0 = Instant::now();
         let m = super::measure(a.runs, || {

@@ -127,7 +127,7 @@ fn point(
 
 /// The scale suite's flags, given with `--suite table1`, would be silently ignored.
 fn check_applicable(a: &FnBench) -> Result<()> {
-    let d: FnBench = crate::cli::defaults();
+    let d: FnBench = rbf::args::defaults();
     let scale_only = a.distinct != d.distinct
         || a.zipf != d.zipf
         || a.min_log2 != d.min_log2

@@ -87,7 +87,7 @@ fn timed<T>(repeats: u32, mut f: impl FnMut() -> Result<T>) -> Result<(Measureme
 
 /// Flags of a reader `--which` leaves out would be silently ignored.
 fn check_applicable(a: &IngestBench) -> Result<()> {
-    let d: IngestBench = crate::cli::defaults();
+    let d: IngestBench = rbf::args::defaults();
     let given = [
         (
             a.capture != d.capture || a.pcap_passes != d.pcap_passes,

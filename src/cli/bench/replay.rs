@@ -74,7 +74,7 @@ pub struct ReplayBench {
     /// Hash positions of the filter: fixed (as `rbf replay`), or per-cycle (as the
     /// judged replays of `rbf compare` and `rbf run`).
     #[arg(long, value_enum, default_value = "fixed")]
-    positions: crate::cli::filter_args::PositionsArg,
+    positions: rbf::args::filter_args::PositionsArg,
 }
 
 /// One size's timings (seconds).

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::filter::{FilterConfig, Hashing, Positions};
-use rbf::{Error, Result};
+use crate::filter::{FilterConfig, Hashing, Positions};
+use crate::{Error, Result};
 
 #[derive(Args, Debug, Clone)]
 pub struct FilterArgs {
@@ -129,7 +129,7 @@ impl FilterArgs {
     fn base(&self) -> Result<FilterConfig> {
         match &self.filter_config {
             Some(path) => {
-                let text = rbf::ingest::input::read_text(path)?;
+                let text = crate::ingest::input::read_text(path)?;
                 let f: FilterFile = toml::from_str(&text).map_err(|e| Error::Config {
                     key: "filter".into(),
                     message: format!("{}: {e}", path.display()),

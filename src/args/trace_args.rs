@@ -3,12 +3,12 @@
 
 use clap::Args;
 
-use rbf::ingest::csv::{parse_delimiter, CsvSpec, TimeUnit};
-use rbf::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
-use rbf::ingest::packet::key::{FlowKeyKind, KeySpec};
-use rbf::ingest::{self, Format, IngestOptions, MessageSource};
-use rbf::message::KeyHasher;
-use rbf::{Error, Result};
+use crate::ingest::csv::{parse_delimiter, CsvSpec, TimeUnit};
+use crate::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
+use crate::ingest::packet::key::{FlowKeyKind, KeySpec};
+use crate::ingest::{self, Format, IngestOptions, MessageSource};
+use crate::message::KeyHasher;
+use crate::{Error, Result};
 
 #[derive(Args, Debug, Clone)]
 pub struct TraceArgs {

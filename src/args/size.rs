@@ -3,10 +3,10 @@
 
 use clap::{ArgGroup, Args};
 
-use rbf::report::size::size_text;
-use rbf::size::command::{DEFAULT_CONFIRM_ARRIVALS, DEFAULT_SEED};
-use rbf::size::{size, ConfirmReplay, Goal, SizeRequest};
-use rbf::Result;
+use crate::report::size::size_text;
+use crate::size::command::{DEFAULT_CONFIRM_ARRIVALS, DEFAULT_SEED};
+use crate::size::{size, ConfirmReplay, Goal, SizeRequest};
+use crate::Result;
 
 use super::filter_args::HashingArg;
 use super::model_args::ModelArgs;
@@ -68,6 +68,6 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     if a.json {
         return io.json(&run.output());
     }
-    rbf::out!("{}", size_text(&run)?);
+    crate::out!("{}", size_text(&run)?);
     Ok(())
 }

@@ -1,12 +1,12 @@
 //! The workload flags of `rbf synth`, `rbf size` and `rbf model fn`, declared once and
-//! resolved by the library ([`rbf::workload::WorkloadSpec`]).
+//! resolved by the library ([`crate::workload::WorkloadSpec`]).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::workload::{Workload, WorkloadSpec};
-use rbf::Result;
+use crate::workload::{Workload, WorkloadSpec};
+use crate::Result;
 
 #[derive(Args, Debug, Clone)]
 pub struct WorkloadArgs {

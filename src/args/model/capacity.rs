@@ -1,11 +1,11 @@
 //! `rbf model capacity`: expected messages per cycle for a target average FP rate,
 //! per model, and the best k (FP paper §V-B, §V-C).
 
-use rbf::model::fp::{capacity, CapacityQuery};
-use rbf::report::capacity::capacity_text;
-use rbf::Result;
+use crate::model::fp::{capacity, CapacityQuery};
+use crate::report::capacity::capacity_text;
+use crate::Result;
 
-use crate::cli::filter_args::HashingArg;
+use crate::args::filter_args::HashingArg;
 
 #[derive(clap::Args, Debug)]
 pub struct CapacityArgs {
@@ -36,7 +36,7 @@ pub struct CapacityArgs {
     pub json: bool,
 }
 
-pub fn run(a: CapacityArgs, io: &mut crate::cli::io::Io) -> Result<()> {
+pub fn run(a: CapacityArgs, io: &mut crate::args::io::Io) -> Result<()> {
     let c = capacity(&CapacityQuery {
         memory: a.memory,
         target: a.target_fp,
@@ -48,6 +48,6 @@ pub fn run(a: CapacityArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     if a.json {
         return io.json(&c);
     }
-    rbf::out!("{}", capacity_text(&c, !a.non_retaining));
+    crate::out!("{}", capacity_text(&c, !a.non_retaining));
     Ok(())
 }

@@ -6,7 +6,7 @@ mod fp;
 
 use clap::{Args, Subcommand};
 
-use rbf::Result;
+use crate::Result;
 
 #[derive(Args, Debug)]
 pub struct ModelArgs {
@@ -28,11 +28,11 @@ pub fn run(a: ModelArgs, io: &mut super::io::Io) -> Result<()> {
     match a.model {
         // Both poll for Ctrl-C between steps of their long loops.
         Model::Fp(x) => {
-            rbf::progress::install_interrupt_handler();
+            crate::progress::install_interrupt_handler();
             fp::run(x, io)
         }
         Model::Capacity(x) => {
-            rbf::progress::install_interrupt_handler();
+            crate::progress::install_interrupt_handler();
             capacity::run(x, io)
         }
         Model::Fn(x) => fneg::run(x, io),

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::replay::command::{self, ReplayRequest};
-use rbf::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
-use rbf::Result;
+use crate::replay::command::{self, ReplayRequest};
+use crate::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
+use crate::Result;
 
 use super::filter_args::FilterArgs;
 use super::trace_args::TraceArgs;
@@ -49,5 +49,5 @@ pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
     if a.json {
         return io.json(&run.output(source.summary()));
     }
-    io.text(&rbf::report::replay::replay_table(&run.report))
+    io.text(&crate::report::replay::replay_table(&run.report))
 }

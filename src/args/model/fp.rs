@@ -1,10 +1,10 @@
 //! `rbf model fp`: the FP paper's average false-positive rate for one filter.
 
-use rbf::model::fp::{predict, FpPrediction};
-use rbf::report::{rate, Table};
-use rbf::Result;
+use crate::model::fp::{predict, FpPrediction};
+use crate::report::{rate, Table};
+use crate::Result;
 
-use crate::cli::filter_args::FilterArgs;
+use crate::args::filter_args::FilterArgs;
 
 #[derive(clap::Args, Debug)]
 pub struct FpArgs {
@@ -15,12 +15,12 @@ pub struct FpArgs {
     pub json: bool,
 }
 
-pub fn run(a: FpArgs, io: &mut crate::cli::io::Io) -> Result<()> {
+pub fn run(a: FpArgs, io: &mut crate::args::io::Io) -> Result<()> {
     let p = predict(&a.filter.config()?)?;
     if a.json {
         return io.json(&p);
     }
-    rbf::out!("{}", render(&p));
+    crate::out!("{}", render(&p));
     Ok(())
 }
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::workload_args::WorkloadArgs;
-use rbf::synth::command::{self, SynthRequest, SynthRun};
-use rbf::Result;
+use crate::synth::command::{self, SynthRequest, SynthRun};
+use crate::Result;
 
 #[derive(Args, Debug)]
 pub struct SynthArgs {
@@ -31,7 +31,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
     let spec = a.workload.spec();
     let request = SynthRequest::new(&spec, a.arrivals, a.seed, !a.no_prologue, &a.output)?;
     let SynthRun { written, prologue } = command::run(&request)?;
-    rbf::errln!(
+    crate::errln!(
         "wrote {written} arrivals to {} ({prologue} prologue + {} drawn); replay with --warmup {prologue} or more to measure the model's steady state",
         a.output.display(),
         a.arrivals

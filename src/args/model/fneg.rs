@@ -3,14 +3,14 @@
 
 use clap::Args;
 
-use rbf::compare::model_fn::model_fn;
-use rbf::compare::JudgeOptions;
-use rbf::report::model_fn::model_fn_text;
-use rbf::Result;
+use crate::compare::model_fn::model_fn;
+use crate::compare::JudgeOptions;
+use crate::report::model_fn::model_fn_text;
+use crate::Result;
 
-use crate::cli::filter_args::FilterArgs;
-use crate::cli::model_args::{MethodArgs, ModelArgs};
-use crate::cli::workload_args::WorkloadArgs;
+use crate::args::filter_args::FilterArgs;
+use crate::args::model_args::{MethodArgs, ModelArgs};
+use crate::args::workload_args::WorkloadArgs;
 
 #[derive(Args, Debug)]
 pub struct FnArgs {
@@ -27,7 +27,7 @@ pub struct FnArgs {
     pub json: bool,
 }
 
-pub fn run(a: FnArgs, io: &mut crate::cli::io::Io) -> Result<()> {
+pub fn run(a: FnArgs, io: &mut crate::args::io::Io) -> Result<()> {
     let filter = a.filter.config()?;
     let w = a.workload.workload()?;
     let methods = a.methods.methods()?;
@@ -36,6 +36,6 @@ pub fn run(a: FnArgs, io: &mut crate::cli::io::Io) -> Result<()> {
     if a.json {
         return io.json(&run.output());
     }
-    rbf::out!("{}", model_fn_text(&run));
+    crate::out!("{}", model_fn_text(&run));
     Ok(())
 }

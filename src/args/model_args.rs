@@ -5,8 +5,8 @@
 
 use clap::Args;
 
-use rbf::model::fneg::{Method, DEFAULT_EPS};
-use rbf::Result;
+use crate::model::fneg::{Method, DEFAULT_EPS};
+use crate::Result;
 
 /// `--method`.
 #[derive(Args, Debug, Clone)]

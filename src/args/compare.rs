@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::compare::{compare, CompareOptions, JudgeOptions};
-use rbf::fit::DEFAULT_WINDOW;
-use rbf::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
-use rbf::report::compare::compare_text;
-use rbf::Result;
+use crate::compare::{compare, CompareOptions, JudgeOptions};
+use crate::fit::DEFAULT_WINDOW;
+use crate::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
+use crate::report::compare::compare_text;
+use crate::Result;
 
 use super::filter_args::FilterArgs;
 use super::model_args::{MethodArgs, ModelArgs};
@@ -64,6 +64,6 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
     if a.json {
         return io.json(&run.output(source.summary()));
     }
-    rbf::out!("{}", compare_text(&run, a.confidence));
+    crate::out!("{}", compare_text(&run, a.confidence));
     Ok(())
 }

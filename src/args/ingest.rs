@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use rbf::ingest::command::{self, IngestRequest};
-use rbf::output_file::is_stdio;
-use rbf::report::ingest::ingest_text;
-use rbf::Result;
+use crate::ingest::command::{self, IngestRequest};
+use crate::output_file::is_stdio;
+use crate::report::ingest::ingest_text;
+use crate::Result;
 
 use super::trace_args::TraceArgs;
 
@@ -35,7 +35,7 @@ pub fn run(a: IngestArgs) -> Result<()> {
     let run = command::run(&request, super::print_ingest_notes)?;
     // With the stream on stdout, the summary must not be mixed into it.
     let mut out: Box<dyn Write> = if is_stdio(&a.output) {
-        Box::new(rbf::console::Notes)
+        Box::new(crate::console::Notes)
     } else {
         Box::new(std::io::stdout())
     };

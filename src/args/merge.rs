@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use clap::Args;
 
-use rbf::experiment::{self, output};
-use rbf::progress::is_quiet;
-use rbf::Result;
+use crate::experiment::{self, output};
+use crate::progress::is_quiet;
+use crate::Result;
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {
@@ -44,7 +44,7 @@ pub fn run(a: MergeArgs) -> Result<()> {
     let merged = experiment::merge_labelled(parts)?;
     let written = output::write(&merged, &a.output)?;
     if !is_quiet() {
-        rbf::out!("{}", rbf::experiment::tables::terminal(&merged, a.wide));
+        crate::out!("{}", crate::experiment::tables::terminal(&merged, a.wide));
     }
     super::print_written(
         &mut std::io::stdout(),
