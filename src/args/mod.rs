@@ -184,3 +184,34 @@ pub fn print_written(
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The library's parser is the command line's: numbers in the spellings users write,
+    /// and a bad value refused in the one line the command line prints.
+    #[test]
+    fn the_parser_reads_plain_numbers_and_names_a_bad_value() {
+        let args = [
+            "rbf", "-q", "model", "fp", "-m", "2^20", "-k", "3", "--sigma", "1e3",
+        ];
+        let cli: Cli = try_parse(args).expect("a valid command line");
+        assert!(cli.quiet);
+        let Command::Model(model::ModelArgs {
+            model: model::Model::Fp(fp),
+        }) = cli.command
+        else {
+            panic!("parsed as another command: {:?}", cli.command);
+        };
+        assert_eq!(fp.filter.memory, Some(1 << 20));
+        assert_eq!(fp.filter.sigma, Some(1000));
+        let bad = ["rbf", "replay", "t.txt", "--memory", "-1", "--hashes", "3"];
+        let e = try_parse::<Command, _, _>(bad).expect_err("a negative memory");
+        let line = numbers::bad_value(&e).expect("a bad value");
+        assert!(
+            line.starts_with("--memory") && line.contains("`-1`"),
+            "{line}"
+        );
+    }
+}

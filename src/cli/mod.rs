@@ -61,4 +61,31 @@ mod tests {
         walk(&super::Cli::command(), "rbf", &mut missing);
         assert!(missing.is_empty(), "flags without help: {missing:?}");
     }
+
+    /// The binary's commands are the library's (those the Python package runs), with the
+    /// same flags, defaults and help, and then `bench`.
+    #[test]
+    fn the_binary_runs_the_library_commands_then_bench() {
+        let mut lib = rbf::args::Cli::<rbf::args::Command>::command();
+        let mut bin = super::Cli::command();
+        lib.build();
+        bin.build();
+        let names = |c: &clap::Command| -> Vec<String> {
+            c.get_subcommands().map(|s| s.get_name().into()).collect()
+        };
+        let mut want = names(&lib);
+        want.insert(want.len() - 1, "bench".into()); // before clap's own `help`
+        assert_eq!(names(&bin), want);
+        // clap's `help` lists the commands, so the binary's names `bench` too.
+        for sub in lib.get_subcommands_mut().filter(|s| s.get_name() != "help") {
+            let name = sub.get_name().to_string();
+            let theirs = bin.find_subcommand_mut(&name).map(|b| b.render_long_help());
+            let ours = sub.render_long_help();
+            assert_eq!(
+                theirs.map(|h| h.to_string()),
+                Some(ours.to_string()),
+                "{name}"
+            );
+        }
+    }
 }

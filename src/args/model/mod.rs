@@ -1,8 +1,8 @@
 //! `rbf model`: analytical predictions without a trace.
 
-mod capacity;
+pub mod capacity;
 pub mod fneg;
-mod fp;
+pub mod fp;
 
 use clap::{Args, Subcommand};
 
