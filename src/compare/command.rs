@@ -81,6 +81,7 @@ pub fn compare(
     source: &mut dyn MessageSource,
     on_read: impl FnOnce(&IngestSummary),
 ) -> Result<CompareRun> {
+    options.judge.check()?;
     let filter = options.filter.clone();
     let methods = &options.judge.methods;
     let distinct = distinct_up_front(&filter, source, u64::from(options.hash_seeds));

@@ -128,6 +128,18 @@ impl JudgeOptions {
     }
 }
 
+impl JudgeOptions {
+    /// eps and the tolerance by the models' own rules, so that a bad value is an error
+    /// before the trace is read rather than a note on every row after it.
+    pub fn check(&self) -> Result<()> {
+        crate::model::fneg::check_eps(self.renewal.eps)?;
+        match self.renewal.tolerance {
+            Some(t) => crate::model::fneg::renewal::check_tolerance(t),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Default for JudgeOptions {
     fn default() -> Self {
         JudgeOptions {

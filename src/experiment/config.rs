@@ -623,11 +623,10 @@ impl ExperimentConfig {
         Ok(())
     }
 
-    /// eps, the renewal tolerance and the confidence in (0, 1); hash seeds in range.
+    /// eps in (0, 0.01) (the models' rule), the renewal tolerance and the confidence in
+    /// (0, 1); hash seeds in range.
     fn check_levels(&self) -> Result<()> {
-        if !(self.eps > 0.0 && self.eps < 1.0) {
-            return Err(Error::config("eps", "must lie strictly between 0 and 1"));
-        }
+        crate::model::fneg::check_eps(self.eps)?;
         if let Some(t) = self.renewal_tolerance {
             if !(t > 0.0 && t < 1.0) {
                 return Err(Error::config(

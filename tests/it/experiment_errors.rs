@@ -97,3 +97,15 @@ fn the_renewal_tolerance_is_checked() {
         assert_mentions(&e, &["renewal_tolerance", "between 0 and 1"]);
     }
 }
+
+/// eps is checked by the models' own rule when the config is read: a value the models
+/// refuse is an error naming the key, not a note on every row after the replays.
+#[test]
+fn eps_is_checked_by_the_models_rule() {
+    let ok = GOOD.replace("name = \"e\"", "name = \"e\"\neps = 1e-6");
+    ExperimentConfig::parse(&ok, Path::new("configs/good.toml")).expect("parses");
+    for bad in ["0.0", "0.05", "0.5", "-1e-3", "nan"] {
+        let e = err(&GOOD.replace("name = \"e\"", &format!("name = \"e\"\neps = {bad}")));
+        assert_mentions(&e, &["eps", "(0, 0.01)"]);
+    }
+}

@@ -92,3 +92,35 @@ fn quiet_silences_notes() {
     let quiet = rbf(&dir, &format!("{synth} --quiet"));
     assert!(!stderr(&quiet).contains("note:"), "{}", stderr(&quiet));
 }
+
+/// `compare --eps` and `--tolerance` are checked by the models' own rules before the
+/// trace is read: the error comes alone, without the trace's notes (it used to come
+/// after the whole replay and fit).
+#[test]
+fn compare_checks_the_model_settings_before_reading() {
+    let dir = Scratch::new("safe-compare-eps");
+    let synth = "synth --distinct 100 --p-repeat 0.9 --arrivals 2000 -o t.csv";
+    assert!(rbf(&dir, synth).status.success());
+    let mut text = std::fs::read_to_string(dir.join("t.csv")).expect("trace");
+    text.push_str("zz,,,\n");
+    std::fs::write(dir.join("t.csv"), text).expect("trace");
+    let compare = "compare t.csv -m 4000 -k 3 --sigma 1200";
+    for (extra, named) in [
+        ("--eps 0.05", "(0, 0.01)"),
+        ("--eps 0", "(0, 0.01)"),
+        ("--tolerance 2", "tolerance"),
+    ] {
+        let out = rbf(&dir, &format!("{compare} {extra}"));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{extra}: {err}");
+        assert!(err.contains(named), "{extra}: {err}");
+        assert!(
+            !err.contains("malformed"),
+            "{extra}: the trace was read: {err}"
+        );
+    }
+    // The same trace with working settings is read (and its bad line reported).
+    let out = rbf(&dir, &format!("{compare} --eps 1e-8"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("malformed"), "{}", stderr(&out));
+}

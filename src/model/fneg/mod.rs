@@ -134,12 +134,7 @@ impl FnModel {
                 "an interval of p_r needs a measured reuse profile (`reuse`): with Q and zeta the sequence U_j itself depends on p_r",
             ));
         }
-        if !(eps > 0.0 && eps < 1e-2) {
-            return Err(Error::config(
-                "eps",
-                format!("must lie in (0, 0.01), found {eps}"),
-            ));
-        }
+        check_eps(eps)?;
         Ok(FnModel {
             t: Transitions::new(filter.half_memory(), filter.hashes, filter.hashing),
             sigma,
@@ -348,5 +343,18 @@ impl FnModel {
             renewal,
             markov_states: profile.as_ref().map(|p| p.len()),
         })
+    }
+}
+
+/// eps, the truncation of the FN models (appendix E.1), in (0, 0.01): checked wherever
+/// it is read (flags, configs), before any trace is read, with the models' own rule.
+pub fn check_eps(eps: f64) -> Result<()> {
+    if eps > 0.0 && eps < 1e-2 {
+        Ok(())
+    } else {
+        Err(Error::config(
+            "eps",
+            format!("must lie in (0, 0.01), found {eps}"),
+        ))
     }
 }

@@ -75,6 +75,20 @@ const REUSE_SOURCE: &str = "U_j read from the measured reuse profile, no eq. 24 
 const REUSE_EXACT: &str =
     "U_j is read from the measured reuse profile (no eq. 24 recursion): the exact engine is as fast as a bracket would be";
 
+/// The certified tolerance (`--tolerance`), relative: in (0, 1).
+pub fn check_tolerance(t: f64) -> Result<()> {
+    if t > 0.0 && t < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::config(
+            "tolerance",
+            format!(
+                "the renewal tolerance is relative and must lie in (0, 1), e.g. 1e-3; found {t}"
+            ),
+        ))
+    }
+}
+
 /// Computes the renewal bound (one or two phases).
 ///
 /// Errors when the sigma + k process of Theorem 7 can never end (sigma + k >= M bits per
@@ -94,12 +108,7 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
     }
     let mut note = "";
     if let Some(t) = opt.tolerance {
-        if !(t > 0.0 && t < 1.0) {
-            return Err(Error::config(
-                "tolerance",
-                format!("the renewal tolerance is relative and must lie in (0, 1), e.g. 1e-3; found {t}"),
-            ));
-        }
+        check_tolerance(t)?;
         if input.reuse.is_some() {
             note = REUSE_EXACT;
         } else {
