@@ -722,7 +722,8 @@ fn the_length_counter_counts_braces_in_code_only() {
 }
 
 /// Issue 40: the command line is flag parsing, one library call and printing, so its
-/// share of the code stays small: src/cli/ (the built-in benchmarks, src/cli/bench/,
+/// share of the code stays small: src/cli/ and src/args/ (the flags, dispatch and printing
+/// the binary shares with the Python package; the built-in benchmarks, src/cli/bench/,
 /// left out of both counts) under 4 % of src/'s lines (`wc -l`: every line counted).
 #[test]
 fn the_command_line_stays_under_4_percent_of_the_code() {
@@ -737,14 +738,16 @@ fn the_command_line_stays_under_4_percent_of_the_code() {
             .lines()
             .count();
         all += lines;
-        if f.starts_with(src.join("cli")) {
+        // The command line is the binary's layer (src/cli) and the flags, dispatch
+        // and printing it shares with the Python package (src/args): both count.
+        if f.starts_with(src.join("cli")) || f.starts_with(src.join("args")) {
             cli += lines;
         }
     }
     let share = cli as f64 / all as f64;
     assert!(
         share < 0.04,
-        "src/cli/ (bench left out) is {cli} of {all} lines, {:.2} %: at most 4 %; move what is not flag parsing or printing into the library",
+        "src/cli/ and src/args/ (bench left out) are {cli} of {all} lines, {:.2} %: at most 4 %; move what is not flag parsing or printing into the library",
         share * 100.0
     );
 }
