@@ -857,6 +857,55 @@ mod tests {
         }
     }
 
+    /// The messages and summary of `bytes` read one message at a time.
+    fn read_one_by_one(bytes: &[u8]) -> (Vec<Message>, IngestSummary) {
+        let input = Box::new(std::io::Cursor::new(bytes.to_vec()));
+        let options = CaptureOptions {
+            key: KeySpec::default(),
+            hasher: KeyHasher::default(),
+            keep_keys: false,
+        };
+        match PcapSource::new(PathBuf::from("t.pcap"), input, options) {
+            Ok(mut s) => {
+                let out: Vec<Message> = (&mut s).collect();
+                (out, s.summary)
+            }
+            Err(e) => (
+                Vec::new(),
+                IngestSummary::new(&PathBuf::from(e.to_string()), ""),
+            ),
+        }
+    }
+
+    /// `next` (one message a call) reads what `fill` reads in batches, on intact, cut
+    /// and corrupted captures of both kinds.
+    #[test]
+    fn next_reads_what_fill_reads() {
+        let mut rng = Rng::seed(7);
+        let captures = [
+            legacy(&mut rng, false, false),
+            legacy(&mut rng, true, true),
+            pcapng(&mut rng, false),
+            pcapng(&mut rng, true),
+        ];
+        for c in captures {
+            assert!(read_one_by_one(&c).0.len() > 150);
+            let mut variants = vec![c.clone()];
+            for _ in 0..10 {
+                variants.push(c[..rng.below(c.len() as u64) as usize].to_vec());
+                let mut d = c.clone();
+                let at = 24 + rng.below(c.len() as u64 - 24) as usize;
+                d[at] = rng.below(256) as u8;
+                variants.push(d);
+            }
+            for v in variants {
+                let (batched, one) = (read(&v, true), read_one_by_one(&v));
+                assert_eq!(batched.0, one.0);
+                assert_eq!(batched.1, one.1);
+            }
+        }
+    }
+
     #[test]
     fn plain_records_read_like_the_parser_reads_them() {
         let mut rng = Rng::seed(41);
