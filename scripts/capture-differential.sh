@@ -2,8 +2,9 @@
 # Checks that a change to the capture readers or the flow table is behaviour-preserving:
 # runs two rbf binaries over every capture in traces/pcap and tests/data, intact, cut at 3
 # random places and with 3 random bytes changed (uncompressed ones), and compares
-# `rbf ingest` (its output text without the time, and the .rbfs bytes) and
-# `rbf replay --flows` with three timeout settings (output text, warnings included).
+# `rbf ingest` (its output text without the time, and the .rbfs bytes), `rbf replay --json`
+# of the capture and of the .rbfs written, and `rbf replay --flows` with three timeout
+# settings (output text, warnings included).
 #
 #   scripts/capture-differential.sh BEFORE_BIN AFTER_BIN [SEED]
 #
@@ -17,6 +18,13 @@ trap 'rm -rf "$w"' EXIT
 R="-m 4096 -k 2 --sigma 1000"
 run() { # BIN SIDE INPUT
   "$1" ingest "$3" -o "$w/$2.rbfs" 2>&1 | sed 's/ ([0-9.]* s)$//; s#'"$w"'/[a-z]*\.rbfs#OUT#' > "$w/$2.txt"
+  # shellcheck disable=SC2086
+  "$1" replay "$3" --json $R 2>&1 | grep -v "^reading \|expected to take" >> "$w/$2.txt"
+  if [ -e "$w/$2.rbfs" ]; then
+    # shellcheck disable=SC2086
+    "$1" replay "$w/$2.rbfs" --json $R 2>&1 | grep -v "^reading \|expected to take" |
+      sed 's#'"$w"'/[a-z]*\.rbfs#OUT#' >> "$w/$2.txt"
+  fi
   for t in "" "--inactive-timeout 1s --active-timeout 5s" "--inactive-timeout 50ms --active-timeout 200ms"; do
     # shellcheck disable=SC2086
     "$1" replay "$3" --flows $t $R 2>&1 | grep -v "^reading \|expected to take" >> "$w/$2.txt"
@@ -56,5 +64,5 @@ for f in traces/pcap/*pcap* tests/data/*pcap*; do
     fi
   done
 done
-echo "$runs inputs, 4 commands each: $diffs with a difference"
+echo "$runs inputs, 6 commands each: $diffs with a difference"
 [ "$diffs" -eq 0 ]
