@@ -671,7 +671,7 @@ impl ExperimentConfig {
                     "the list is empty: give at least one file",
                 ));
             }
-            if paths.iter().any(|p| crate::ingest::input::is_stdin(p)) {
+            if paths.iter().any(|p| crate::ingest::source::is_stdin(p)) {
                 return Err(Error::config(
                     "trace.path",
                     "`-` (standard input) cannot be a config's trace: an experiment reads its traces several times",

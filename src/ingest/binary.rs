@@ -9,7 +9,7 @@
 use std::io::{BufRead, Read};
 use std::path::PathBuf;
 
-use super::{IngestSummary, MessageSource};
+use super::source::{IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, KeyHasher, Message, Timestamp};
 
 /// Length of an oracleGeneral record.

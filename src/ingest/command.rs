@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{open_inputs, rbfs, series, IngestOptions, IngestSummary};
+use super::open::open_inputs;
+use super::options::IngestOptions;
+use super::source::IngestSummary;
+use super::{rbfs, series};
 use crate::error::Result;
 use crate::output_file::check_outputs;
 

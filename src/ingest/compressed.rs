@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use zstd::stream::raw::{DParameter, Decoder, InBuffer, Operation, OutBuffer};
 
-use super::{IngestSummary, MessageSource};
+use super::source::{IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, Message};
 
 /// The first four bytes of a zstd frame.

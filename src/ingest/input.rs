@@ -8,27 +8,11 @@ use std::path::Path;
 use super::compressed::{self, DamageSlot, ZstdReader};
 use super::gzip::{GzipReader, GZIP_MAGIC};
 use super::progress::ProgressReader;
+use super::source::{is_stdin, label};
 use crate::error::{Error, Result};
 
 /// The UTF-8 byte order mark some editors put at the start of text files.
 pub const UTF8_BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
-
-/// The path that means standard input.
-pub const STDIN: &str = "-";
-
-/// Whether `path` means standard input.
-pub fn is_stdin(path: &Path) -> bool {
-    path.as_os_str() == STDIN
-}
-
-/// How an input is named in summaries and messages.
-pub fn label(path: &Path) -> String {
-    if is_stdin(path) {
-        "<stdin>".to_string()
-    } else {
-        path.display().to_string()
-    }
-}
 
 /// An opened input, decompressed if it was zstd or gzip, with its first bytes
 /// available for format detection.

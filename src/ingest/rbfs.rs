@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
-use super::{IngestSummary, MessageSource};
+use super::source::{IngestSummary, MessageSource};
 use crate::error::{Error, Result};
 use crate::message::{KeyHasher, Message, Timestamp};
 use crate::output_file::OutputFile;
@@ -744,7 +744,7 @@ impl MessageSource for RbfsSource {
 
 /// Drains `source` into an `.rbfs` file; returns the number of messages written.
 ///
-/// A source that yields no message is an error ([`super::IngestSummary::require_data`])
+/// A source that yields no message is an error ([`super::source::IngestSummary::require_data`])
 /// before anything is put in place: no empty stream is left under `path`.
 pub fn write(path: &Path, source: &mut dyn MessageSource, hasher: KeyHasher) -> Result<u64> {
     let mut w = RbfsWriter::create(path, hasher)?;

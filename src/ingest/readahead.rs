@@ -25,7 +25,7 @@
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 
-use super::{IngestSummary, MessageSource};
+use super::source::{IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, Message};
 
 /// Messages per batch handed over (128 KiB of messages: the channel's cost per batch,

@@ -16,8 +16,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::input::{self, is_stdin};
-use super::{IngestOptions, IngestSummary, MessageSource};
+use super::input;
+use super::options::IngestOptions;
+use super::source::{is_stdin, label};
+use super::source::{IngestSummary, MessageSource};
 use crate::error::{Error, Result};
 use crate::message::{KeyDictionary, Message};
 
@@ -125,12 +127,20 @@ fn is_pattern(p: &Path) -> bool {
     p.to_string_lossy().contains(['*', '?', '['])
 }
 
+/// Opens one file of a series as a reader of its own (the dispatch's, given by the
+/// caller: the series is opened by the dispatch, so it does not import it back).
+pub type OpenFile = fn(&Path, &IngestOptions, bool) -> Result<Box<dyn MessageSource>>;
+
 /// Checks every file, orders them, and returns the series' source.
-pub fn open(files: Vec<PathBuf>, options: &IngestOptions) -> Result<SeriesSource> {
+pub fn open(
+    files: Vec<PathBuf>,
+    options: &IngestOptions,
+    open_file: OpenFile,
+) -> Result<SeriesSource> {
     let mut format: Option<(String, PathBuf)> = None;
     let mut firsts = Vec::with_capacity(files.len());
     for f in &files {
-        let mut src = super::open_file(f, options, false)?;
+        let mut src = open_file(f, options, false)?;
         let this = src.summary().format.clone();
         match &format {
             None => format = Some((this, f.clone())),
@@ -151,7 +161,7 @@ pub fn open(files: Vec<PathBuf>, options: &IngestOptions) -> Result<SeriesSource
             let Some(t) = first else {
                 return Err(Error::NoData(format!(
                     "{}: no timestamped record to sort the series by (--sort-by-time)",
-                    input::label(f)
+                    label(f)
                 )));
             };
             firsts.push(t);
@@ -173,6 +183,7 @@ pub fn open(files: Vec<PathBuf>, options: &IngestOptions) -> Result<SeriesSource
         next_file: 0,
         current: None,
         options: options.clone(),
+        open_file,
         last_time: None,
         first_of_file: true,
         starts_early: false,
@@ -184,7 +195,7 @@ pub fn open(files: Vec<PathBuf>, options: &IngestOptions) -> Result<SeriesSource
 fn series_label(files: &[PathBuf]) -> String {
     match files {
         [] => "no files".into(),
-        [one] => input::label(one),
+        [one] => label(one),
         [first, .., last] => format!(
             "{} files ({} ... {})",
             files.len(),
@@ -200,6 +211,7 @@ pub struct SeriesSource {
     next_file: usize,
     current: Option<Box<dyn MessageSource>>,
     options: IngestOptions,
+    open_file: OpenFile,
     /// Time of the last record, to notice a file that starts before the previous ended.
     last_time: Option<u64>,
     first_of_file: bool,
@@ -235,7 +247,7 @@ impl SeriesSource {
             *s.notes.entry(k.clone()).or_default() += v;
         }
         for e in &f.examples {
-            if s.examples.len() < super::MAX_EXAMPLES {
+            if s.examples.len() < super::source::MAX_EXAMPLES {
                 s.examples.push(e.clone());
             }
         }
@@ -261,7 +273,7 @@ impl SeriesSource {
         self.next_file += 1;
         self.first_of_file = true;
         self.starts_early = false;
-        match super::open_file(&path, &self.options, false) {
+        match (self.open_file)(&path, &self.options, false) {
             Ok(src) => self.current = Some(src),
             Err(e) => {
                 // Checked when the series was opened: it changed since. What was read

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::message::{KeyDictionary, KeyHasher, Message, Timestamp};
 
-use super::{IngestSummary, MessageSource};
+use super::source::{IngestSummary, MessageSource};
 
 /// Turns one line (without its newline) into a key and a timestamp.
 pub trait LineParser: Send {
@@ -32,7 +32,7 @@ pub trait LineParser: Send {
     }
 }
 
-use super::MAX_EXAMPLES;
+use super::source::MAX_EXAMPLES;
 
 /// Longest line kept: memory must not grow with the input (a file without newlines
 /// would otherwise be buffered whole). Longer lines are malformed.

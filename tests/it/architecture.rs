@@ -230,6 +230,11 @@ fn named_paths(code: &str) -> Vec<Module> {
             let end = rest
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
                 .unwrap_or(rest.len());
+            // `super::{a, b}`: a use group, whose names `expand` reads; its prefix
+            // alone is not an import of the parent.
+            if rest[..end].ends_with("::") {
+                continue;
+            }
             out.push(segments(&rest[..end]));
         }
     }
@@ -502,6 +507,40 @@ fn no_import_points_up_the_layers() {
     );
 }
 
+/// Issue 40: ingest's readers share definitions (`ingest::source`) apart from the
+/// dispatch that opens them (`ingest::open`); no module inside ingest imports ingest
+/// itself, whose mod.rs only declares and re-exports.
+#[test]
+fn ingest_readers_never_import_their_parent() {
+    let c = Crate::load();
+    let ingest: Module = segments("ingest");
+    let up: Vec<String> = c
+        .edges()
+        .into_iter()
+        .filter(|(a, _)| a.starts_with(&ingest) && *a != ingest)
+        .flat_map(|(a, targets)| {
+            targets
+                .into_iter()
+                .filter(|(b, _)| *b == segments("ingest"))
+                .map(move |(_, how)| format!("{} -> ingest ({how})", name(&a)))
+        })
+        .collect();
+    assert!(
+        up.is_empty(),
+        "import what the readers share from ingest::source, the dispatch from ingest::open:\n{}",
+        up.join("\n")
+    );
+    // The scan sees the new edges.
+    let edges = c.edges();
+    let has = |a: &str, b: &str| {
+        edges
+            .get(&segments(a))
+            .is_some_and(|e| e.keys().any(|t| name(t) == b))
+    };
+    assert!(has("ingest::csv", "ingest::text"), "{edges:?}");
+    assert!(has("ingest::binary", "ingest::source"), "{edges:?}");
+}
+
 #[test]
 fn the_architecture_page_names_every_module() {
     let c = Crate::load();
@@ -541,6 +580,15 @@ fn the_scanner_reads_use_trees_and_skips_comments_and_tests() {
     );
     assert_eq!(files, ["t2"]);
     assert_eq!(named_paths(&code), [segments("crate::a")]);
+    // A use group's prefix is not a path of its own; `self` in it is.
+    assert_eq!(
+        named_paths("use super::{a, b};"),
+        [segments("super::a"), segments("super::b")]
+    );
+    assert_eq!(
+        named_paths("use super::{self, a};"),
+        [segments("super"), segments("super::a")]
+    );
 }
 
 /// The documents the code cites are in the repository: `docs/*.md` paths exist, and the

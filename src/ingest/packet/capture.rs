@@ -14,7 +14,7 @@ use super::key::KeySpec;
 use super::link::mask_linktype;
 use super::{decode, decode_into, PacketFields, Skip};
 use crate::error::{Error, Result};
-use crate::ingest::{IngestSummary, MessageSource};
+use crate::ingest::source::{IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, KeyHasher, Message, Timestamp};
 
 /// Initial read buffer; grown on demand for larger blocks, up to [`MAX_BUFFER`]. Twice

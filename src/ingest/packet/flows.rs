@@ -5,7 +5,7 @@
 //! packet of the flow arrives and by a sweep once per second of capture time, so
 //! memory is bounded by the flows live within the timeouts, not by the trace length.
 
-use crate::ingest::{FlowSummary, IngestSummary, MessageSource};
+use crate::ingest::source::{FlowSummary, IngestSummary, MessageSource};
 use crate::message::{KeyDictionary, Message, Timestamp};
 use crate::slot_table::SlotTable;
 

@@ -6,7 +6,7 @@
 //!   yield their addresses) and the transport ports.
 //! * [`key`]: flow keys (`--key`), their canonical bytes and readable names.
 //! * [`flows`]: the flow table with NetFlow/IPFIX-style active and inactive timeouts.
-//! * [`capture`]: the [`crate::ingest::MessageSource`] over pcap-parser's streaming readers.
+//! * [`capture`]: the [`crate::ingest::source::MessageSource`] over pcap-parser's streaming readers.
 
 pub mod capture;
 pub mod flows;
