@@ -103,42 +103,29 @@ impl BitArray {
     }
 
     /// [`BitArray::insert`] over positions computed on the fly.
-    ///
-    /// Indexing is masked instead of bounds-checked (two checks per position were a
-    /// tenth of replay's instructions): the word vector has a power-of-two length, so
-    /// `w & mask` is always in it. Positions are below `len` by contract (the
-    /// filter's position hasher draws them from [0, len)); a caller breaking it would
-    /// set a bit in the padding or in another word, never outside the arrays.
     #[inline(always)]
     pub fn insert_iter(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
-        // Locals, so that the stores through the raw pointers do not make the compiler
-        // reload the fields after every position.
-        let (words, touched, mask) = (
-            self.words.as_mut_ptr(),
-            self.touched.as_mut_ptr(),
-            self.mask,
-        );
-        let mut n_touched = self.n_touched;
-        let mut newly = 0u32;
-        for p in positions {
-            debug_assert!(p < self.len);
-            let w = (p >> 6) as usize & mask;
-            let bit = p & 63;
-            // SAFETY: w <= mask = words.len() - 1. n_touched <= words.len() <
-            // touched.len(): a word is listed only on its transition from zero, at
-            // most once between clears.
-            let word = unsafe {
-                let word = *words.add(w);
-                *words.add(w) = word | (1 << bit);
-                *touched.add(n_touched) = w as u32;
-                word
-            };
-            newly += ((!word >> bit) & 1) as u32;
-            n_touched += usize::from(word == 0);
-        }
-        self.n_touched = n_touched;
-        self.set += u64::from(newly);
-        newly
+        self.with_raw(|raw| raw.insert_iter(positions))
+    }
+
+    /// Runs `f` on the array's insertion state taken out into a [`RawBits`] (held in
+    /// registers across a loop of insertions, where the fields would be reloaded
+    /// after every store), then puts it back.
+    #[inline(always)]
+    pub fn with_raw<R>(&mut self, f: impl FnOnce(&mut RawBits) -> R) -> R {
+        let mut raw = RawBits {
+            words: self.words.as_mut_ptr(),
+            touched: self.touched.as_mut_ptr(),
+            mask: self.mask,
+            n_touched: self.n_touched,
+            set: self.set,
+            #[cfg(debug_assertions)]
+            len: self.len,
+        };
+        let r = f(&mut raw);
+        self.n_touched = raw.n_touched;
+        self.set = raw.set;
+        r
     }
 
     /// Clears every bit in O(words touched since the last clear).
@@ -174,6 +161,70 @@ impl BitArray {
     /// Recount from scratch; for tests and debug assertions.
     pub fn recount(&self) -> u64 {
         self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+}
+
+/// A [`BitArray`]'s insertion state while [`BitArray::with_raw`] lends it out: the
+/// words and the clear list by pointer, the counts by value.
+pub struct RawBits {
+    words: *mut u64,
+    touched: *mut u32,
+    mask: usize,
+    n_touched: usize,
+    set: u64,
+    #[cfg(debug_assertions)]
+    len: u64,
+}
+
+impl RawBits {
+    /// Bits set (exact).
+    #[inline(always)]
+    pub fn count_ones(&self) -> u64 {
+        self.set
+    }
+
+    /// Sets every position; returns how many bits went from 0 to 1.
+    ///
+    /// Indexing is masked instead of bounds-checked (two checks per position were a
+    /// tenth of replay's instructions): the word vector has a power-of-two length, so
+    /// `w & mask` is always in it. Positions are below the array's length by contract
+    /// (the filter's position hasher draws them from [0, len)); a caller breaking it
+    /// would set a bit in the padding or in another word, never outside the arrays.
+    #[inline(always)]
+    pub fn insert_iter(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
+        // Locals, so that the stores through the raw pointers do not make the compiler
+        // reload the fields after every position.
+        let (words, touched, mask) = (self.words, self.touched, self.mask);
+        let mut n_touched = self.n_touched;
+        let mut newly = 0u32;
+        for p in positions {
+            #[cfg(debug_assertions)]
+            debug_assert!(p < self.len);
+            let w = (p >> 6) as usize & mask;
+            let bit = p & 63;
+            // SAFETY: the pointers are those of the BitArray lent out by `with_raw`,
+            // which holds it borrowed mutably meanwhile. w <= mask = words.len() - 1.
+            // n_touched <= words.len() < touched.len(): a word is listed only on its
+            // transition from zero, at most once between clears.
+            let word = unsafe {
+                let word = *words.add(w);
+                *words.add(w) = word | (1 << bit);
+                *touched.add(n_touched) = w as u32;
+                word
+            };
+            newly += ((!word >> bit) & 1) as u32;
+            n_touched += usize::from(word == 0);
+        }
+        self.n_touched = n_touched;
+        self.set += u64::from(newly);
+        newly
+    }
+
+    /// Asks the CPU to start loading the word of `pos` (a hint; no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self, pos: u64) {
+        let w = (pos >> 6) as usize & self.mask;
+        crate::prefetch::prefetch_ptr(self.words.wrapping_add(w).cast_const());
     }
 }
 

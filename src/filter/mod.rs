@@ -11,7 +11,7 @@ mod bits;
 mod config;
 mod positions;
 
-pub use bits::BitArray;
+pub use bits::{BitArray, RawBits};
 pub use config::{FilterConfig, Hashing, Positions, Trigger, MAX_HASHES, MAX_MEMORY};
 pub use positions::{
     mix64, PositionBlock, PositionBuf, PositionHasher, BLOCK_HASHES, POSITION_BLOCK,
@@ -187,6 +187,42 @@ impl RecyclingFilter {
         self.settle(key, new_bits == 0, new_bits, true)
     }
 
+    /// Runs `f` on a one-phase filter's state taken out for a loop of arrivals
+    /// ([`OnePhase`]: the bit array's pointers and counts and the trigger in locals,
+    /// which the compiler keeps in registers), then puts it back. When
+    /// [`OnePhase::insert`] says the trigger fired, `f` must return, and the caller
+    /// recycle with [`RecyclingFilter::recycle_fired`] before the next arrival.
+    #[inline(always)]
+    pub fn with_one_phase<R>(&mut self, f: impl FnOnce(&mut OnePhase<'_>) -> R) -> R {
+        debug_assert_eq!(self.arrays.len(), 1);
+        // One comparison each, the other never true: no branch on the kind.
+        let (set_limit, insert_limit) = match self.trigger {
+            Trigger::Sigma(s) => (s, u64::MAX),
+            Trigger::MaxInserts(n) => (u64::MAX, n),
+        };
+        let mut inserts = self.inserts;
+        let r = self.arrays[0].with_raw(|bits| {
+            let mut state = OnePhase {
+                bits,
+                inserts,
+                set_limit,
+                insert_limit,
+            };
+            let r = f(&mut state);
+            inserts = state.inserts;
+            r
+        });
+        self.inserts = inserts;
+        r
+    }
+
+    /// Recycles a one-phase filter after [`OnePhase::insert`] said the trigger fired
+    /// on the arrival of `key` (as [`RecyclingFilter::process`] would have).
+    #[cold]
+    pub fn recycle_fired(&mut self, key: u64) {
+        self.recycle(key);
+    }
+
     /// Asks the CPU to start loading the words of `positions` in a one-phase filter's
     /// array (a hint; no effect on results).
     #[inline(always)]
@@ -290,6 +326,37 @@ impl RecyclingFilter {
 
     pub fn k(&self) -> usize {
         self.k
+    }
+}
+
+/// A one-phase filter's state lent out by [`RecyclingFilter::with_one_phase`].
+pub struct OnePhase<'a> {
+    bits: &'a mut RawBits,
+    inserts: u64,
+    /// The trigger: fires when the set bits pass `set_limit` (sigma-bounded) or the
+    /// bit-setting insertions pass `insert_limit` (N-bounded).
+    set_limit: u64,
+    insert_limit: u64,
+}
+
+impl OnePhase<'_> {
+    /// [`RecyclingFilter::process_positions`] without the recycle: the bits an
+    /// arrival with `positions` set, and whether it fired the trigger.
+    #[inline(always)]
+    pub fn insert<const K: usize>(&mut self, positions: [u32; K]) -> (u32, bool) {
+        let new_bits = self.bits.insert_iter(positions.into_iter().map(u64::from));
+        // As RecyclingFilter::settle, without branches.
+        let bit_setting = new_bits > 0;
+        self.inserts += u64::from(bit_setting);
+        let exceeded =
+            (self.bits.count_ones() > self.set_limit) | (self.inserts > self.insert_limit);
+        (new_bits, bit_setting & exceeded)
+    }
+
+    /// Asks the CPU to start loading the word of `pos` (a hint; no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self, pos: u32) {
+        self.bits.prefetch(u64::from(pos));
     }
 }
 
