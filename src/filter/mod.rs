@@ -195,18 +195,17 @@ impl RecyclingFilter {
     #[inline(always)]
     pub fn with_one_phase<R>(&mut self, f: impl FnOnce(&mut OnePhase<'_>) -> R) -> R {
         debug_assert_eq!(self.arrays.len(), 1);
-        // One comparison each, the other never true: no branch on the kind.
-        let (set_limit, insert_limit) = match self.trigger {
-            Trigger::Sigma(s) => (s, u64::MAX),
-            Trigger::MaxInserts(n) => (u64::MAX, n),
+        let (sigma, limit) = match self.trigger {
+            Trigger::Sigma(s) => (true, s),
+            Trigger::MaxInserts(n) => (false, n),
         };
         let mut inserts = self.inserts;
         let r = self.arrays[0].with_raw(|bits| {
             let mut state = OnePhase {
                 bits,
                 inserts,
-                set_limit,
-                insert_limit,
+                sigma,
+                limit,
             };
             let r = f(&mut state);
             inserts = state.inserts;
@@ -332,25 +331,50 @@ impl RecyclingFilter {
 /// A one-phase filter's state lent out by [`RecyclingFilter::with_one_phase`].
 pub struct OnePhase<'a> {
     bits: &'a mut RawBits,
+    /// Bit-setting insertions in the cycle before the current stretch of arrivals
+    /// ([`OnePhase::insert`]).
     inserts: u64,
-    /// The trigger: fires when the set bits pass `set_limit` (sigma-bounded) or the
-    /// bit-setting insertions pass `insert_limit` (N-bounded).
-    set_limit: u64,
-    insert_limit: u64,
+    /// The trigger: sigma-bounded (fires when the set bits pass `limit`) or N-bounded
+    /// (when the bit-setting insertions do).
+    sigma: bool,
+    limit: u64,
 }
 
 impl OnePhase<'_> {
+    /// Whether the trigger counts set bits (sigma-bounded), else bit-setting
+    /// insertions: the `SIGMA` of [`OnePhase::insert`].
+    pub fn sigma_bounded(&self) -> bool {
+        self.sigma
+    }
+
     /// [`RecyclingFilter::process_positions`] without the recycle: the bits an
-    /// arrival with `positions` set, and whether it fired the trigger.
+    /// arrival with `positions` sets, and whether it fired the trigger. The caller
+    /// counts the bit-setting arrivals of a stretch itself (it does anyway):
+    /// `stretch` is that count before this arrival, added to the cycle's by
+    /// [`OnePhase::end_stretch`]; `SIGMA` is [`OnePhase::sigma_bounded`] (a constant,
+    /// so that the loop keeps one comparison and no extra count).
     #[inline(always)]
-    pub fn insert<const K: usize>(&mut self, positions: [u32; K]) -> (u32, bool) {
+    pub fn insert<const K: usize, const SIGMA: bool>(
+        &mut self,
+        positions: [u32; K],
+        stretch: u64,
+    ) -> (u32, bool) {
+        debug_assert_eq!(SIGMA, self.sigma);
         let new_bits = self.bits.insert_iter(positions.into_iter().map(u64::from));
-        // As RecyclingFilter::settle, without branches.
+        // As RecyclingFilter::settle: only a bit-setting arrival fires the trigger.
         let bit_setting = new_bits > 0;
-        self.inserts += u64::from(bit_setting);
-        let exceeded =
-            (self.bits.count_ones() > self.set_limit) | (self.inserts > self.insert_limit);
-        (new_bits, bit_setting & exceeded)
+        let level = if SIGMA {
+            self.bits.count_ones()
+        } else {
+            self.inserts + stretch + u64::from(bit_setting)
+        };
+        (new_bits, bit_setting & (level > self.limit))
+    }
+
+    /// Ends a stretch of arrivals that had `bit_setting` bit-setting ones.
+    #[inline(always)]
+    pub fn end_stretch(&mut self, bit_setting: u64) {
+        self.inserts += bit_setting;
     }
 
     /// Asks the CPU to start loading the word of `pos` (a hint; no effect on results).

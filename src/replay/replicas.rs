@@ -166,7 +166,10 @@ impl Group {
         let view = self.truth.view();
         self.slots.clear();
         // SAFETY: located in this table, which has not grown since (reserved above).
-        let slots = self.located.iter().map(|&(i, fresh)| unsafe { view.slot(i, fresh) });
+        let slots = self
+            .located
+            .iter()
+            .map(|&(i, fresh)| unsafe { view.slot(i, fresh) });
         self.slots.extend(slots);
         for (f, lane) in self.lanes.iter_mut().enumerate() {
             let base = self.bases[f];

@@ -32,8 +32,8 @@ struct CycleCut {
     /// The record of an arrival recorded in the current cycle: cycle + 1 - base (at
     /// least 1: a base never passes the current cycle).
     current: u32,
-    /// 1 when a recycling arrival is retained: it is recorded in the next cycle.
-    retained: u32,
+    /// A recycling arrival is retained: it is recorded in the next cycle.
+    retained: bool,
 }
 
 impl CycleCut {
@@ -43,7 +43,7 @@ impl CycleCut {
         CycleCut {
             repeat_above: (cycle + 1).saturating_sub(base + window) as u32,
             current: (cycle + 1 - base) as u32,
-            retained: u32::from(retaining),
+            retained: retaining,
         }
     }
 }
@@ -163,9 +163,13 @@ impl Lane {
                     filter: records.filter,
                     cut,
                 };
-                let (stop, counts) = self
-                    .filter
-                    .with_one_phase(|f| stretch.run::<K>(f, o, end));
+                let (stop, counts) = self.filter.with_one_phase(|f| {
+                    if f.sigma_bounded() {
+                        stretch.run::<K, true>(f, o, end)
+                    } else {
+                        stretch.run::<K, false>(f, o, end)
+                    }
+                });
                 if first >= warmup {
                     counts.add_to(&mut self.tally);
                 }
@@ -208,9 +212,27 @@ struct Stretch<'a> {
 
 impl Stretch<'_> {
     /// Replays arrivals `start..end` of the chunk, up to and including one that fires
-    /// the trigger.
+    /// the trigger (`SIGMA`: the filter is sigma-bounded, [`OnePhase::insert`]).
     #[inline(always)]
-    fn run<const K: usize>(&self, f: &mut OnePhase<'_>, start: usize, end: usize) -> (Stop, Packed) {
+    fn run<const K: usize, const SIGMA: bool>(
+        &self,
+        f: &mut OnePhase<'_>,
+        start: usize,
+        end: usize,
+    ) -> (Stop, Packed) {
+        let (stop, counts) = self.arrivals::<K, SIGMA>(f, start, end);
+        f.end_stretch(counts.other & ((1 << OTHER_BITS) - 1));
+        (stop, counts)
+    }
+
+    /// [`Stretch::run`] but for the filter's count of bit-setting insertions.
+    #[inline(always)]
+    fn arrivals<const K: usize, const SIGMA: bool>(
+        &self,
+        f: &mut OnePhase<'_>,
+        start: usize,
+        end: usize,
+    ) -> (Stop, Packed) {
         let (cut, filter) = (self.cut, self.filter);
         let columns = self.slots.len() - self.from;
         // Every row's positions for the chunk, from column 0 = arrival `from`: the
@@ -239,18 +261,23 @@ impl Stretch<'_> {
             // Truth: 0 New, 1 NonRepeat, 2 Repeat (a fresh record is 0: never a repeat).
             let repeat = u32::from(rel > cut.repeat_above);
             let truth = u32::from(!slot.fresh) + repeat;
-            let (new_bits, fired) = f.insert::<K>(positions);
+            let stretch_bit_setting = counts.other & ((1 << OTHER_BITS) - 1);
+            let (new_bits, fired) = f.insert::<K, SIGMA>(positions, stretch_bit_setting);
             let found = u32::from(new_bits == 0);
             // The first arrival of a stretch sets the flag, a repeat keeps it.
             let flag = found ^ (repeat & (found ^ flagged));
-            let recorded = cut.current + (u32::from(fired) & cut.retained);
             // SAFETY: as above.
-            unsafe { *record = (recorded | flag << 15) as u16 };
+            unsafe { *record = (cut.current | flag << 15) as u16 };
             counts.class += 1 << ((2 * truth + found) * CLASS_BITS);
             counts.other += u64::from(new_bits > 0)
                 | u64::from(rel != cut.current) << OTHER_BITS
                 | u64::from(repeat & flagged) << (2 * OTHER_BITS);
             if fired {
+                if cut.retained {
+                    // Recorded in the next cycle, from its start.
+                    // SAFETY: as above.
+                    unsafe { *record += 1 };
+                }
                 let stop = Stop {
                     next: o + 1,
                     fired: true,
