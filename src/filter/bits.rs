@@ -30,9 +30,11 @@ pub struct BitArray {
     mask: usize,
     len: u64,
     set: u64,
-    /// Words that became non-zero since the last clear: `touched[..n_touched]`.
+    /// Words that became non-zero since the last clear: `touched[..n_touched]`, if
+    /// `listed` (else some may be missing, and a clear zeroes every word).
     touched: Vec<u32>,
     n_touched: usize,
+    listed: bool,
 }
 
 impl BitArray {
@@ -51,6 +53,7 @@ impl BitArray {
             // listed.
             touched: vec![0; n_words + 1],
             n_touched: 0,
+            listed: true,
         }
     }
 
@@ -118,12 +121,14 @@ impl BitArray {
             touched: self.touched.as_mut_ptr(),
             mask: self.mask,
             n_touched: self.n_touched,
+            listed: self.listed,
             set: self.set,
             #[cfg(debug_assertions)]
             len: self.len,
         };
         let r = f(&mut raw);
         self.n_touched = raw.n_touched;
+        self.listed = raw.listed;
         self.set = raw.set;
         r
     }
@@ -138,7 +143,7 @@ impl BitArray {
     /// few of them).
     pub fn clear(&mut self) {
         const AHEAD: usize = 16;
-        if self.n_touched >= self.words.len() / 8 {
+        if !self.listed || self.n_touched >= self.words.len() / 8 {
             self.words.fill(0);
         } else {
             let touched = &self.touched[..self.n_touched];
@@ -150,6 +155,7 @@ impl BitArray {
             }
         }
         self.n_touched = 0;
+        self.listed = true;
         self.set = 0;
     }
 
@@ -171,6 +177,7 @@ pub struct RawBits {
     touched: *mut u32,
     mask: usize,
     n_touched: usize,
+    listed: bool,
     set: u64,
     #[cfg(debug_assertions)]
     len: u64,
@@ -216,6 +223,41 @@ impl RawBits {
             n_touched += usize::from(word == 0);
         }
         self.n_touched = n_touched;
+        self.set += u64::from(newly);
+        newly
+    }
+
+    /// Stops listing the words insertions touch, until the next clear, which then
+    /// zeroes every word: for a caller that knows the clear would do that anyway
+    /// (a fill is chosen when one word in eight or more was touched), so that an
+    /// insertion saves the list's store and count.
+    #[inline(always)]
+    pub fn unlist(&mut self) {
+        self.listed = false;
+    }
+
+    /// [`RawBits::insert_iter`], without listing the words touched unless `listed`
+    /// (a constant in the caller's loop after [`RawBits::unlist`]).
+    #[inline(always)]
+    pub fn insert_listed(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
+        if self.listed {
+            return self.insert_iter(positions);
+        }
+        let (words, mask) = (self.words, self.mask);
+        let mut newly = 0u32;
+        for p in positions {
+            #[cfg(debug_assertions)]
+            debug_assert!(p < self.len);
+            let w = (p >> 6) as usize & mask;
+            let bit = p & 63;
+            // SAFETY: as in insert_iter.
+            let word = unsafe {
+                let word = *words.add(w);
+                *words.add(w) = word | (1 << bit);
+                word
+            };
+            newly += ((!word >> bit) & 1) as u32;
+        }
         self.set += u64::from(newly);
         newly
     }

@@ -200,7 +200,11 @@ impl RecyclingFilter {
             Trigger::MaxInserts(n) => (false, n),
         };
         let mut inserts = self.inserts;
+        let unlisted = self.clears_whole();
         let r = self.arrays[0].with_raw(|bits| {
+            if unlisted {
+                bits.unlist();
+            }
             let mut state = OnePhase {
                 bits,
                 inserts,
@@ -213,6 +217,20 @@ impl RecyclingFilter {
         });
         self.inserts = inserts;
         r
+    }
+
+    /// Whether every recycle of a one-phase filter zeroes its whole array
+    /// ([`BitArray::clear`] does when one word in eight or more was touched): a cycle
+    /// ends with more than sigma bits set (sigma-bounded) or more than N bit-setting
+    /// insertions, so at least as many bits, and a word holds 64. Then the list of
+    /// words touched is not needed ([`RawBits::unlist`]).
+    fn clears_whole(&self) -> bool {
+        let limit = match self.trigger {
+            Trigger::Sigma(s) => s,
+            Trigger::MaxInserts(n) => n,
+        };
+        let words = self.arrays[0].word_bytes() as u64 / 8;
+        limit / 64 >= words / 8
     }
 
     /// Recycles a one-phase filter after [`OnePhase::insert`] said the trigger fired
@@ -360,7 +378,9 @@ impl OnePhase<'_> {
         stretch: u64,
     ) -> (u32, bool) {
         debug_assert_eq!(SIGMA, self.sigma);
-        let new_bits = self.bits.insert_iter(positions.into_iter().map(u64::from));
+        let new_bits = self
+            .bits
+            .insert_listed(positions.into_iter().map(u64::from));
         // As RecyclingFilter::settle: only a bit-setting arrival fires the trigger.
         let bit_setting = new_bits > 0;
         let level = if SIGMA {
