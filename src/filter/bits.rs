@@ -292,6 +292,30 @@ mod tests {
     }
 
     #[test]
+    fn unlisted_insertions_are_cleared_whole() {
+        // Words touched after `unlist` are not in the clear list: the next clear must
+        // zero them all the same, and list again afterwards.
+        let mut b = BitArray::new(64 * 64);
+        assert_eq!(b.insert(&[3]), 1);
+        let newly = b.with_raw(|raw| {
+            raw.unlist();
+            raw.insert_listed((0..40u64).map(|i| i * 97 % 4096))
+        });
+        assert_eq!(newly, 40);
+        assert_eq!(b.count_ones(), 41);
+        assert_eq!(b.count_ones(), b.recount());
+        assert!(
+            b.n_touched < b.words.len() / 8,
+            "a listed clear would miss words"
+        );
+        b.clear();
+        assert_eq!(b.recount(), 0);
+        assert!(b.listed);
+        assert_eq!(b.insert(&[100, 200]), 2);
+        assert_eq!(b.n_touched, 2);
+    }
+
+    #[test]
     fn every_word_touched_fits_the_clear_list() {
         // Each of the 3 words goes from zero to non-zero once per cycle, over and over:
         // the clear list must never need more than one entry per word.
