@@ -30,9 +30,11 @@ pub struct BitArray {
     mask: usize,
     len: u64,
     set: u64,
-    /// Words that became non-zero since the last clear: `touched[..n_touched]`.
+    /// Words that became non-zero since the last clear: `touched[..n_touched]`, if
+    /// `listed` (else some may be missing, and a clear zeroes every word).
     touched: Vec<u32>,
     n_touched: usize,
+    listed: bool,
 }
 
 impl BitArray {
@@ -51,6 +53,7 @@ impl BitArray {
             // listed.
             touched: vec![0; n_words + 1],
             n_touched: 0,
+            listed: true,
         }
     }
 
@@ -103,30 +106,113 @@ impl BitArray {
     }
 
     /// [`BitArray::insert`] over positions computed on the fly.
+    #[inline(always)]
+    pub fn insert_iter(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
+        self.with_raw(|raw| raw.insert_iter(positions))
+    }
+
+    /// Runs `f` on the array's insertion state taken out into a [`RawBits`] (held in
+    /// registers across a loop of insertions, where the fields would be reloaded
+    /// after every store), then puts it back.
+    #[inline(always)]
+    pub fn with_raw<R>(&mut self, f: impl FnOnce(&mut RawBits) -> R) -> R {
+        let mut raw = RawBits {
+            words: self.words.as_mut_ptr(),
+            touched: self.touched.as_mut_ptr(),
+            mask: self.mask,
+            n_touched: self.n_touched,
+            listed: self.listed,
+            set: self.set,
+            #[cfg(debug_assertions)]
+            len: self.len,
+        };
+        let r = f(&mut raw);
+        self.n_touched = raw.n_touched;
+        self.listed = raw.listed;
+        self.set = raw.set;
+        r
+    }
+
+    /// Clears every bit in O(words touched since the last clear).
+    ///
+    /// When at least one word in eight was touched, most of the array's cache lines
+    /// hold one (a line has eight words), and zeroing the whole array in order is
+    /// faster than visiting them at random (for an array larger than the caches each
+    /// visit is a memory access). Otherwise the touched words are cleared one by one,
+    /// each prefetched a little ahead of its store (the store buffer alone overlaps
+    /// few of them).
+    pub fn clear(&mut self) {
+        const AHEAD: usize = 16;
+        if !self.listed || self.n_touched >= self.words.len() / 8 {
+            self.words.fill(0);
+        } else {
+            let touched = &self.touched[..self.n_touched];
+            for (i, &w) in touched.iter().enumerate() {
+                if let Some(&next) = touched.get(i + AHEAD) {
+                    crate::prefetch::prefetch_ptr(self.words.as_ptr().wrapping_add(next as usize));
+                }
+                self.words[w as usize] = 0;
+            }
+        }
+        self.n_touched = 0;
+        self.listed = true;
+        self.set = 0;
+    }
+
+    /// Bytes held by the words and the clear list.
+    pub fn allocated_bytes(&self) -> usize {
+        self.words.capacity() * 8 + self.touched.capacity() * 4
+    }
+
+    /// Recount from scratch; for tests and debug assertions.
+    pub fn recount(&self) -> u64 {
+        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+}
+
+/// A [`BitArray`]'s insertion state while [`BitArray::with_raw`] lends it out: the
+/// words and the clear list by pointer, the counts by value.
+pub struct RawBits {
+    words: *mut u64,
+    touched: *mut u32,
+    mask: usize,
+    n_touched: usize,
+    listed: bool,
+    set: u64,
+    #[cfg(debug_assertions)]
+    len: u64,
+}
+
+impl RawBits {
+    /// Bits set (exact).
+    #[inline(always)]
+    pub fn count_ones(&self) -> u64 {
+        self.set
+    }
+
+    /// Sets every position; returns how many bits went from 0 to 1.
     ///
     /// Indexing is masked instead of bounds-checked (two checks per position were a
     /// tenth of replay's instructions): the word vector has a power-of-two length, so
-    /// `w & mask` is always in it. Positions are below `len` by contract (the
-    /// filter's position hasher draws them from [0, len)); a caller breaking it would
-    /// set a bit in the padding or in another word, never outside the arrays.
+    /// `w & mask` is always in it. Positions are below the array's length by contract
+    /// (the filter's position hasher draws them from [0, len)); a caller breaking it
+    /// would set a bit in the padding or in another word, never outside the arrays.
     #[inline(always)]
     pub fn insert_iter(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
         // Locals, so that the stores through the raw pointers do not make the compiler
         // reload the fields after every position.
-        let (words, touched, mask) = (
-            self.words.as_mut_ptr(),
-            self.touched.as_mut_ptr(),
-            self.mask,
-        );
+        let (words, touched, mask) = (self.words, self.touched, self.mask);
         let mut n_touched = self.n_touched;
         let mut newly = 0u32;
         for p in positions {
+            #[cfg(debug_assertions)]
             debug_assert!(p < self.len);
             let w = (p >> 6) as usize & mask;
             let bit = p & 63;
-            // SAFETY: w <= mask = words.len() - 1. n_touched <= words.len() <
-            // touched.len(): a word is listed only on its transition from zero, at
-            // most once between clears.
+            // SAFETY: the pointers are those of the BitArray lent out by `with_raw`,
+            // which holds it borrowed mutably meanwhile. w <= mask = words.len() - 1.
+            // n_touched <= words.len() < touched.len(): a word is listed only on its
+            // transition from zero, at most once between clears.
             let word = unsafe {
                 let word = *words.add(w);
                 *words.add(w) = word | (1 << bit);
@@ -141,39 +227,46 @@ impl BitArray {
         newly
     }
 
-    /// Clears every bit in O(words touched since the last clear).
-    ///
-    /// When at least one word in eight was touched, most of the array's cache lines
-    /// hold one (a line has eight words), and zeroing the whole array in order is
-    /// faster than visiting them at random (for an array larger than the caches each
-    /// visit is a memory access). Otherwise the touched words are cleared one by one,
-    /// each prefetched a little ahead of its store (the store buffer alone overlaps
-    /// few of them).
-    pub fn clear(&mut self) {
-        const AHEAD: usize = 16;
-        if self.n_touched >= self.words.len() / 8 {
-            self.words.fill(0);
-        } else {
-            let touched = &self.touched[..self.n_touched];
-            for (i, &w) in touched.iter().enumerate() {
-                if let Some(&next) = touched.get(i + AHEAD) {
-                    crate::prefetch::prefetch_ptr(self.words.as_ptr().wrapping_add(next as usize));
-                }
-                self.words[w as usize] = 0;
-            }
+    /// Stops listing the words insertions touch, until the next clear, which then
+    /// zeroes every word: for a caller that knows the clear would do that anyway
+    /// (a fill is chosen when one word in eight or more was touched), so that an
+    /// insertion saves the list's store and count.
+    #[inline(always)]
+    pub fn unlist(&mut self) {
+        self.listed = false;
+    }
+
+    /// [`RawBits::insert_iter`], without listing the words touched unless `listed`
+    /// (a constant in the caller's loop after [`RawBits::unlist`]).
+    #[inline(always)]
+    pub fn insert_listed(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
+        if self.listed {
+            return self.insert_iter(positions);
         }
-        self.n_touched = 0;
-        self.set = 0;
+        let (words, mask) = (self.words, self.mask);
+        let mut newly = 0u32;
+        for p in positions {
+            #[cfg(debug_assertions)]
+            debug_assert!(p < self.len);
+            let w = (p >> 6) as usize & mask;
+            let bit = p & 63;
+            // SAFETY: as in insert_iter.
+            let word = unsafe {
+                let word = *words.add(w);
+                *words.add(w) = word | (1 << bit);
+                word
+            };
+            newly += ((!word >> bit) & 1) as u32;
+        }
+        self.set += u64::from(newly);
+        newly
     }
 
-    /// Bytes held by the words and the clear list.
-    pub fn allocated_bytes(&self) -> usize {
-        self.words.capacity() * 8 + self.touched.capacity() * 4
-    }
-
-    /// Recount from scratch; for tests and debug assertions.
-    pub fn recount(&self) -> u64 {
-        self.words.iter().map(|w| u64::from(w.count_ones())).sum()
+    /// Asks the CPU to start loading the word of `pos` (a hint; no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self, pos: u64) {
+        let w = (pos >> 6) as usize & self.mask;
+        crate::prefetch::prefetch_ptr(self.words.wrapping_add(w).cast_const());
     }
 }
 
@@ -196,6 +289,30 @@ mod tests {
         assert!(!b.get(129));
         assert_eq!(b.insert(&[5]), 1);
         assert_eq!(b.recount(), 1);
+    }
+
+    #[test]
+    fn unlisted_insertions_are_cleared_whole() {
+        // Words touched after `unlist` are not in the clear list: the next clear must
+        // zero them all the same, and list again afterwards.
+        let mut b = BitArray::new(64 * 64);
+        assert_eq!(b.insert(&[3]), 1);
+        let newly = b.with_raw(|raw| {
+            raw.unlist();
+            raw.insert_listed((0..40u64).map(|i| i * 97 % 4096))
+        });
+        assert_eq!(newly, 40);
+        assert_eq!(b.count_ones(), 41);
+        assert_eq!(b.count_ones(), b.recount());
+        assert!(
+            b.n_touched < b.words.len() / 8,
+            "a listed clear would miss words"
+        );
+        b.clear();
+        assert_eq!(b.recount(), 0);
+        assert!(b.listed);
+        assert_eq!(b.insert(&[100, 200]), 2);
+        assert_eq!(b.n_touched, 2);
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod bits;
 mod config;
 mod positions;
 
-pub use bits::BitArray;
+pub use bits::{BitArray, RawBits};
 pub use config::{FilterConfig, Hashing, Positions, Trigger, MAX_HASHES, MAX_MEMORY};
 pub use positions::{
     mix64, PositionBlock, PositionBuf, PositionHasher, BLOCK_HASHES, POSITION_BLOCK,
@@ -187,6 +187,59 @@ impl RecyclingFilter {
         self.settle(key, new_bits == 0, new_bits, true)
     }
 
+    /// Runs `f` on a one-phase filter's state taken out for a loop of arrivals
+    /// ([`OnePhase`]: the bit array's pointers and counts and the trigger in locals,
+    /// which the compiler keeps in registers), then puts it back. When
+    /// [`OnePhase::insert`] says the trigger fired, `f` must return, and the caller
+    /// recycle with [`RecyclingFilter::recycle_fired`] before the next arrival.
+    #[inline(always)]
+    pub fn with_one_phase<R>(&mut self, f: impl FnOnce(&mut OnePhase<'_>) -> R) -> R {
+        debug_assert_eq!(self.arrays.len(), 1);
+        let (sigma, limit) = match self.trigger {
+            Trigger::Sigma(s) => (true, s),
+            Trigger::MaxInserts(n) => (false, n),
+        };
+        let mut inserts = self.inserts;
+        let unlisted = self.clears_whole();
+        let r = self.arrays[0].with_raw(|bits| {
+            if unlisted {
+                bits.unlist();
+            }
+            let mut state = OnePhase {
+                bits,
+                inserts,
+                sigma,
+                limit,
+            };
+            let r = f(&mut state);
+            inserts = state.inserts;
+            r
+        });
+        self.inserts = inserts;
+        r
+    }
+
+    /// Whether every recycle of a one-phase filter zeroes its whole array
+    /// ([`BitArray::clear`] does when one word in eight or more was touched): a cycle
+    /// ends with more than sigma bits set (sigma-bounded) or more than N bit-setting
+    /// insertions, so at least as many bits, and a word holds 64. Then the list of
+    /// words touched is not needed ([`RawBits::unlist`]).
+    fn clears_whole(&self) -> bool {
+        let limit = match self.trigger {
+            Trigger::Sigma(s) => s,
+            Trigger::MaxInserts(n) => n,
+        };
+        let words = self.arrays[0].word_bytes() as u64 / 8;
+        limit / 64 >= words / 8
+    }
+
+    /// Recycles a one-phase filter after [`OnePhase::insert`] said the trigger fired
+    /// on the arrival of `key` (as [`RecyclingFilter::process`] would have).
+    #[cold]
+    pub fn recycle_fired(&mut self, key: u64) {
+        self.recycle(key);
+    }
+
     /// Asks the CPU to start loading the words of `positions` in a one-phase filter's
     /// array (a hint; no effect on results).
     #[inline(always)]
@@ -290,6 +343,64 @@ impl RecyclingFilter {
 
     pub fn k(&self) -> usize {
         self.k
+    }
+}
+
+/// A one-phase filter's state lent out by [`RecyclingFilter::with_one_phase`].
+pub struct OnePhase<'a> {
+    bits: &'a mut RawBits,
+    /// Bit-setting insertions in the cycle before the current stretch of arrivals
+    /// ([`OnePhase::insert`]).
+    inserts: u64,
+    /// The trigger: sigma-bounded (fires when the set bits pass `limit`) or N-bounded
+    /// (when the bit-setting insertions do).
+    sigma: bool,
+    limit: u64,
+}
+
+impl OnePhase<'_> {
+    /// Whether the trigger counts set bits (sigma-bounded), else bit-setting
+    /// insertions: the `SIGMA` of [`OnePhase::insert`].
+    pub fn sigma_bounded(&self) -> bool {
+        self.sigma
+    }
+
+    /// [`RecyclingFilter::process_positions`] without the recycle: the bits an
+    /// arrival with `positions` sets, and whether it fired the trigger. The caller
+    /// counts the bit-setting arrivals of a stretch itself (it does anyway):
+    /// `stretch` is that count before this arrival, added to the cycle's by
+    /// [`OnePhase::end_stretch`]; `SIGMA` is [`OnePhase::sigma_bounded`] (a constant,
+    /// so that the loop keeps one comparison and no extra count).
+    #[inline(always)]
+    pub fn insert<const K: usize, const SIGMA: bool>(
+        &mut self,
+        positions: [u32; K],
+        stretch: u64,
+    ) -> (u32, bool) {
+        debug_assert_eq!(SIGMA, self.sigma);
+        let new_bits = self
+            .bits
+            .insert_listed(positions.into_iter().map(u64::from));
+        // As RecyclingFilter::settle: only a bit-setting arrival fires the trigger.
+        let bit_setting = new_bits > 0;
+        let level = if SIGMA {
+            self.bits.count_ones()
+        } else {
+            self.inserts + stretch + u64::from(bit_setting)
+        };
+        (new_bits, bit_setting & (level > self.limit))
+    }
+
+    /// Ends a stretch of arrivals that had `bit_setting` bit-setting ones.
+    #[inline(always)]
+    pub fn end_stretch(&mut self, bit_setting: u64) {
+        self.inserts += bit_setting;
+    }
+
+    /// Asks the CPU to start loading the word of `pos` (a hint; no effect on results).
+    #[inline(always)]
+    pub fn prefetch(&self, pos: u32) {
+        self.bits.prefetch(u64::from(pos));
     }
 }
 

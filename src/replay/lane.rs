@@ -17,15 +17,10 @@ use crate::filter::{
 };
 use crate::simd::{with_avx2, Simd};
 
+mod kernel;
+
 /// Where a filter's loop finds the ground-truth record of each arrival of a batch.
 pub(super) trait Records {
-    /// The records are shared with other filters, which run through the same block
-    /// of arrivals just before and after this one: their bit arrays have taken L1,
-    /// so [`Lane::run_keys_blockwise`] prefetches the words an arrival probes
-    /// [`POSITIONS_AHEAD`] arrivals ahead (4 filters: 5-10 % less CPU; one filter:
-    /// no gain, docs/PERFORMANCE.md, issue 41).
-    const SHARED: bool = false;
-
     /// Asks for the record of arrival `i` (key `key`) ahead of use (a hint).
     fn prefetch(&self, i: usize, key: u64);
     /// Classifies arrival `i` (key `key`) for a filter in `cycle` whose records count
@@ -246,12 +241,6 @@ impl Lane {
             let at = c * POSITION_BLOCK;
             for (o, &key) in chunk.iter().enumerate() {
                 let i = at + o;
-                if R::SHARED {
-                    let ahead = o + POSITIONS_AHEAD;
-                    if let Some(p) = positions_at::<K>(&block, ahead - from, chunk.len() - from) {
-                        self.filter.prefetch_positions(&p);
-                    }
-                }
                 if let Some(&next) = keys.get(i + lead.truth) {
                     records.prefetch(i + lead.truth, next);
                 }
@@ -442,11 +431,4 @@ impl Lane {
             confidence: confidence(&[&self.stats], measured, self.options.confidence),
         }
     }
-}
-
-/// The K positions of arrival `o` of a [`PositionBlock`] filled for `n` arrivals, if
-/// `o < n`.
-#[inline(always)]
-fn positions_at<const K: usize>(block: &PositionBlock, o: usize, n: usize) -> Option<[u64; K]> {
-    (o < n).then(|| std::array::from_fn(|d| u64::from(block.draws[d][o])))
 }

@@ -23,7 +23,7 @@
 use super::cycles::{confidence, CycleStats};
 use super::lane::{Lane, Records};
 use super::truth::{
-    compress, expand, Rebase, SharedTruth, SharedView, Slot, SHARED_FILTERS, SHARED_REL_MAX,
+    compress, expand, Rebase, SharedSlot, SharedTruth, Slot, SHARED_FILTERS, SHARED_REL_MAX,
 };
 use super::{check_growth, source_batches, Replay, ReplayOptions, ReplayReport};
 use crate::error::{Error, Result};
@@ -78,23 +78,22 @@ struct Group {
     bases: Vec<u64>,
     /// The current block's slots (index, whether the key was new).
     located: Vec<(usize, bool)>,
+    /// The same as pointers, once the block's keys are all located.
+    slots: Vec<SharedSlot>,
     /// Largest relative record allowed before a rebase ([`SHARED_REL_MAX`]; smaller
     /// in tests, so that rebasing is exercised).
     rel_max: u64,
 }
 
 /// A filter's records in a located block: arrival `i`'s is filter `filter`'s record
-/// in slot `located[i]`.
+/// in `slots[i]`.
 struct Column<'a> {
-    view: &'a SharedView,
-    located: &'a [(usize, bool)],
+    slots: &'a [SharedSlot],
     filter: usize,
     base: u64,
 }
 
 impl Records for Column<'_> {
-    const SHARED: bool = true;
-
     /// The block's slots were loaded when located (prefetching them again into L1
     /// before each filter's use gained nothing, docs/PERFORMANCE.md, issue 41).
     #[inline(always)]
@@ -109,13 +108,14 @@ impl Records for Column<'_> {
         window: u64,
         f: impl FnOnce(Slot<'_>) -> R,
     ) -> R {
-        let (index, fresh) = self.located[i];
-        // SAFETY: `index` was located in the table the view was taken from, after
-        // which it has not grown (Group::run_block), and filter < SHARED_FILTERS.
-        let p = unsafe { self.view.record(index, self.filter) };
+        let slot = self.slots[i];
+        // SAFETY: the slots were taken from the table's view after the block's keys
+        // were located, and it has not grown since (Group::run_block); filter <
+        // SHARED_FILTERS.
+        let p = unsafe { slot.record(self.filter) };
         // SAFETY: as above; nothing else accesses the record meanwhile.
         let mut v = expand(unsafe { *p }, self.base);
-        let r = f(Slot::classify(&mut v, fresh, cycle, window));
+        let r = f(Slot::classify(&mut v, slot.fresh, cycle, window));
         // SAFETY: as above.
         unsafe { *p = compress(v, self.base) };
         r
@@ -130,6 +130,7 @@ impl Group {
             bases: vec![0; lanes.len()],
             lanes,
             located: Vec::with_capacity(BLOCK),
+            slots: Vec::with_capacity(BLOCK),
             rel_max: SHARED_REL_MAX,
         }
     }
@@ -163,14 +164,25 @@ impl Group {
             self.located.push(self.truth.locate(k));
         }
         let view = self.truth.view();
+        self.slots.clear();
+        // SAFETY: located in this table, which has not grown since (reserved above).
+        let slots = self
+            .located
+            .iter()
+            .map(|&(i, fresh)| unsafe { view.slot(i, fresh) });
+        self.slots.extend(slots);
         for (f, lane) in self.lanes.iter_mut().enumerate() {
-            let mut column = Column {
-                view: &view,
-                located: &self.located,
-                filter: f,
-                base: self.bases[f],
-            };
-            lane.run_keys(block, &mut column, seen);
+            let base = self.bases[f];
+            if lane.shared_kernel() {
+                lane.run_shared(block, &self.slots, f, base, seen);
+            } else {
+                let mut column = Column {
+                    slots: &self.slots,
+                    filter: f,
+                    base,
+                };
+                lane.run_keys(block, &mut column, seen);
+            }
         }
     }
 

@@ -139,7 +139,7 @@ pub const SHARED_FILTERS: usize = 4;
 pub(super) const SHARED_REL_MAX: u64 = (1 << 15) - 1;
 
 /// The count-each flag of a [`SharedTruth`] record (its top bit).
-const SHARED_FLAG: u16 = 1 << 15;
+pub(super) const SHARED_FLAG: u16 = 1 << 15;
 
 /// Key -> one record per filter for up to [`SHARED_FILTERS`] filters replaying the same
 /// stream (one per hash seed, [`super::Replays`]): one lookup per arrival serves them
@@ -185,21 +185,44 @@ pub struct SharedView {
 }
 
 impl SharedView {
-    /// The record of filter `filter` at `index`.
+    /// The records of the key located at `index` (`fresh`: it was new).
     ///
     /// # Safety
     /// `index` came from [`SharedTruth::locate`] on the table this view was taken
-    /// from, which has not grown or been dropped since, and `filter <
-    /// SHARED_FILTERS`.
+    /// from, which has not grown or been dropped since.
     #[inline(always)]
-    pub unsafe fn record(&self, index: usize, filter: usize) -> *mut u16 {
+    pub unsafe fn slot(&self, index: usize, fresh: bool) -> SharedSlot {
         let slot = if index == ZERO_SLOT {
             self.zero
         } else {
             self.slots.add(index)
         };
-        // The slot's value word holds SHARED_FILTERS u16s.
-        slot.cast::<u16>().add(4 + filter)
+        SharedSlot {
+            // The slot's value word holds SHARED_FILTERS u16s.
+            records: slot.cast::<u16>().add(4),
+            fresh,
+        }
+    }
+}
+
+/// Where a located key's records are in a [`SharedTruth`] ([`SharedView::slot`]),
+/// valid while the view is.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedSlot {
+    records: *mut u16,
+    /// The key was seen for the first time when it was located.
+    pub fresh: bool,
+}
+
+impl SharedSlot {
+    /// The record of filter `filter`.
+    ///
+    /// # Safety
+    /// The view the slot came from is still valid ([`SharedView::slot`]), and
+    /// `filter < SHARED_FILTERS`.
+    #[inline(always)]
+    pub unsafe fn record(self, filter: usize) -> *mut u16 {
+        self.records.add(filter)
     }
 }
 
