@@ -53,6 +53,7 @@ pub mod process;
 pub mod worst;
 
 pub use input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
+pub use process::SharedBits;
 
 use super::disabling::EnabledMassSeq;
 use crate::error::{Error, Result};
@@ -343,6 +344,7 @@ mod tests {
             p_r: 1.0,
             p_r_interval: None,
             reuse: None,
+            shared_bits: None,
         }
     }
 
