@@ -180,6 +180,13 @@ impl Stepper {
         }
     }
 
+    /// See [`Decomposed::set_cap_floor`] (the literal eq. 19 always has every sum).
+    pub fn set_cap_floor(&mut self, floor: Option<f64>) {
+        if let Stepper::Decomposed(d) = self {
+            d.set_cap_floor(floor);
+        }
+    }
+
     pub fn dropped(&self) -> f64 {
         match self {
             Stepper::Direct(b) => b.dropped(),
