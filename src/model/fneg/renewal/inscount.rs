@@ -354,7 +354,11 @@ mod tests {
                     let same = |a: f64, b: f64| a.to_bits() == b.to_bits();
                     assert!(same(e.alive, l.alive) && same(e.sets_cap, l.sets_cap));
                     assert!(same(e.lucky, l.lucky), "len {len} step {j}");
-                    assert_eq!(e.alive_cap < floor, l.alive_cap < floor, "len {len} step {j}");
+                    assert_eq!(
+                        e.alive_cap < floor,
+                        l.alive_cap < floor,
+                        "len {len} step {j}"
+                    );
                     if l.alive < floor {
                         assert!(same(e.alive_cap, l.alive_cap), "len {len} step {j}");
                         below += 1;
