@@ -84,6 +84,9 @@ pub struct FnModel {
     /// then shared by both (one logarithm per rank and the groups' moments, once): of
     /// `q` as built (nothing changes a model's `q` after [`FnModel::new`]).
     rates: std::sync::OnceLock<std::sync::Arc<powersums::Rates>>,
+    /// The renewal bound's per-insertion sums when [`FnModel::share_renewal_bits`]
+    /// built them: shared by the model's clones (they depend on the filter only).
+    renewal_bits: Option<std::sync::Arc<renewal::SharedBits>>,
 }
 
 impl FnModel {
@@ -149,26 +152,39 @@ impl FnModel {
             reuse: workload.reuse.clone(),
             eps,
             rates: std::sync::OnceLock::new(),
+            renewal_bits: None,
         })
     }
 
     /// The renewal bound (§5). Errors when sigma + k reaches the bits per array.
     pub fn renewal(&self, options: RenewalOptions) -> Result<RenewalResult> {
-        renewal::renewal(
-            &renewal::RenewalInput {
-                t: self.t,
-                sigma: self.sigma,
-                max_inserts: self.max_inserts,
-                retaining: self.retaining,
-                phases: self.phases,
-                q: &self.q,
-                zeta: &self.zeta,
-                p_r: self.p_r,
-                p_r_interval: self.p_r_interval,
-                reuse: self.reuse.as_ref(),
-            },
-            options,
-        )
+        renewal::renewal(&self.renewal_input(), options)
+    }
+
+    fn renewal_input(&self) -> renewal::RenewalInput<'_> {
+        renewal::RenewalInput {
+            t: self.t,
+            sigma: self.sigma,
+            max_inserts: self.max_inserts,
+            retaining: self.retaining,
+            phases: self.phases,
+            q: &self.q,
+            zeta: &self.zeta,
+            p_r: self.p_r,
+            p_r_interval: self.p_r_interval,
+            reuse: self.reuse.as_ref(),
+            shared_bits: self.renewal_bits.as_deref(),
+        }
+    }
+
+    /// Builds the renewal bound's per-insertion sums for `options` now, to be shared
+    /// by this model's clones: renewal computations that differ only in p_r, its
+    /// interval or U then skip building them (the same values; a clone whose filter
+    /// fields or `tiny` differ builds its own).
+    pub fn share_renewal_bits(&mut self, options: RenewalOptions) -> Result<()> {
+        let shared = renewal::SharedBits::build(&self.renewal_input(), options)?;
+        self.renewal_bits = shared.map(std::sync::Arc::new);
+        Ok(())
     }
 
     /// The bit-measuring profile of the Markov chain (§4.1.1); an N-bounded one shows

@@ -101,4 +101,7 @@ pub struct RenewalInput<'a> {
     /// A measured reuse profile: U_j is read from it (U_j = S(j - 1)) instead of
     /// following eq. (24) with `q` and `zeta`.
     pub reuse: Option<&'a ReuseProfile>,
+    /// The per-insertion sums, when already built for this filter (used where they
+    /// match: [`super::process::SharedBits`]).
+    pub shared_bits: Option<&'a super::process::SharedBits>,
 }

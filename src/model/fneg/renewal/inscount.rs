@@ -29,6 +29,12 @@ pub struct Decomposed {
     pub dropped_n: f64,
     pub dropped_psi: f64,
     pub frozen_lucky: f64,
+    /// alive_cap(n) >= alive(n) at every n followed: the computed alive_cap sum is
+    /// then at least the computed alive sum (same lanes and order, and fused
+    /// multiply-adds of non-negative terms are monotone).
+    cap_bounded: bool,
+    /// See [`Decomposed::set_cap_floor`].
+    cap_floor: Option<f64>,
 }
 
 impl Decomposed {
@@ -44,6 +50,7 @@ impl Decomposed {
             field(|s| s.sets_cap),
             field(|s| s.lucky),
         ];
+        let cap_bounded = fields[1].iter().zip(&fields[0]).all(|(c, a)| c >= a);
         let mut pn = vec![0.0; per_n.len()];
         pn[0] = 1.0;
         let sums = [0, 1, 2, 3].map(|f| fields[f][0]);
@@ -58,6 +65,8 @@ impl Decomposed {
             dropped_n: 0.0,
             dropped_psi: dropped + tail,
             frozen_lucky,
+            cap_bounded,
+            cap_floor: None,
         }
     }
 
@@ -65,6 +74,16 @@ impl Decomposed {
     /// `eps` (the number of counts followed when it never does).
     pub fn insertions_to(&self, eps: f64) -> usize {
         self.fields[1].partition_point(|&x| x >= eps)
+    }
+
+    /// With `Some(floor)`, the next steps may leave out the alive_cap sum (a sixth of a
+    /// step's arithmetic) where the alive sum is at least `floor`: alive_cap is then
+    /// reported as the alive sum, below the sum itself (which is at least the alive
+    /// one) but, like it, not below `floor`. For a caller that only asks whether
+    /// alive_cap < floor: the answer is the same, and where it can be yes the sum is
+    /// computed as without a floor (same bits). None: every sum, always.
+    pub fn set_cap_floor(&mut self, floor: Option<f64>) {
+        self.cap_floor = floor.filter(|_| self.cap_bounded);
     }
 
     pub fn summary(&self) -> Summary {
@@ -90,7 +109,21 @@ impl Decomposed {
         let x = [0, 1, 2, 3].map(|f| &self.fields[f][lo..=top]);
         // The cell below the window is 0 (cells leaving the window are zeroed), and
         // so is the one above it, at `top` when the window grows.
-        self.sums = step_and_sums(self.simd, &mut self.pn[lo..=top], 1.0 - eta, eta, x);
+        let p = &mut self.pn[lo..=top];
+        self.sums = match self.cap_floor {
+            None => step_and_sums(self.simd, p, 1.0 - eta, eta, x),
+            Some(floor) => {
+                let [alive, sets_cap, lucky] =
+                    step_and_sums(self.simd, p, 1.0 - eta, eta, [x[0], x[2], x[3]]);
+                // Before the trim: the cells the kernel summed, in its order.
+                let alive_cap = if alive < floor {
+                    lane_dot(p, x[1])
+                } else {
+                    alive
+                };
+                [alive, alive_cap, sets_cap, lucky]
+            }
+        };
         self.hi = top;
         self.dropped_n += trim_window(&mut self.pn, &mut self.lo, &mut self.hi, self.tiny);
     }
@@ -104,7 +137,13 @@ impl Decomposed {
 /// so the same bits): with r = len mod 8, cell n >= r goes to lane (n - r) mod 8 of
 /// its field, cells descending; the cells below r are summed apart; the lanes are
 /// then added in order and the apart sum last.
-pub fn step_and_sums(simd: Simd, p: &mut [f64], keep: f64, eta: f64, x: [&[f64]; 4]) -> [f64; 4] {
+pub fn step_and_sums<const F: usize>(
+    simd: Simd,
+    p: &mut [f64],
+    keep: f64,
+    eta: f64,
+    x: [&[f64]; F],
+) -> [f64; F] {
     assert!(
         x.iter().all(|f| f.len() >= p.len()),
         "field shorter than the window"
@@ -120,15 +159,20 @@ pub fn step_and_sums(simd: Simd, p: &mut [f64], keep: f64, eta: f64, x: [&[f64];
 }
 
 #[inline(always)]
-fn step_and_sums_portable(p: &mut [f64], keep: f64, eta: f64, x: [&[f64]; 4]) -> [f64; 4] {
+fn step_and_sums_portable<const F: usize>(
+    p: &mut [f64],
+    keep: f64,
+    eta: f64,
+    x: [&[f64]; F],
+) -> [f64; F] {
     let r = p.len() % 8;
-    let mut lanes = [[0.0f64; 8]; 4];
-    let mut apart = [0.0f64; 4];
+    let mut lanes = [[0.0f64; 8]; F];
+    let mut apart = [0.0f64; F];
     for n in (0..p.len()).rev() {
         let below = if n > 0 { p[n - 1] } else { 0.0 };
         let v = keep.mul_add(p[n], eta * below);
         p[n] = v;
-        for f in 0..4 {
+        for f in 0..F {
             let acc = if n >= r {
                 &mut lanes[f][(n - r) % 8]
             } else {
@@ -140,9 +184,26 @@ fn step_and_sums_portable(p: &mut [f64], keep: f64, eta: f64, x: [&[f64]; 4]) ->
     finish(&lanes, &apart)
 }
 
+/// sum_n p_n x(n) in [`step_and_sums`]'s order (the same bits as its sum of that
+/// field over the same cells).
+fn lane_dot(p: &[f64], x: &[f64]) -> f64 {
+    let r = p.len() % 8;
+    let mut lanes = [[0.0f64; 8]; 1];
+    let mut apart = [0.0f64; 1];
+    for n in (0..p.len()).rev() {
+        let acc = if n >= r {
+            &mut lanes[0][(n - r) % 8]
+        } else {
+            &mut apart[0]
+        };
+        *acc = x[n].mul_add(p[n], *acc);
+    }
+    finish(&lanes, &apart)[0]
+}
+
 /// Per field: its lanes in order, then the cells summed apart.
-fn finish(lanes: &[[f64; 8]; 4], apart: &[f64; 4]) -> [f64; 4] {
-    [0, 1, 2, 3].map(|f| sum_lanes(&lanes[f]) + apart[f])
+fn finish<const F: usize>(lanes: &[[f64; 8]; F], apart: &[f64; F]) -> [f64; F] {
+    std::array::from_fn(|f| sum_lanes(&lanes[f]) + apart[f])
 }
 
 /// [`step_and_sums_portable`] with AVX-512: eight cells per register, the cell below
@@ -152,14 +213,19 @@ fn finish(lanes: &[[f64; 8]; 4], apart: &[f64; 4]) -> [f64; 4] {
 /// The CPU must support AVX-512F; every field is at least as long as `p`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn step_and_sums_avx512(p: &mut [f64], keep: f64, eta: f64, x: [&[f64]; 4]) -> [f64; 4] {
+unsafe fn step_and_sums_avx512<const F: usize>(
+    p: &mut [f64],
+    keep: f64,
+    eta: f64,
+    x: [&[f64]; F],
+) -> [f64; F] {
     use std::arch::x86_64::*;
     let len = p.len();
     let r = len % 8;
     let pp = p.as_mut_ptr();
     let xp = x.map(|f| f.as_ptr());
     let (k, e) = (_mm512_set1_pd(keep), _mm512_set1_pd(eta));
-    let mut s = [_mm512_setzero_pd(); 4];
+    let mut s = [_mm512_setzero_pd(); F];
     let mut base = len;
     if base >= 8 + r {
         let mut hi = _mm512_loadu_pd(pp.add(base - 8));
@@ -179,22 +245,22 @@ unsafe fn step_and_sums_avx512(p: &mut [f64], keep: f64, eta: f64, x: [&[f64]; 4
             ));
             let v = _mm512_fmadd_pd(k, hi, _mm512_mul_pd(e, below));
             _mm512_storeu_pd(pp.add(base), v);
-            for f in 0..4 {
+            for f in 0..F {
                 s[f] = _mm512_fmadd_pd(_mm512_loadu_pd(xp[f].add(base)), v, s[f]);
             }
             hi = under;
         }
     }
-    let mut lanes = [[0.0f64; 8]; 4];
-    for f in 0..4 {
+    let mut lanes = [[0.0f64; 8]; F];
+    for f in 0..F {
         _mm512_storeu_pd(lanes[f].as_mut_ptr(), s[f]);
     }
-    let mut apart = [0.0f64; 4];
+    let mut apart = [0.0f64; F];
     for n in (0..r).rev() {
         let below = if n > 0 { *pp.add(n - 1) } else { 0.0 };
         let v = keep.mul_add(*pp.add(n), eta * below);
         *pp.add(n) = v;
-        for f in 0..4 {
+        for f in 0..F {
             apart[f] = (*xp[f].add(n)).mul_add(v, apart[f]);
         }
     }
@@ -242,5 +308,70 @@ mod tests {
                 assert!((dot - runs[0].1[f]).abs() < 1e-13, "len {len} field {f}");
             }
         }
+    }
+
+    /// Per-insertion sums of a cycle-like shape: alive falls from 1 to 0 around
+    /// insertion `mid`, alive_cap `lag` insertions later.
+    fn shaped(len: usize, mid: f64, width: f64, lag: f64) -> Vec<Summary> {
+        let fall = |n: f64| 1.0 / (1.0 + ((n - mid) / width).exp());
+        (0..len)
+            .map(|n| {
+                let n = n as f64;
+                Summary {
+                    alive: fall(n),
+                    alive_cap: fall(n - lag),
+                    sets_cap: fall(n - lag) * (0.3 + 0.5 * n / len as f64),
+                    lucky: fall(n) * 0.01 * (1.0 + (n / 7.0).sin().abs()),
+                }
+            })
+            .collect()
+    }
+
+    /// A step with a cap floor gives the same alive, sets_cap and lucky sums as one
+    /// without, the same answer to alive_cap < floor, and the same alive_cap bits
+    /// wherever alive is below the floor; over windows from a few cells to thousands,
+    /// eta from 0.01 to 1, trims of every size, floors from 1e-3 to 1e-12.
+    #[test]
+    fn the_cap_floor_changes_no_answer_and_no_bits() {
+        let (mut below, mut above) = (0usize, 0usize);
+        for (len, mid, width, lag) in [
+            (400usize, 150.0, 12.0, 20.0),
+            (3000, 1200.0, 80.0, 150.0),
+            (60, 20.0, 2.0, 4.0),
+            (9000, 5000.0, 300.0, 40.0),
+        ] {
+            for (floor, tiny) in [(1e-3, 1e-30), (1e-10, 1e-30), (1e-12, 1e-20)] {
+                let per_n = shaped(len, mid, width, lag);
+                let mut exact = Decomposed::from_per_n(per_n.clone(), 0.0, 0.0, tiny);
+                let mut lazy = Decomposed::from_per_n(per_n, 0.0, 0.0, tiny);
+                assert!(lazy.cap_bounded);
+                for j in 0..200_000usize {
+                    let eta = [0.01, 0.02, 0.5, 1.0, 0.3][j % 5] * (1.0 - (j % 13) as f64 * 0.01);
+                    lazy.set_cap_floor(Some(floor));
+                    exact.step(eta);
+                    lazy.step(eta);
+                    let (e, l) = (exact.summary(), lazy.summary());
+                    let same = |a: f64, b: f64| a.to_bits() == b.to_bits();
+                    assert!(same(e.alive, l.alive) && same(e.sets_cap, l.sets_cap));
+                    assert!(same(e.lucky, l.lucky), "len {len} step {j}");
+                    assert_eq!(
+                        e.alive_cap < floor,
+                        l.alive_cap < floor,
+                        "len {len} step {j}"
+                    );
+                    if l.alive < floor {
+                        assert!(same(e.alive_cap, l.alive_cap), "len {len} step {j}");
+                        below += 1;
+                    } else {
+                        above += 1;
+                    }
+                    assert!(same(exact.dropped_n, lazy.dropped_n));
+                    if e.alive_cap < 1e-300 {
+                        break;
+                    }
+                }
+            }
+        }
+        assert!(below > 1000 && above > 1000, "{below} / {above}");
     }
 }

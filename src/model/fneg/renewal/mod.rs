@@ -53,6 +53,7 @@ pub mod process;
 pub mod worst;
 
 pub use input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
+pub use process::SharedBits;
 
 use super::disabling::EnabledMassSeq;
 use crate::error::{Error, Result};
@@ -259,6 +260,12 @@ fn follow_cycle(
                 48.0 * 2.0 * j as f64,
             )?;
         }
+        // The next arrival reads alive_cap only as `alive_cap < eps`, unless it is the
+        // last one allowed or Q can be exhausted with repeats only (then alive_cap is
+        // the result or the error's): the step may leave it out where it is not below.
+        let exact_cap = repeats_only || j + 1 >= opt.max_arrivals;
+        side.bits
+            .set_cap_floor(if exact_cap { None } else { Some(opt.eps) });
         side.step(draws, u);
         tracker.arrival(side.insertions)?;
     }
@@ -352,6 +359,7 @@ mod tests {
             p_r: 1.0,
             p_r_interval: None,
             reuse: None,
+            shared_bits: None,
         }
     }
 

@@ -15,8 +15,83 @@ use crate::model::tau::Transitions;
 /// can otherwise handle.
 pub(super) const MAX_INSERTIONS: usize = 1 << 26;
 /// The bit process of the renewal model: the insertion-count decomposition (or, with
-/// `direct`, eq. 19 literally).
+/// `direct`, eq. 19 literally). The decomposition's per-insertion sums depend on the
+/// filter alone, not on Q, U or p_r: when `input.shared_bits` holds them for this
+/// filter and `tiny` they are copied, not built again (same values).
 pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<Stepper> {
+    if opt.direct && input.max_inserts.is_none() {
+        let k = u64::from(input.t.k);
+        return Ok(Stepper::Direct(BitDist::new(
+            input.t,
+            input.sigma,
+            input.sigma + k,
+            input.retaining,
+            opt.tiny,
+        )));
+    }
+    if let Some(shared) = input.shared_bits {
+        if shared.key == BitsKey::of(input, opt) {
+            return Ok(Stepper::Decomposed(shared.bits.clone()));
+        }
+    }
+    decomposed(input, opt).map(Stepper::Decomposed)
+}
+
+/// The per-insertion sums of a renewal computation, built once and shared by the
+/// computations that differ only in Q, U or p_r (the worst case over an interval of
+/// p_r: [`super::worst`]).
+pub struct SharedBits {
+    key: BitsKey,
+    bits: Decomposed,
+}
+
+impl std::fmt::Debug for SharedBits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedBits")
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl SharedBits {
+    /// The sums for `input`'s filter and `opt.tiny` (None for the literal eq. 19,
+    /// which has none).
+    pub fn build(input: &RenewalInput, opt: RenewalOptions) -> Result<Option<SharedBits>> {
+        if opt.direct && input.max_inserts.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(SharedBits {
+            key: BitsKey::of(input, opt),
+            bits: decomposed(input, opt)?,
+        }))
+    }
+}
+
+/// What the per-insertion sums depend on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct BitsKey {
+    t: Transitions,
+    sigma: u64,
+    max_inserts: Option<u64>,
+    retaining: bool,
+    tiny: f64,
+}
+
+impl BitsKey {
+    fn of(input: &RenewalInput, opt: RenewalOptions) -> BitsKey {
+        BitsKey {
+            t: input.t,
+            sigma: input.sigma,
+            max_inserts: input.max_inserts,
+            retaining: input.retaining,
+            tiny: opt.tiny,
+        }
+    }
+}
+
+/// The insertion-count decomposition's per-insertion sums, followed to sigma + k
+/// bits (or through the N-bounded joint law).
+fn decomposed(input: &RenewalInput, opt: RenewalOptions) -> Result<Decomposed> {
     let k = u64::from(input.t.k);
     // Insertions until the sigma + k (or N + 1) process is over, about: the expected
     // count to reach sigma + k bits (FP paper eq. 1's mean), for the progress display.
@@ -52,14 +127,7 @@ pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<S
             }
             Ok(s)
         })?;
-        Stepper::Decomposed(Decomposed::from_per_n(
-            per_n,
-            joint.dropped(),
-            joint.frozen_lucky(),
-            opt.tiny,
-        ))
-    } else if opt.direct {
-        Stepper::Direct(bits)
+        Decomposed::from_per_n(per_n, joint.dropped(), joint.frozen_lucky(), opt.tiny)
     } else {
         let mut bits = bits;
         let per_n = per_insertion(opt.tiny, MAX_INSERTIONS, &stage, || {
@@ -68,12 +136,7 @@ pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<S
             Ok(s)
         })?;
         let frozen = frozen_lucky(&input.t, input.sigma, bits.crossed());
-        Stepper::Decomposed(Decomposed::from_per_n(
-            per_n,
-            bits.dropped(),
-            frozen,
-            opt.tiny,
-        ))
+        Decomposed::from_per_n(per_n, bits.dropped(), frozen, opt.tiny)
     })
 }
 /// The per-arrival bit-count process of a cycle, followed either literally (eq. 19) or
@@ -114,6 +177,13 @@ impl Stepper {
         match self {
             Stepper::Direct(b) => b.step(eta),
             Stepper::Decomposed(d) => d.step(eta),
+        }
+    }
+
+    /// See [`Decomposed::set_cap_floor`] (the literal eq. 19 always has every sum).
+    pub fn set_cap_floor(&mut self, floor: Option<f64>) {
+        if let Stepper::Decomposed(d) = self {
+            d.set_cap_floor(floor);
         }
     }
 

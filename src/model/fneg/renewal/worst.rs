@@ -46,6 +46,11 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
     let Some((low, high)) = model.p_r_interval.filter(|(l, h)| h > l) else {
         return at_point(model, options);
     };
+    // Every computation below differs from the others in p_r or its interval only:
+    // the per-insertion sums are built once, before the first.
+    let mut model = model.clone();
+    model.share_renewal_bits(options)?;
+    let model = &model;
     // Each computation's bound and truncated mass; the computations of one step are
     // independent and run on rayon's threads, and every decision below reads their
     // values in a fixed order, so the result does not depend on the thread count.
@@ -200,5 +205,79 @@ mod tests {
             n.computations <= 5 && n.fn_upper <= n.attained * (1.0 + TOLERANCE),
             "{n:?}"
         );
+    }
+
+    /// Renewal computations on a model whose per-insertion sums were built once
+    /// (`FnModel::share_renewal_bits`) give the same bits as computations that build
+    /// their own: sigma- and N-bounded, one and two phases, retaining or not, p_r at a
+    /// point and over intervals, Q's U and a measured profile's, two values of tiny.
+    #[test]
+    fn shared_per_insertion_sums_give_the_same_bits() {
+        let mut cases = 0;
+        for (memory, k, sigma, n, phases, retaining) in [
+            (8000u64, 4u32, 2000u64, None, 1u8, true),
+            (6000, 3, 1400, None, 2, true),
+            (4000, 2, 900, None, 1, false),
+            (3000, 3, 0, Some(300u64), 1, true),
+        ] {
+            let mut filter = FilterConfig::sigma_bounded(memory, k, sigma);
+            filter.phases = phases;
+            filter.retaining = retaining;
+            if n.is_some() {
+                filter.sigma = None;
+                filter.max_inserts = n;
+            }
+            for p_r in [0.5, 0.9, 0.99] {
+                for (profile, interval) in [(false, None), (true, None), (true, Some(0.04))] {
+                    let mut w = if profile {
+                        profiled(p_r)
+                    } else {
+                        Workload::zipf(1000, 1.0, p_r, Placement::Uniform)
+                    };
+                    if let Some(width) = interval {
+                        w.p_repeat_interval = Some([p_r - width, (p_r + width).min(1.0)]);
+                    }
+                    let plain = FnModel::new(&filter, &w, crate::model::fneg::DEFAULT_EPS).unwrap();
+                    for tiny in [1e-30, 1e-20] {
+                        let options = RenewalOptions {
+                            tiny,
+                            ..RenewalOptions::default()
+                        };
+                        let mut shared = plain.clone();
+                        shared.share_renewal_bits(options).unwrap();
+                        // A clone at another p_r, as the worst-case search makes.
+                        for p in [p_r, p_r * 0.97] {
+                            let (mut a, mut b) = (plain.clone(), shared.clone());
+                            a.p_r = p;
+                            b.p_r = p;
+                            let (a, b) = (a.renewal(options), b.renewal(options));
+                            match (a, b) {
+                                (Ok(a), Ok(b)) => {
+                                    assert_eq!(
+                                        format!("{a:?}"),
+                                        format!("{b:?}"),
+                                        "M {memory} k {k} phases {phases} p_r {p}"
+                                    );
+                                    assert_eq!(a.fn_upper.to_bits(), b.fn_upper.to_bits());
+                                    cases += 1;
+                                }
+                                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                                (a, b) => panic!("one errs, the other not: {a:?} / {b:?}"),
+                            }
+                        }
+                        // Another tiny than the shared sums': built again, same bits.
+                        let other = RenewalOptions {
+                            tiny: tiny * 1e-3,
+                            ..options
+                        };
+                        let (a, b) = (plain.renewal(other), shared.renewal(other));
+                        if let (Ok(a), Ok(b)) = (a, b) {
+                            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases >= 100, "{cases} cases compared");
     }
 }
