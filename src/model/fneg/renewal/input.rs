@@ -102,6 +102,6 @@ pub struct RenewalInput<'a> {
     /// following eq. (24) with `q` and `zeta`.
     pub reuse: Option<&'a ReuseProfile>,
     /// The per-insertion sums, when already built for this filter (used where they
-    /// match: [`super::process::SharedBits`]).
-    pub shared_bits: Option<&'a super::process::SharedBits>,
+    /// match: [`super::shared::SharedBits`]).
+    pub shared_bits: Option<&'a super::shared::SharedBits>,
 }

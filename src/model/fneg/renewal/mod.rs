@@ -50,10 +50,11 @@ pub mod cycle;
 pub mod input;
 pub mod inscount;
 pub mod process;
+pub mod shared;
 pub mod worst;
 
 pub use input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
-pub use process::SharedBits;
+pub use shared::SharedBits;
 
 use super::disabling::EnabledMassSeq;
 use crate::error::{Error, Result};

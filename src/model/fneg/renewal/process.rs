@@ -4,6 +4,7 @@
 
 use super::input::{RenewalInput, RenewalOptions};
 use super::inscount::Decomposed;
+use super::shared::{BitsKey, SharedBits};
 use crate::error::{Error, Result};
 use crate::model::fneg::bitdist::{BitDist, Summary};
 use crate::model::fneg::nbounded::JointDist;
@@ -37,22 +38,6 @@ pub(super) fn bit_process(input: &RenewalInput, opt: RenewalOptions) -> Result<S
     decomposed(input, opt).map(Stepper::Decomposed)
 }
 
-/// The per-insertion sums of a renewal computation, built once and shared by the
-/// computations that differ only in Q, U or p_r (the worst case over an interval of
-/// p_r: [`super::worst`]).
-pub struct SharedBits {
-    key: BitsKey,
-    bits: Decomposed,
-}
-
-impl std::fmt::Debug for SharedBits {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedBits")
-            .field("key", &self.key)
-            .finish()
-    }
-}
-
 impl SharedBits {
     /// The sums for `input`'s filter and `opt.tiny` (None for the literal eq. 19,
     /// which has none).
@@ -65,16 +50,6 @@ impl SharedBits {
             bits: decomposed(input, opt)?,
         }))
     }
-}
-
-/// What the per-insertion sums depend on.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct BitsKey {
-    t: Transitions,
-    sigma: u64,
-    max_inserts: Option<u64>,
-    retaining: bool,
-    tiny: f64,
 }
 
 impl BitsKey {
