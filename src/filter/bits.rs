@@ -199,32 +199,7 @@ impl RawBits {
     /// would set a bit in the padding or in another word, never outside the arrays.
     #[inline(always)]
     pub fn insert_iter(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
-        // Locals, so that the stores through the raw pointers do not make the compiler
-        // reload the fields after every position.
-        let (words, touched, mask) = (self.words, self.touched, self.mask);
-        let mut n_touched = self.n_touched;
-        let mut newly = 0u32;
-        for p in positions {
-            #[cfg(debug_assertions)]
-            debug_assert!(p < self.len);
-            let w = (p >> 6) as usize & mask;
-            let bit = p & 63;
-            // SAFETY: the pointers are those of the BitArray lent out by `with_raw`,
-            // which holds it borrowed mutably meanwhile. w <= mask = words.len() - 1.
-            // n_touched <= words.len() < touched.len(): a word is listed only on its
-            // transition from zero, at most once between clears.
-            let word = unsafe {
-                let word = *words.add(w);
-                *words.add(w) = word | (1 << bit);
-                *touched.add(n_touched) = w as u32;
-                word
-            };
-            newly += ((!word >> bit) & 1) as u32;
-            n_touched += usize::from(word == 0);
-        }
-        self.n_touched = n_touched;
-        self.set += u64::from(newly);
-        newly
+        self.insert::<true>(positions)
     }
 
     /// Stops listing the words insertions touch, until the next clear, which then
@@ -241,23 +216,45 @@ impl RawBits {
     #[inline(always)]
     pub fn insert_listed(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
         if self.listed {
-            return self.insert_iter(positions);
+            self.insert::<true>(positions)
+        } else {
+            self.insert::<false>(positions)
         }
-        let (words, mask) = (self.words, self.mask);
+    }
+
+    /// Sets the bits at `positions`, listing each word on its transition from zero
+    /// when `LIST` (a constant: the unlisted loop has no list store or count).
+    #[inline(always)]
+    fn insert<const LIST: bool>(&mut self, positions: impl Iterator<Item = u64>) -> u32 {
+        // Locals, so that the stores through the raw pointers do not make the compiler
+        // reload the fields after every position.
+        let (words, touched, mask) = (self.words, self.touched, self.mask);
+        let mut n_touched = self.n_touched;
         let mut newly = 0u32;
         for p in positions {
             #[cfg(debug_assertions)]
             debug_assert!(p < self.len);
             let w = (p >> 6) as usize & mask;
             let bit = p & 63;
-            // SAFETY: as in insert_iter.
+            // SAFETY: the pointers are those of the BitArray lent out by `with_raw`,
+            // which holds it borrowed mutably meanwhile. w <= mask = words.len() - 1.
+            // n_touched <= words.len() < touched.len(): a word is listed only on its
+            // transition from zero, at most once between clears (and not at all after
+            // `unlist`, until the clear that zeroes every word).
             let word = unsafe {
                 let word = *words.add(w);
                 *words.add(w) = word | (1 << bit);
+                if LIST {
+                    *touched.add(n_touched) = w as u32;
+                }
                 word
             };
             newly += ((!word >> bit) & 1) as u32;
+            if LIST {
+                n_touched += usize::from(word == 0);
+            }
         }
+        self.n_touched = n_touched;
         self.set += u64::from(newly);
         newly
     }

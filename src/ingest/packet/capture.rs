@@ -830,14 +830,27 @@ mod tests {
         out
     }
 
-    fn read(bytes: &[u8], plain_records: bool) -> (Vec<Message>, IngestSummary) {
+    /// `bytes` as a capture with the default key.
+    fn source(bytes: &[u8]) -> Result<PcapSource> {
         let input = Box::new(std::io::Cursor::new(bytes.to_vec()));
         let options = CaptureOptions {
             key: KeySpec::default(),
             hasher: KeyHasher::default(),
             keep_keys: false,
         };
-        match PcapSource::new(PathBuf::from("t.pcap"), input, options) {
+        PcapSource::new(PathBuf::from("t.pcap"), input, options)
+    }
+
+    /// The summary a refused capture leaves: its error as the source's name.
+    fn refused(e: Error) -> (Vec<Message>, IngestSummary) {
+        (
+            Vec::new(),
+            IngestSummary::new(&PathBuf::from(e.to_string()), ""),
+        )
+    }
+
+    fn read(bytes: &[u8], plain_records: bool) -> (Vec<Message>, IngestSummary) {
+        match source(bytes) {
             Ok(mut s) => {
                 s.plain_records = plain_records;
                 let mut out = Vec::new();
@@ -850,30 +863,18 @@ mod tests {
                 }
                 (out, s.summary)
             }
-            Err(e) => (
-                Vec::new(),
-                IngestSummary::new(&PathBuf::from(e.to_string()), ""),
-            ),
+            Err(e) => refused(e),
         }
     }
 
     /// The messages and summary of `bytes` read one message at a time.
     fn read_one_by_one(bytes: &[u8]) -> (Vec<Message>, IngestSummary) {
-        let input = Box::new(std::io::Cursor::new(bytes.to_vec()));
-        let options = CaptureOptions {
-            key: KeySpec::default(),
-            hasher: KeyHasher::default(),
-            keep_keys: false,
-        };
-        match PcapSource::new(PathBuf::from("t.pcap"), input, options) {
+        match source(bytes) {
             Ok(mut s) => {
                 let out: Vec<Message> = (&mut s).collect();
                 (out, s.summary)
             }
-            Err(e) => (
-                Vec::new(),
-                IngestSummary::new(&PathBuf::from(e.to_string()), ""),
-            ),
+            Err(e) => refused(e),
         }
     }
 
