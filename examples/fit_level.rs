@@ -31,7 +31,7 @@ use rbf::fit::{fit, FitOptions};
 use rbf::message::KeyHasher;
 use rbf::model::fneg::{FnModel, Method, RenewalOptions};
 use rbf::report::fit::IDENTIFIED;
-use rbf::report::judged::outward_value;
+use rbf::report::verdicts::outward_value;
 use rbf::synth::{Rng, SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};
 

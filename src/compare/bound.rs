@@ -15,12 +15,12 @@ use crate::model::fneg::{Claim, Look, Method, Reads, METHODS};
 
 /// Which workload a bound is evaluated on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum On {
+pub enum EvaluatedOn {
     /// The workload the FN models run on: a synthetic source's true workload, or the
     /// workload fitted from a trace.
     Model,
     /// The workload fitted from a synthetic source's own trace (point estimate), next to
-    /// the bound on its true workload; on a trace it would repeat [`On::Model`], so it is
+    /// the bound on its true workload; on a trace it would repeat [`EvaluatedOn::Model`], so it is
     /// not computed there.
     FittedPoint,
     /// The workloads at the conservative end of the fit's uncertainty (the largest bound
@@ -34,7 +34,7 @@ pub enum On {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Bound {
     method: Method,
-    on: On,
+    on: EvaluatedOn,
 }
 
 /// How many bounds there are: every method on the model and on the fitted point, and
@@ -69,13 +69,13 @@ fn names() -> &'static [Names] {
             .map(|b| {
                 let entry = b.method.entry();
                 let name = match b.on {
-                    On::Model => entry.name.to_string(),
-                    On::FittedPoint => format!("{}-fitted", entry.name),
-                    On::Conservative => format!("{}-conservative", entry.name),
+                    EvaluatedOn::Model => entry.name.to_string(),
+                    EvaluatedOn::FittedPoint => format!("{}-fitted", entry.name),
+                    EvaluatedOn::Conservative => format!("{}-conservative", entry.name),
                 };
                 let key = name.replace('-', "_");
                 let value_key = match b.on {
-                    On::Model => entry.value_key.to_string(),
+                    EvaluatedOn::Model => entry.value_key.to_string(),
                     _ => format!("fn_{key}"),
                 };
                 Names {
@@ -95,7 +95,7 @@ impl Bound {
     pub const ALL: [Bound; COUNT] = {
         let mut all = [Bound {
             method: Method::Renewal,
-            on: On::Model,
+            on: EvaluatedOn::Model,
         }; COUNT];
         let mut n = 0;
         let mut pass = 0;
@@ -104,18 +104,18 @@ impl Bound {
             while i < METHODS.len() {
                 let e = &METHODS[i];
                 let profile = matches!(e.reads, Reads::ReuseProfile);
-                let ons: [Option<On>; 3] = match (pass, profile) {
+                let ons: [Option<EvaluatedOn>; 3] = match (pass, profile) {
                     (0, true) => [
-                        Some(On::Model),
-                        Some(On::FittedPoint),
+                        Some(EvaluatedOn::Model),
+                        Some(EvaluatedOn::FittedPoint),
                         if e.on_conservative.is_some() {
-                            Some(On::Conservative)
+                            Some(EvaluatedOn::Conservative)
                         } else {
                             None
                         },
                     ],
-                    (1, false) => [Some(On::Model), None, None],
-                    (2, false) => [Some(On::FittedPoint), None, None],
+                    (1, false) => [Some(EvaluatedOn::Model), None, None],
+                    (2, false) => [Some(EvaluatedOn::FittedPoint), None, None],
                     _ => [None, None, None],
                 };
                 let mut j = 0;
@@ -141,16 +141,16 @@ impl Bound {
     pub const fn of(method: Method) -> Bound {
         Bound {
             method,
-            on: On::Model,
+            on: EvaluatedOn::Model,
         }
     }
 
     /// The bound that reports `method` on the workload fitted from a synthetic source's
-    /// own trace ([`On::FittedPoint`]).
+    /// own trace ([`EvaluatedOn::FittedPoint`]).
     pub const fn fitted(method: Method) -> Bound {
         Bound {
             method,
-            on: On::FittedPoint,
+            on: EvaluatedOn::FittedPoint,
         }
     }
 
@@ -158,7 +158,7 @@ impl Bound {
     pub const fn conservative() -> Bound {
         Bound {
             method: Method::Renewal,
-            on: On::Conservative,
+            on: EvaluatedOn::Conservative,
         }
     }
 
@@ -168,7 +168,7 @@ impl Bound {
     }
 
     /// The workload it is evaluated on.
-    pub fn on(self) -> On {
+    pub fn on(self) -> EvaluatedOn {
         self.on
     }
 
@@ -213,9 +213,9 @@ impl Bound {
     fn look(self) -> Look {
         let entry = self.method.entry();
         match self.on {
-            On::Model => entry.on_model,
-            On::FittedPoint => entry.on_fitted,
-            On::Conservative => entry
+            EvaluatedOn::Model => entry.on_model,
+            EvaluatedOn::FittedPoint => entry.on_fitted,
+            EvaluatedOn::Conservative => entry
                 .on_conservative
                 .expect("a conservative Bound exists only for methods that have one"),
         }
@@ -238,7 +238,7 @@ impl Bound {
 
     /// Whether it is judged against the observed interval (bounds are; approximations
     /// are not).
-    pub fn judged(self) -> bool {
+    pub fn gets_verdict(self) -> bool {
         self.claim() != Claim::Approximation
     }
 }
@@ -286,9 +286,9 @@ mod tests {
     fn every_method_has_its_bound_and_names_are_unique() {
         for m in Method::ALL {
             assert_eq!(Bound::of(m).method(), m);
-            assert_eq!(Bound::of(m).on(), On::Model);
+            assert_eq!(Bound::of(m).on(), EvaluatedOn::Model);
             assert_eq!(Bound::fitted(m).method(), m);
-            assert_eq!(Bound::fitted(m).on(), On::FittedPoint);
+            assert_eq!(Bound::fitted(m).on(), EvaluatedOn::FittedPoint);
         }
         for f in [
             Bound::name,

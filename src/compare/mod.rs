@@ -20,7 +20,7 @@ pub mod observed;
 pub mod record;
 pub mod verdict;
 
-pub use bound::{Bound, On};
+pub use bound::{Bound, EvaluatedOn};
 pub use command::{compare, CompareOptions, CompareOutput, CompareRun};
 pub use judge::{is_fitted, judge, ConservativeRenewal, Fitted, JudgeOptions, Judgement, Subject};
 pub use observed::{Observed, Rate, Seeds};
@@ -69,13 +69,13 @@ impl FpModel {
 /// in two cells of the coverage study, where per-cycle filters cover every observed
 /// rate at 98.3 % or more in every cell (docs/coverage/README.md). `rbf replay`, which
 /// reports the filter itself, keeps fixed positions unless told otherwise, and so do
-/// two-phase filters whose halves share positions ([`judged`]).
+/// two-phase filters whose halves share positions ([`with_judged_positions`]).
 pub const JUDGED_POSITIONS: Positions = Positions::PerCycle;
 
 /// `filter` as judged replays run it: its positions, else [`JUDGED_POSITIONS`], except
 /// for two halves that share their positions, which only fixed positions keep shared
 /// (per-cycle positions would judge a filter with independent halves instead).
-pub fn judged(filter: &FilterConfig) -> FilterConfig {
+pub fn with_judged_positions(filter: &FilterConfig) -> FilterConfig {
     let shared_halves = filter.phases == 2 && !filter.independent_halves;
     let default = if shared_halves {
         Positions::Fixed
@@ -95,7 +95,7 @@ pub struct Observation {
     pub seen: u64,
 }
 
-/// Replays (with `hash_seeds` filters, [`Replays`], with [`judged`] positions) and fits
+/// Replays (with `hash_seeds` filters, [`Replays`], with [`with_judged_positions`]) and fits
 /// `stream` in one pass. The fitter's warm-up is the replay's, so both describe the
 /// same measured arrivals. `expected_distinct` sizes the ground truth up front (from
 /// [`crate::replay::sizing::distinct_up_front`] for a trace that declares or estimates
@@ -108,7 +108,7 @@ pub fn observe<I: IntoIterator<Item = Message>>(
     expected_distinct: Option<u64>,
     stream: I,
 ) -> Result<Observation> {
-    let mut r = Replays::new(&judged(filter), replay, hash_seeds)?;
+    let mut r = Replays::new(&with_judged_positions(filter), replay, hash_seeds)?;
     if let Some(d) = expected_distinct {
         r.expect_distinct(d);
     }
@@ -172,14 +172,20 @@ mod tests {
     #[test]
     fn judged_replays_draw_positions_per_cycle_unless_the_halves_share_them() {
         let mut f = FilterConfig::sigma_bounded(1000, 3, 300);
-        assert_eq!(judged(&f).positions, Some(Positions::PerCycle));
+        assert_eq!(
+            with_judged_positions(&f).positions,
+            Some(Positions::PerCycle)
+        );
         f.phases = 2;
-        assert_eq!(judged(&f).positions, Some(Positions::Fixed));
+        assert_eq!(with_judged_positions(&f).positions, Some(Positions::Fixed));
         f.independent_halves = true;
-        assert_eq!(judged(&f).positions, Some(Positions::PerCycle));
+        assert_eq!(
+            with_judged_positions(&f).positions,
+            Some(Positions::PerCycle)
+        );
         f.positions = Some(Positions::Fixed);
-        assert_eq!(judged(&f).positions, Some(Positions::Fixed));
-        assert!(judged(&f).validate().is_ok());
+        assert_eq!(with_judged_positions(&f).positions, Some(Positions::Fixed));
+        assert!(with_judged_positions(&f).validate().is_ok());
         f.independent_halves = false;
         f.positions = Some(Positions::PerCycle);
         let e = f.validate().unwrap_err().to_string();

@@ -61,7 +61,7 @@ fn bound_columns(rows: &[Row], b: Bound) -> Vec<Column> {
         format!("{}_standing", b.key()).into(),
         col(rows, |r| get(r).map(|m| m.standing.token().to_string())),
     ));
-    if b.judged() {
+    if b.gets_verdict() {
         for regime in [Regime::Steady, Regime::Transient] {
             let name = match regime {
                 Regime::Steady => "steady",

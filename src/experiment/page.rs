@@ -88,7 +88,7 @@ document.querySelectorAll("#results table").forEach(function (table) {
 });
 "##;
 
-/// A verdict cell's CSS class, from the words [`crate::report::judged::verdict_cell`]
+/// A verdict cell's CSS class, from the words [`crate::report::verdicts::verdict_cell`]
 /// writes.
 fn verdict_class(cell: &str) -> Option<&'static str> {
     let verdicts = [

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use super::row::Row;
 use super::svg::{AxisSpec, Chart, Marker, Point, Scale, Series, Style};
-use crate::compare::{Bound, On, Standing};
+use crate::compare::{Bound, EvaluatedOn, Standing};
 use crate::model::fneg::{Claim, Method};
 
 /// Charts per run are capped; the table has everything.
@@ -442,7 +442,7 @@ fn markov_fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     let mut series = Vec::new();
     let (mut lo, mut hi, mut points) = (f64::INFINITY, 0.0f64, 0);
     for bound in Bound::ALL {
-        if !bound.reads_q() || bound.on() != On::Model {
+        if !bound.reads_q() || bound.on() != EvaluatedOn::Model {
             continue;
         }
         let fitted = Bound::fitted(bound.method());

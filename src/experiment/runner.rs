@@ -90,7 +90,7 @@ pub fn evaluate(config: &ExperimentConfig, source: &Prepared, point: &Point) -> 
     }
     let mut observed = None;
     if config.wants(Measure::Observed) {
-        match observe(config, source, point, &filter, &mut row) {
+        match replay_point(config, source, point, &filter, &mut row) {
             Ok(o) => observed = Some(o),
             Err(e) => row.note(format!("observed: {e}")),
         }
@@ -168,7 +168,7 @@ fn replay_once(
     let mut filter = filter.clone();
     filter.positions = config.positions;
     let mut r = Replays::new(
-        &crate::compare::judged(&filter),
+        &crate::compare::with_judged_positions(&filter),
         ReplayOptions {
             warmup: source.warmup,
             confidence: config.confidence,
@@ -186,7 +186,7 @@ fn replay_once(
 
 /// Replays once per seed; the observed rates are means over seeds with their
 /// intervals ([`Observed::of`]). Returns the observed FN the bounds are judged against.
-fn observe(
+fn replay_point(
     config: &ExperimentConfig,
     source: &Prepared,
     point: &Point,

@@ -1,13 +1,13 @@
 //! A run's results for people: the table that fits a terminal (and the report), the
 //! wide one with every column, and the verdict summary. Every bound column, mark and
 //! summary line comes from the judged records ([`crate::compare::Record`]) through
-//! [`crate::report::judged`], in [`Bound::ALL`] order.
+//! [`crate::report::verdicts`], in [`Bound::ALL`] order.
 
 use super::results::Results;
 use super::row::Row;
 use crate::compare::{Bound, Record, Regime, Standing};
 use crate::model::fneg::Claim;
-use crate::report::judged::{self, mark, MARKS};
+use crate::report::verdicts::{self, mark, MARKS};
 use crate::report::{sci, sci_or_dash, wrap, Table, WIDTH};
 
 /// The records of a row whose standing needs its reason said: checked, not proven
@@ -37,14 +37,14 @@ pub fn notes_text(r: &Row) -> String {
     notes.join("; ")
 }
 
-/// One line per bound (see [`judged::summary`]).
+/// One line per bound (see [`verdicts::summary`]).
 pub fn summary(results: &Results) -> Vec<String> {
     let records: Vec<(usize, &crate::compare::Record)> = results
         .rows
         .iter()
         .flat_map(|r| r.models.iter().map(move |m| (r.point, m)))
         .collect();
-    judged::summary(&records, results.confidence)
+    verdicts::summary(&records, results.confidence)
 }
 
 /// "3, 5-8, 12": point numbers with runs collapsed.
@@ -479,11 +479,11 @@ fn wide_point_cells(r: &Row) -> Vec<String> {
 fn wide_bound_cells(r: &Row, b: Bound) -> [String; 3] {
     match r.model(b) {
         Some(m) => {
-            let mut v = judged::verdict_cell(m);
+            let mut v = verdicts::verdict_cell(m);
             if m.regime == Some(Regime::Transient) {
                 v.push_str(" (transient)");
             }
-            [judged::value_cell(m), m.standing.to_string(), v]
+            [verdicts::value_cell(m), m.standing.to_string(), v]
         }
         None => ["-".to_string(), String::new(), String::new()],
     }

@@ -1,7 +1,7 @@
 //! `rbf compare`'s text: the filter and trace lines, the observed rates beside the FP
 //! model, every bound with its claim, standing and verdict, and their notes.
 
-use super::judged::{claim_cell, regime_name, renewal_mode_line, value_cell, verdict_cell};
+use super::verdicts::{claim_cell, regime_name, renewal_mode_line, value_cell, verdict_cell};
 use super::{interval, sci, wrap, Table, WIDTH};
 use crate::compare::record::METHOD_IDENTIFIED;
 use crate::compare::{CompareRun, Comparison, Observed};

@@ -6,10 +6,10 @@ pub mod compare;
 pub mod fit;
 pub mod html;
 pub mod ingest;
-pub mod judged;
 pub mod model_fn;
 pub mod replay;
 pub mod size;
+pub mod verdicts;
 
 /// Terminal output fits this many columns (wider forms are behind a flag or in files).
 pub const WIDTH: usize = 100;

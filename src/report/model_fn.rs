@@ -1,7 +1,7 @@
 //! `rbf model fn`'s text: the filter and workload, the judged methods' table, how the
 //! renewal bound was computed, and the FP per arrival with the model it came from.
 
-use super::judged::{claim_cell, renewal_mode_line};
+use super::verdicts::{claim_cell, renewal_mode_line};
 use super::{rate, wrap, Table, WIDTH};
 use crate::compare::model_fn::FnRun;
 use crate::compare::Record;

@@ -1,7 +1,7 @@
 //! `rbf size`'s text: the misfit warning, the answer in one sentence, the filter, the
 //! models and the confirming replay against the targets, and the time taken.
 
-use super::judged::{beyond, verdict_cell};
+use super::verdicts::{beyond, verdict_cell};
 use super::{interval, interval_or_why, sci, wrap, Table, WIDTH};
 use crate::compare::verdict::Check;
 use crate::compare::{ModelTargetVerdict, Record, Regime, TargetVerdict};

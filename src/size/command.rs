@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::confirm::{confirm, Confirmation, LEVEL};
 use super::{
-    best_fn, judged, misfit, smallest_memory, Question, SizeOptions, Sizing, RELATIVE_PRECISION,
+    best_fn, misfit, renewal_judgement, smallest_memory, Question, SizeOptions, Sizing,
+    RELATIVE_PRECISION,
 };
 use crate::compare::{values_by_key, Bound, Judgement, Observed, Rate, Record};
 use crate::error::{Error, Result};
@@ -156,7 +157,7 @@ pub fn size(request: &SizeRequest) -> Result<SizeRun> {
     } else {
         (None, None)
     };
-    let judgement = judged(&sizing.best, options, w, observed.as_ref())?;
+    let judgement = renewal_judgement(&sizing.best, options, w, observed.as_ref())?;
     Ok(SizeRun {
         sizing,
         filter,

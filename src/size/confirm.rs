@@ -104,7 +104,7 @@ pub fn confirm(
     let warmup = synth.prologue_len() as u64 + arrivals / 10;
     // One filter per hash seed: the intervals cover the hash positions too.
     let mut replay = Replays::new(
-        &crate::compare::judged(filter),
+        &crate::compare::with_judged_positions(filter),
         ReplayOptions {
             warmup,
             confidence: level,

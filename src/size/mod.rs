@@ -14,7 +14,7 @@
 //! that "meets the FN target" is a guarantee where the bound is proven (one phase;
 //! two phases with independent halves, which is why two-phase candidates use them).
 //! The chosen filter's bound, its standing and its verdict against the confirming
-//! replay come from the judge ([`judged`], [`crate::compare::judge()`]), like every
+//! replay come from the judge ([`renewal_judgement`], [`crate::compare::judge()`]), like every
 //! other command's.
 
 pub mod command;
@@ -258,7 +258,7 @@ fn renewal_bound(
 /// The chosen filter's renewal bound as the judge reports it: its standing (proven,
 /// or for the fitted model when `workload` was fitted from a trace) and, with a
 /// confirming replay, its verdict against the observed FN.
-pub fn judged(
+pub fn renewal_judgement(
     best: &Candidate,
     options: &SizeOptions,
     workload: &Workload,

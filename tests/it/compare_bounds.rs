@@ -116,7 +116,7 @@ fn replay(
     let source = ingest::open(Path::new(path), &options).expect("trace opens");
     // As `rbf compare` replays: per-cycle positions unless the filter says otherwise.
     let mut r = Replays::new(
-        &rbf::compare::judged(filter),
+        &rbf::compare::with_judged_positions(filter),
         ReplayOptions {
             warmup,
             confidence: 0.99,
@@ -306,7 +306,7 @@ fn compare_json_has_a_key_per_bound() {
             "missing key {}",
             b.value_key()
         );
-        let expected = b.on() != rbf::compare::On::FittedPoint;
+        let expected = b.on() != rbf::compare::EvaluatedOn::FittedPoint;
         assert_eq!(!v[b.value_key()].is_null(), expected, "{}", b.value_key());
     }
     assert_eq!(v["fn_methods_not_run"].as_array().map(Vec::len), Some(0));

@@ -48,7 +48,7 @@ fn smallest_memory_meets_targets_and_is_minimal() {
     assert_eq!(s.question, Question::SmallestMemory);
     assert!(b.fn_renewal_upper <= TARGET_FN, "{b:?}");
     assert!(b.fp_model <= TARGET_FP, "{b:?}");
-    let judged = rbf::size::judged(b, &o, &workload(), None).unwrap();
+    let judged = rbf::size::renewal_judgement(b, &o, &workload(), None).unwrap();
     let r = judged
         .get(Bound::of(Method::Renewal))
         .expect("the renewal record");

@@ -1,4 +1,4 @@
-//! Judged bounds ([`crate::compare::Record`]) in words: the cells, marks and summary
+//! Verdicts: judged bounds ([`crate::compare::Record`]) in words: the cells, marks and summary
 //! lines every command prints, so that `rbf compare`, `rbf run`, `rbf size` and the
 //! report say the same thing the same way.
 
@@ -192,7 +192,7 @@ pub fn summary(records: &[(usize, &Record)], level: f64) -> Vec<String> {
             .filter(|(_, r)| r.bound == bound)
             .copied()
             .collect();
-        if of.is_empty() || !bound.judged() {
+        if of.is_empty() || !bound.gets_verdict() {
             continue;
         }
         let n = of.len();
