@@ -73,7 +73,7 @@ const SUB_BLOCKS: usize = 128;
 
 const UNDERFLOW: f64 = 1e-300;
 
-use super::eq24::{self, Coefficients, LANES};
+use super::disabling_step::{self, Coefficients, LANES};
 use super::simd::{AlignedVec, Simd};
 use crate::workload::reuse::{ReuseProfile, ReuseSequence};
 
@@ -115,7 +115,7 @@ impl Part<'_> {
                 let mut below = [0.0f64; BLOCK];
                 for t in 0..BLOCK {
                     below[t] = g[g.len() - 1];
-                    eq24::step(simd, coef, g, boundary[t], &mut acc[t]);
+                    disabling_step::step(simd, coef, g, boundary[t], &mut acc[t]);
                 }
                 boundary = below;
                 c0 = c1;
