@@ -126,9 +126,7 @@ impl JudgeOptions {
             },
         }
     }
-}
 
-impl JudgeOptions {
     /// eps and the tolerance by the models' own rules, so that a bad value is an error
     /// before the trace is read rather than a note on every row after it.
     pub fn check(&self) -> Result<()> {
