@@ -553,6 +553,7 @@ fn alternative_values(
     }
     let models = alternatives
         .par_iter()
+        .with_max_len(1)
         .map(|w| FnModel::new(filter, w, options.renewal.eps))
         .collect::<Result<Vec<FnModel>>>()?;
     // The profile depends on the filter and eps only, the same for every alternative:
@@ -565,10 +566,35 @@ fn alternative_values(
         .iter()
         .flat_map(|model| q_methods.iter().map(move |&m| (model, m)))
         .collect();
-    Ok(tasks
+    let values = largest_first(
+        &tasks,
+        |&(model, _)| model.q.len(),
+        |&(model, m)| model.markov(m, &profile).map(|r| (m, r.fn_rate)),
+    );
+    Ok(values.into_iter().flatten().collect())
+}
+
+/// `run` on every task on rayon's threads, one job per task, started in decreasing
+/// `size` (ties in the tasks' order), the results in the tasks' order. Why: rayon
+/// splits a parallel iterator into a few runs of neighbouring tasks, and on cell 11 of
+/// `scripts/compare-grid.sh` the last run held the six methods of the largest
+/// alternative (D = 7 x 10^6, 0.8 CPU s) on one core while the other idled; the
+/// costliest first leaves the short tasks to fill in at the end. Each task's value is
+/// its own, so the results do not depend on the order or the threads.
+fn largest_first<T: Sync, R: Send>(
+    tasks: &[T],
+    size: impl Fn(&T) -> usize,
+    run: impl Fn(&T) -> R + Sync + Send,
+) -> Vec<R> {
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(size(&tasks[i])));
+    let mut done: Vec<(usize, R)> = order
         .par_iter()
-        .filter_map(|&(model, m)| model.markov(m, &profile).map(|r| (m, r.fn_rate)))
-        .collect())
+        .with_max_len(1)
+        .map(|&i| (i, run(&tasks[i])))
+        .collect();
+    done.sort_by_key(|d| d.0);
+    done.into_iter().map(|d| d.1).collect()
 }
 
 /// The Q-based methods' (least, greatest) value over the fit (`fitted`) and the
@@ -721,6 +747,25 @@ mod tests {
             given.get(Bound::of(Method::Renewal)).unwrap().value,
             ren.value
         );
+    }
+
+    /// The tasks started largest first come back in the tasks' order, each with its own
+    /// value, on one thread and on three, sizes tied or not.
+    #[test]
+    fn largest_first_keeps_the_tasks_order() {
+        for n in [0usize, 1, 2, 7, 48] {
+            let tasks: Vec<(usize, u64)> = (0..n).map(|i| ((i * 7919) % 5, i as u64)).collect();
+            let plain: Vec<u64> = tasks.iter().map(|t| t.1 * t.1 + t.0 as u64).collect();
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let got =
+                    pool.install(|| largest_first(&tasks, |t| t.0, |t| t.1 * t.1 + t.0 as u64));
+                assert_eq!(got, plain, "{n} tasks, {threads} threads");
+            }
+        }
     }
 
     /// The fit's methods and the alternatives' run on rayon's threads: the records are
