@@ -566,32 +566,47 @@ fn alternative_values(
         .iter()
         .flat_map(|model| q_methods.iter().map(move |&m| (model, m)))
         .collect();
+    // The cost grows with D, and at large D markov-disabling is the costliest method
+    // (0.46 of the 0.8 CPU s at D = 7 x 10^6 on cell 11).
     let values = largest_first(
         &tasks,
-        |&(model, _)| model.q.len(),
+        |&(model, m)| (model.q.len(), m == Method::MarkovDisabling),
         |&(model, m)| model.markov(m, &profile).map(|r| (m, r.fn_rate)),
     );
     Ok(values.into_iter().flatten().collect())
 }
 
-/// `run` on every task on rayon's threads, one job per task, started in decreasing
-/// `size` (ties in the tasks' order), the results in the tasks' order. Why: rayon
-/// splits a parallel iterator into a few runs of neighbouring tasks, and on cell 11 of
-/// `scripts/compare-grid.sh` the last run held the six methods of the largest
-/// alternative (D = 7 x 10^6, 0.8 CPU s) on one core while the other idled; the
-/// costliest first leaves the short tasks to fill in at the end. Each task's value is
-/// its own, so the results do not depend on the order or the threads.
-fn largest_first<T: Sync, R: Send>(
+/// `run` on every task on rayon's threads, the results in the tasks' order. Each of
+/// rayon's threads takes the next task in decreasing `size` (ties in the tasks' order)
+/// as soon as it is free, the costliest first, so that the short tasks fill in at the
+/// end. Why: a parallel iterator splits the tasks into runs of neighbours, and on cell
+/// 11 of `scripts/compare-grid.sh` the last run held the six methods of the largest
+/// alternative (D = 7 x 10^6, 0.8 CPU s) on one core while the other idled; started
+/// largest first but split in halves, the largest tasks still began late. Each task's
+/// value is its own, so the results do not depend on the order or the threads.
+fn largest_first<T: Sync, R: Send, K: Ord>(
     tasks: &[T],
-    size: impl Fn(&T) -> usize,
-    run: impl Fn(&T) -> R + Sync + Send,
+    size: impl Fn(&T) -> K,
+    run: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
     let mut order: Vec<usize> = (0..tasks.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(size(&tasks[i])));
-    let mut done: Vec<(usize, R)> = order
-        .par_iter()
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let worker = |_| -> Vec<(usize, R)> {
+        let mut mine = Vec::new();
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = order.get(k) else {
+                return mine;
+            };
+            mine.push((i, run(&tasks[i])));
+        }
+    };
+    let workers = rayon::current_num_threads().clamp(1, tasks.len().max(1));
+    let mut done: Vec<(usize, R)> = (0..workers)
+        .into_par_iter()
         .with_max_len(1)
-        .map(|&i| (i, run(&tasks[i])))
+        .flat_map_iter(worker)
         .collect();
     done.sort_by_key(|d| d.0);
     done.into_iter().map(|d| d.1).collect()
