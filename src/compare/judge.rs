@@ -551,24 +551,73 @@ fn alternative_values(
     if q_methods.is_empty() {
         return Ok(Vec::new());
     }
-    let models = alternatives
-        .par_iter()
-        .map(|w| FnModel::new(filter, w, options.renewal.eps))
-        .collect::<Result<Vec<FnModel>>>()?;
     // The profile depends on the filter and eps only, the same for every alternative:
-    // built once, not once per alternative (about 0.03 s CPU each at sigma = 53 333).
-    let Some(first) = models.first() else {
+    // built once, not once per alternative (about 0.03 s CPU each at sigma = 53 333),
+    // from the smallest alternative's model (quickly built), while the models are built
+    // rather than after them (the tasks below wait for both).
+    let eps = options.renewal.eps;
+    let Some(smallest) = alternatives.iter().min_by_key(|w| w.distinct()) else {
         return Ok(Vec::new());
     };
-    let profile = first.profile(false)?;
+    let (models, profile) = rayon::join(
+        || {
+            alternatives
+                .par_iter()
+                .with_max_len(1)
+                .map(|w| FnModel::new(filter, w, eps))
+                .collect::<Result<Vec<FnModel>>>()
+        },
+        || FnModel::new(filter, smallest, eps)?.profile(false),
+    );
+    let (models, profile) = (models?, profile?);
     let tasks: Vec<(&FnModel, Method)> = models
         .iter()
         .flat_map(|model| q_methods.iter().map(move |&m| (model, m)))
         .collect();
-    Ok(tasks
-        .par_iter()
-        .filter_map(|&(model, m)| model.markov(m, &profile).map(|r| (m, r.fn_rate)))
-        .collect())
+    // The cost grows with D, and at large D markov-disabling is the costliest method
+    // (0.46 of the 0.8 CPU s at D = 7 x 10^6 on cell 11).
+    let values = largest_first(
+        &tasks,
+        |&(model, m)| (model.q.len(), m == Method::MarkovDisabling),
+        |&(model, m)| model.markov(m, &profile).map(|r| (m, r.fn_rate)),
+    );
+    Ok(values.into_iter().flatten().collect())
+}
+
+/// `run` on every task on rayon's threads, the results in the tasks' order. Each of
+/// rayon's threads takes the next task in decreasing `size` (ties in the tasks' order)
+/// as soon as it is free, the costliest first, so that the short tasks fill in at the
+/// end. Why: a parallel iterator splits the tasks into runs of neighbours, and on cell
+/// 11 of `scripts/compare-grid.sh` the last run held the six methods of the largest
+/// alternative (D = 7 x 10^6, 0.8 CPU s) on one core while the other idled; started
+/// largest first but split in halves, the largest tasks still began late. Each task's
+/// value is its own, so the results do not depend on the order or the threads.
+fn largest_first<T: Sync, R: Send, K: Ord>(
+    tasks: &[T],
+    size: impl Fn(&T) -> K,
+    run: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(size(&tasks[i])));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let worker = |_| -> Vec<(usize, R)> {
+        let mut mine = Vec::new();
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&i) = order.get(k) else {
+                return mine;
+            };
+            mine.push((i, run(&tasks[i])));
+        }
+    };
+    let workers = rayon::current_num_threads().clamp(1, tasks.len().max(1));
+    let mut done: Vec<(usize, R)> = (0..workers)
+        .into_par_iter()
+        .with_max_len(1)
+        .flat_map_iter(worker)
+        .collect();
+    done.sort_by_key(|d| d.0);
+    done.into_iter().map(|d| d.1).collect()
 }
 
 /// The Q-based methods' (least, greatest) value over the fit (`fitted`) and the
@@ -721,6 +770,25 @@ mod tests {
             given.get(Bound::of(Method::Renewal)).unwrap().value,
             ren.value
         );
+    }
+
+    /// The tasks started largest first come back in the tasks' order, each with its own
+    /// value, on one thread and on three, sizes tied or not.
+    #[test]
+    fn largest_first_keeps_the_tasks_order() {
+        for n in [0usize, 1, 2, 7, 48] {
+            let tasks: Vec<(usize, u64)> = (0..n).map(|i| ((i * 7919) % 5, i as u64)).collect();
+            let plain: Vec<u64> = tasks.iter().map(|t| t.1 * t.1 + t.0 as u64).collect();
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let got =
+                    pool.install(|| largest_first(&tasks, |t| t.0, |t| t.1 * t.1 + t.0 as u64));
+                assert_eq!(got, plain, "{n} tasks, {threads} threads");
+            }
+        }
     }
 
     /// The fit's methods and the alternatives' run on rayon's threads: the records are

@@ -556,20 +556,18 @@ impl<'a> Search<'a> {
     fn shape_fits(&self, profile: &[ProfilePoint]) -> Vec<(f64, Vec<f64>)> {
         let clock = std::time::Instant::now();
         let k = self.k;
-        let mut starts: Vec<(f64, Vec<f64>)> = Vec::new();
         let profile_best = profile.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-        for (s, shape) in SHAPES.iter().enumerate() {
-            let Some(&(c0, _, d, alpha)) = profile
+        // Each shape's fit is its own (a job on rayon's threads), collected in the
+        // shapes' order: the same starts on any number of threads.
+        let fit_shape = |(s, shape): (usize, &Shape)| -> Option<(f64, Vec<f64>)> {
+            let &(c0, _, d, alpha) = profile
                 .iter()
                 .filter(|p| p.1 == s)
-                .min_by(|a, b| a.0.total_cmp(&b.0))
-            else {
-                continue;
-            };
+                .min_by(|a, b| a.0.total_cmp(&b.0))?;
             // A shape whose best profile point is far worse than another's is not a start
             // worth the full fit (half of the fit's time went to such starts).
             if c0 > SHAPE_SKIP * profile_best {
-                continue;
+                return None;
             }
             let mut x0 = vec![alpha; k];
             x0.push(d);
@@ -588,8 +586,14 @@ impl<'a> Search<'a> {
                     family(&s.x, k)
                 );
             }
-            starts.push((s.chi2, s.x));
-        }
+            Some((s.chi2, s.x))
+        };
+        let starts: Vec<(f64, Vec<f64>)> = SHAPES
+            .par_iter()
+            .enumerate()
+            .with_max_len(1)
+            .filter_map(fit_shape)
+            .collect();
         if debugging() {
             crate::errln!("LM: {:?}", clock.elapsed());
         }

@@ -42,6 +42,8 @@ pub mod renewal;
 // The vector level chosen at run time lives with the foundations (the replay uses it too).
 pub use crate::simd;
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Trigger};
 use crate::model::tau::Transitions;
@@ -321,45 +323,97 @@ impl FnModel {
     }
 
     /// Runs the requested methods. The profile is computed once for all Markov methods.
+    /// The methods are independent jobs on rayon's threads (the renewal bound beside
+    /// the Markov methods, each of those its own job once the profile is built), unless
+    /// progress is shown (one display at a time); every value is computed on its own,
+    /// so the results are the same on any number of threads, and the error returned is
+    /// the first in `methods`' order, as a loop over them meets it.
     pub fn evaluate(&self, methods: &[Method], options: RenewalOptions) -> Result<FnReport> {
+        let renewal = || {
+            methods
+                .contains(&Method::Renewal)
+                .then(|| timed(|| self.renewal(options)))
+        };
+        let chains = || {
+            let markov_asked = methods.iter().any(|&m| m != Method::Renewal);
+            markov_asked.then(|| {
+                let (profile, seconds) = timed(|| self.profile(options.progress));
+                let chains = match &profile {
+                    Ok(p) if !options.progress => methods
+                        .par_iter()
+                        .with_max_len(1)
+                        .map(|&m| timed(|| self.markov(m, p)))
+                        .collect(),
+                    Ok(p) => methods
+                        .iter()
+                        .map(|&m| timed(|| self.markov(m, p)))
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+                (profile, seconds, chains)
+            })
+        };
+        let (mut renewal, chains) = if options.progress {
+            (renewal(), chains())
+        } else {
+            rayon::join(renewal, chains)
+        };
+        // The profile's seconds go to the first Markov method, as in a loop over them.
+        let (mut profile, mut profile_seconds, chains) = match chains {
+            Some((p, s, c)) => (Some(p), s, c),
+            None => (None, 0.0, Vec::new()),
+        };
         let mut results = Vec::new();
-        let mut renewal = None;
-        let mut profile: Option<Profile> = None;
-        for &m in methods {
-            let t = std::time::Instant::now();
-            let chain = if m == Method::Renewal {
-                None
-            } else {
-                if profile.is_none() {
-                    profile = Some(self.profile(options.progress)?);
+        let mut renewal_result = None;
+        for (i, &m) in methods.iter().enumerate() {
+            let (fn_rate, fp_rate, guarantee, seconds) = match (m, chains.get(i)) {
+                (Method::Renewal, _) => {
+                    // Computed once, however often the list names it.
+                    let (r, seconds) = match renewal.take() {
+                        Some((r, seconds)) => (r?, seconds),
+                        None => (renewal_result.ok_or_else(not_computed)?, 0.0),
+                    };
+                    renewal_result = Some(r);
+                    (r.fn_upper, r.fp_rate, self.renewal_guarantee(&r), seconds)
                 }
-                profile.as_ref().and_then(|p| self.markov(m, p))
-            };
-            let (fn_rate, fp_rate) = match chain {
-                Some(r) => (r.fn_rate, r.fp_rate),
-                None => {
-                    let r = self.renewal(options)?;
-                    renewal = Some(r);
-                    (r.fn_upper, r.fp_rate)
+                (_, Some((Some(r), seconds))) => {
+                    let seconds = seconds + std::mem::take(&mut profile_seconds);
+                    (r.fn_rate, r.fp_rate, self.guarantee(m), seconds)
+                }
+                // No chain: the profile failed (or, impossibly, the method has none).
+                _ => {
+                    return Err(profile
+                        .take()
+                        .and_then(|p| p.err())
+                        .unwrap_or_else(not_computed))
                 }
             };
             results.push(MethodResult {
                 method: m,
                 fn_rate,
                 fp_rate,
-                guarantee: match (m, &renewal) {
-                    (Method::Renewal, Some(r)) => self.renewal_guarantee(r),
-                    _ => self.guarantee(m),
-                },
-                seconds: t.elapsed().as_secs_f64(),
+                guarantee,
+                seconds,
             });
         }
         Ok(FnReport {
             results,
-            renewal,
-            markov_states: profile.as_ref().map(|p| p.len()),
+            renewal: renewal_result,
+            markov_states: profile.and_then(|p| p.ok()).map(|p| p.len()),
         })
     }
+}
+
+/// The error for a method [`FnModel::evaluate`] did not compute (not expected).
+fn not_computed() -> Error {
+    Error::invalid("internal: a requested FN method was not computed".to_string())
+}
+
+/// `f`'s value and its wall seconds.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = std::time::Instant::now();
+    let r = f();
+    (r, t.elapsed().as_secs_f64())
 }
 
 /// eps, the truncation of the FN models (appendix E.1), in (0, 0.01): checked wherever
@@ -372,5 +426,108 @@ pub fn check_eps(eps: f64) -> Result<()> {
             "eps",
             format!("must lie in (0, 0.01), found {eps}"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Placement;
+
+    /// `evaluate` runs the methods side by side; each value, claim and the profile's
+    /// size are those of the method computed alone, in the order asked, on one thread
+    /// and on two: one and two phases, sigma- and N-bounded, Zipf of several shapes and
+    /// placements, lists in several orders.
+    #[test]
+    fn evaluated_side_by_side_is_each_method_alone() {
+        let mut cases = 0;
+        let lists: [Vec<Method>; 3] = [
+            Method::ALL.to_vec(),
+            Method::ALL.iter().rev().copied().collect(),
+            vec![Method::DropPins, Method::Renewal, Method::MarkovSwr],
+        ];
+        for (memory, k, sigma, n, phases) in [
+            (8000u64, 4u32, 2000u64, None, 1u8),
+            (6000, 3, 1400, None, 2),
+            (3000, 3, 0, Some(300u64), 1),
+        ] {
+            let mut filter = FilterConfig::sigma_bounded(memory, k, sigma);
+            filter.phases = phases;
+            if n.is_some() {
+                filter.sigma = None;
+                filter.max_inserts = n;
+            }
+            for (d, zipf, p_r, placement) in [
+                (1000, 1.0, 0.9, Placement::Uniform),
+                (3000, 0.7, 0.5, Placement::Bottom),
+                (500, 1.3, 0.8, Placement::Top),
+            ] {
+                let w = Workload::zipf(d, zipf, p_r, placement);
+                let model = FnModel::new(&filter, &w, DEFAULT_EPS).unwrap();
+                let options = RenewalOptions::default();
+                let profile = model.profile(false).unwrap();
+                for methods in &lists {
+                    for threads in [1, 2] {
+                        let pool = rayon::ThreadPoolBuilder::new()
+                            .num_threads(threads)
+                            .build()
+                            .unwrap();
+                        let report = pool.install(|| model.evaluate(methods, options)).unwrap();
+                        let got: Vec<Method> = report.results.iter().map(|r| r.method).collect();
+                        assert_eq!(&got, methods);
+                        assert_eq!(report.markov_states, Some(profile.len()));
+                        for r in &report.results {
+                            let (fn_rate, fp_rate, guarantee) =
+                                match model.markov(r.method, &profile) {
+                                    Some(c) => (c.fn_rate, c.fp_rate, model.guarantee(r.method)),
+                                    None => {
+                                        let alone = model.renewal(options).unwrap();
+                                        assert_eq!(report.renewal, Some(alone));
+                                        (
+                                            alone.fn_upper,
+                                            alone.fp_rate,
+                                            model.renewal_guarantee(&alone),
+                                        )
+                                    }
+                                };
+                            assert_eq!(r.fn_rate.to_bits(), fn_rate.to_bits(), "{:?}", r.method);
+                            assert_eq!(r.fp_rate.to_bits(), fp_rate.to_bits(), "{:?}", r.method);
+                            assert_eq!(r.guarantee, guarantee);
+                            cases += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases >= 200, "{cases} values compared");
+        // The renewal bound alone: no profile.
+        let filter = FilterConfig::sigma_bounded(8000, 4, 2000);
+        let w = Workload::zipf(1000, 1.0, 0.9, Placement::Uniform);
+        let model = FnModel::new(&filter, &w, DEFAULT_EPS).unwrap();
+        let r = model
+            .evaluate(&[Method::Renewal], RenewalOptions::default())
+            .unwrap();
+        assert_eq!((r.results.len(), r.markov_states), (1, None));
+    }
+
+    /// The first error in the methods' order is the one returned, as a loop over them
+    /// would meet it: a tolerance out of range fails the renewal bound (the Markov
+    /// methods run), listed first or last alike.
+    #[test]
+    fn the_renewal_bound_errs_wherever_it_is_listed() {
+        let filter = FilterConfig::sigma_bounded(2000, 4, 500);
+        let w = Workload::zipf(300, 1.0, 0.9, Placement::Uniform);
+        let model = FnModel::new(&filter, &w, DEFAULT_EPS).unwrap();
+        let options = RenewalOptions {
+            tolerance: Some(2.0),
+            ..RenewalOptions::default()
+        };
+        for methods in [
+            vec![Method::Renewal, Method::MarkovLower],
+            vec![Method::MarkovLower, Method::Renewal],
+        ] {
+            let e = model.evaluate(&methods, options).unwrap_err();
+            assert!(e.to_string().contains("tolerance"), "{e}");
+        }
     }
 }

@@ -77,7 +77,11 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
     let mid = (low + high) / 2.0;
     let (whole, middle) = rayon::join(|| over(low, high), || at(mid));
     let mut pieces = vec![(low, high, kept(whole?))];
-    let (mut attained, mut p_repeat) = (kept(middle?), mid);
+    let middle = middle?;
+    let (mut attained, mut p_repeat) = (kept(middle), mid);
+    // The first cut is the middle itself: its value is known (the same computation,
+    // the same bits), and the first step computes the two halves alone.
+    let mut known_cut = Some((mid, middle));
     let (mut computations, mut extra) = (1, 1);
     loop {
         let (i, &(a, b, u)) = pieces
@@ -93,8 +97,11 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         }
         let m = (a + b) / 2.0;
         // The two halves' bounds, and the exact bound where the worst piece was cut.
-        let ((left, right), cut) =
-            rayon::join(|| rayon::join(|| over(a, m), || over(m, b)), || at(m));
+        let known = known_cut.take().filter(|k| k.0 == m);
+        let ((left, right), cut) = match known {
+            Some((_, v)) => (rayon::join(|| over(a, m), || over(m, b)), Ok(v)),
+            None => rayon::join(|| rayon::join(|| over(a, m), || over(m, b)), || at(m)),
+        };
         let (left, right, v) = (kept(left?), kept(right?), kept(cut?));
         computations += 2;
         pieces.splice(i..=i, [(a, m, left), (m, b, right)]);
@@ -205,6 +212,108 @@ mod tests {
             n.computations <= 5 && n.fn_upper <= n.attained * (1.0 + TOLERANCE),
             "{n:?}"
         );
+    }
+
+    /// The search as it was before the first cut reused the middle's value: every
+    /// step computes its cut.
+    fn every_cut_computed(model: &FnModel, options: RenewalOptions) -> Result<WorstCase> {
+        let Some((low, high)) = model.p_r_interval.filter(|(l, h)| h > l) else {
+            return at_point(model, options);
+        };
+        let run = |m: &FnModel| m.renewal(options).map(|r| (r.fn_upper, r.truncated_mass));
+        let over = |a: f64, b: f64| {
+            let mut m = model.clone();
+            m.p_r_interval = Some((a, b));
+            run(&m)
+        };
+        let at = |p: f64| {
+            let mut m = model.clone();
+            m.p_r_interval = None;
+            m.p_r = p;
+            run(&m)
+        };
+        let mut truncated = 0.0f64;
+        let mut kept = |r: (f64, f64)| {
+            truncated = truncated.max(r.1);
+            r.0
+        };
+        let mid = (low + high) / 2.0;
+        let mut pieces = vec![(low, high, kept(over(low, high)?))];
+        let (mut attained, mut p_repeat) = (kept(at(mid)?), mid);
+        let (mut computations, mut extra) = (1, 1);
+        loop {
+            let (i, &(a, b, u)) = pieces
+                .iter()
+                .enumerate()
+                .max_by(|x, y| x.1 .2.total_cmp(&y.1 .2))
+                .unwrap();
+            if u <= attained * (1.0 + TOLERANCE)
+                || b - a <= MIN_WIDTH
+                || computations + extra + 3 > MAX_COMPUTATIONS
+            {
+                break;
+            }
+            let m = (a + b) / 2.0;
+            let (left, right, v) = (kept(over(a, m)?), kept(over(m, b)?), kept(at(m)?));
+            computations += 2;
+            pieces.splice(i..=i, [(a, m, left), (m, b, right)]);
+            extra += 1;
+            if v > attained {
+                attained = v;
+                p_repeat = m;
+            }
+        }
+        Ok(WorstCase {
+            fn_upper: pieces.iter().map(|p| p.2).fold(f64::NEG_INFINITY, f64::max),
+            attained,
+            p_repeat,
+            pieces: pieces.len(),
+            computations: computations + extra,
+            truncated_mass: truncated,
+        })
+    }
+
+    /// The search with the first cut's value taken from the middle gives the same
+    /// result, bit for bit, as the search that computes every cut, on one thread and
+    /// on two: one and two phases, intervals narrow and wide, reaching p_r = 1 or not.
+    #[test]
+    fn the_first_cut_reused_changes_no_bit() {
+        let mut cases = 0;
+        for (memory, k, sigma, phases) in [(8000u64, 4u32, 2000u64, 1u8), (6000, 3, 1400, 2)] {
+            let mut filter = FilterConfig::sigma_bounded(memory, k, sigma);
+            filter.phases = phases;
+            for (p_r, low, high) in [
+                (0.5, 0.45, 0.55),
+                (0.9, 0.8, 1.0),
+                (0.9, 0.898, 0.902),
+                (0.97, 0.9, 0.99),
+                (0.99, 0.985, 1.0),
+            ] {
+                let mut w = profiled(p_r);
+                w.p_repeat_interval = Some([low, high]);
+                let model = FnModel::new(&filter, &w, crate::model::fneg::DEFAULT_EPS).unwrap();
+                let options = RenewalOptions::default();
+                let reference = every_cut_computed(&model, options);
+                for threads in [1, 2] {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let found = pool.install(|| renewal_worst_case(&model, options));
+                    match (&reference, &found) {
+                        (Ok(r), Ok(f)) => {
+                            assert_eq!(format!("{r:?}"), format!("{f:?}"), "p_r {low}-{high}");
+                            assert_eq!(r.fn_upper.to_bits(), f.fn_upper.to_bits());
+                            assert_eq!(r.attained.to_bits(), f.attained.to_bits());
+                            cases += 1;
+                        }
+                        (Err(r), Err(f)) => assert_eq!(r.to_string(), f.to_string()),
+                        (r, f) => panic!("one errs, the other not: {r:?} / {f:?}"),
+                    }
+                }
+            }
+        }
+        assert!(cases >= 16, "{cases} cases compared");
     }
 
     /// Renewal computations on a model whose per-insertion sums were built once
