@@ -90,8 +90,9 @@ fn width_for(max: u64) -> u8 {
     }
 }
 
-/// zstd level: keys are hashes (incompressible), so higher levels buy little and cost
-/// ingest time.
+/// zstd level: higher levels buy little and cost ingest time; the faster (negative)
+/// ones lose the matches of recurring keys, up to 44 % more file on a capture of few
+/// flows (docs/PERFORMANCE.md, issue 41 part 3, rounds 3 and 4).
 const LEVEL: i32 = 1;
 
 /// Writes messages to an `.rbfs` file.
@@ -191,7 +192,7 @@ impl RbfsWriter {
         pieces.clear();
         pieces.push(9);
         // Sized once and filled in place, each width its own loop: appending field by
-        // field (a variable-length copy per delta) was a tenth of `rbf ingest`'s CPU.
+        // field (a variable-length copy per delta) cost about 35 ms a 10^7 messages.
         s.resize(9 + n * (8 + w as usize), 0);
         let mut at = 9;
         for (keys, deltas) in self
@@ -290,7 +291,9 @@ struct Job {
 }
 
 impl Job {
-    /// Compresses `data` into `frame`, flushed after each piece.
+    /// Compresses `data` into `frame`, flushed after each piece, so that a cut frame
+    /// decompresses up to the last flush before the cut, and keys (stored) and times
+    /// (compressed) are never in one zstd block.
     fn compress(&mut self, encoder: &mut Encoder<'static>) -> std::io::Result<()> {
         self.frame.clear();
         // Room for the frame whole: every flush ends a zstd block (a 3-byte header).
