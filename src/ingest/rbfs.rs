@@ -192,7 +192,7 @@ impl RbfsWriter {
         pieces.clear();
         pieces.push(9);
         // Sized once and filled in place, each width its own loop: appending field by
-        // field (a variable-length copy per delta) cost about 35 ms a 10^7 messages.
+        // field (a variable-length copy per delta) cost about 35 ms for 10^7 messages.
         s.resize(9 + n * (8 + w as usize), 0);
         let mut at = 9;
         for (keys, deltas) in self
