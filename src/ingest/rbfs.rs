@@ -37,6 +37,9 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
@@ -70,6 +73,13 @@ fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
+/// Each delta's low `W` bytes, little-endian, into `out` (`W` bytes a delta).
+fn put_deltas<const W: usize>(out: &mut [u8], deltas: &[u64]) {
+    out.chunks_exact_mut(W)
+        .zip(deltas)
+        .for_each(|(b, d)| b.copy_from_slice(&d.to_le_bytes()[..W]));
+}
+
 fn width_for(max: u64) -> u8 {
     match max {
         0 => 0,
@@ -80,23 +90,28 @@ fn width_for(max: u64) -> u8 {
     }
 }
 
-/// zstd level: keys are hashes (incompressible), so higher levels buy little and cost
-/// ingest time.
+/// zstd level: higher levels buy little and cost ingest time; the faster (negative)
+/// ones lose the matches of recurring keys, up to 44 % more file on a capture of few
+/// flows (docs/PERFORMANCE.md, issue 41 part 3, rounds 3 and 4).
 const LEVEL: i32 = 1;
 
 /// Writes messages to an `.rbfs` file.
+///
+/// The blocks are compressed on a thread of their own ([`Compressor`]) while the next
+/// block is put together: zstd is most of the writer's time (docs/PERFORMANCE.md,
+/// issue 41 part 3, round 4), and with the decoding thread beside it `rbf ingest`
+/// keeps two cores busy. The frames are written in block order, so the file's bytes do
+/// not depend on the thread.
 pub struct RbfsWriter {
     path: PathBuf,
     out: OutputFile,
-    compressor: Encoder<'static>,
+    compressor: Compressor,
     keys: Vec<Message>,
-    /// The block's time deltas (kept, like the buffers below, from block to block: a
+    /// The block's time deltas (kept, like the job's buffers, from block to block: a
     /// fresh half-megabyte vector per block was mapped and faulted in each time).
     deltas: Vec<u64>,
-    scratch: Vec<u8>,
-    frame: Vec<u8>,
-    /// The lengths of the parts of `scratch` that end with a zstd flush.
-    pieces: Vec<usize>,
+    /// The block being put together (its buffers come back from the compressor).
+    job: Job,
     messages: u64,
 }
 
@@ -114,19 +129,17 @@ impl RbfsWriter {
         h[8..16].copy_from_slice(&hasher.seed().to_le_bytes());
         h[16..24].copy_from_slice(&UNFINISHED.to_le_bytes());
         file.write_all(&h).map_err(io)?;
-        let mut compressor = Encoder::new(LEVEL).map_err(io)?;
-        compressor
+        let mut encoder = Encoder::new(LEVEL).map_err(io)?;
+        encoder
             .set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
             .map_err(io)?;
         Ok(RbfsWriter {
             path: path.to_path_buf(),
             out: file,
-            compressor,
+            compressor: Compressor::spawn(encoder),
             keys: Vec::with_capacity(BLOCK),
             deltas: Vec::with_capacity(BLOCK),
-            scratch: Vec::new(),
-            frame: Vec::new(),
-            pieces: Vec::new(),
+            job: Job::default(),
             messages: 0,
         })
     }
@@ -157,7 +170,7 @@ impl RbfsWriter {
             return Ok(());
         }
         let n = self.keys.len();
-        let s = &mut self.scratch;
+        let s = &mut self.job.data;
         s.clear();
         let raw = |m: &Message| m.time.nanos().unwrap_or(u64::MAX);
         let base = raw(&self.keys[0]);
@@ -175,20 +188,34 @@ impl RbfsWriter {
         let w = width_for(max);
         s.extend_from_slice(&base.to_le_bytes());
         s.push(w);
-        self.pieces.clear();
-        self.pieces.push(9);
+        let pieces = &mut self.job.pieces;
+        pieces.clear();
+        pieces.push(9);
+        // Sized once and filled in place, each width its own loop: appending field by
+        // field (a variable-length copy per delta) cost about 35 ms for 10^7 messages.
+        s.resize(9 + n * (8 + w as usize), 0);
+        let mut at = 9;
         for (keys, deltas) in self
             .keys
             .chunks(SALVAGE_RECORDS)
             .zip(deltas.chunks(SALVAGE_RECORDS))
         {
-            keys.iter()
-                .for_each(|m| s.extend_from_slice(&m.key.to_le_bytes()));
-            deltas
-                .iter()
-                .for_each(|d| s.extend_from_slice(&d.to_le_bytes()[..w as usize]));
-            self.pieces.push(keys.len() * 8);
-            self.pieces.push(keys.len() * w as usize);
+            let (key_bytes, rest) = s[at..].split_at_mut(keys.len() * 8);
+            key_bytes
+                .chunks_exact_mut(8)
+                .zip(keys)
+                .for_each(|(b, m)| b.copy_from_slice(&m.key.to_le_bytes()));
+            let time_bytes = &mut rest[..keys.len() * w as usize];
+            match w {
+                0 => {}
+                1 => put_deltas::<1>(time_bytes, deltas),
+                2 => put_deltas::<2>(time_bytes, deltas),
+                4 => put_deltas::<4>(time_bytes, deltas),
+                _ => put_deltas::<8>(time_bytes, deltas),
+            }
+            at += keys.len() * (8 + w as usize);
+            pieces.push(keys.len() * 8);
+            pieces.push(keys.len() * w as usize);
         }
         self.chunk(n as u32)?;
         self.messages += n as u64;
@@ -196,34 +223,33 @@ impl RbfsWriter {
         Ok(())
     }
 
-    /// Compresses `scratch` into one frame and writes it with its chunk header. A
-    /// block's frame is flushed after each of its `pieces` (its head, then each
-    /// group's keys and each group's times), so that a cut frame decompresses up to
-    /// the last flush before the cut, and keys (incompressible hashes, stored) and
-    /// times (small deltas, compressed) are never in one zstd block.
+    /// Hands the job (its data and `pieces`: a block's head, then each group's keys
+    /// and each group's times, or the trailer's JSON) to the compressor and writes the
+    /// frames that are ready, each with its chunk header.
     fn chunk(&mut self, n: u32) -> Result<()> {
-        let io = |e| Error::io(&self.path, e);
+        self.job.n = n;
         if n == 0 {
-            self.pieces.clear();
-            self.pieces.push(self.scratch.len());
+            self.job.pieces.clear();
+            self.job.pieces.push(self.job.data.len());
         }
-        self.frame.clear();
-        // Room for the frame whole: every flush ends a zstd block (a 3-byte header).
-        self.frame.reserve(
-            zstd::zstd_safe::compress_bound(self.scratch.len()) + 16 * self.pieces.len() + 64,
-        );
-        compress_flushed(
-            &mut self.compressor,
-            &self.scratch,
-            &self.pieces,
-            &mut self.frame,
-        )
-        .map_err(io)?;
-        self.out.write_all(&n.to_le_bytes()).map_err(io)?;
+        let job = std::mem::take(&mut self.job);
+        let done = self.compressor.submit(job);
+        self.job = self.write_frame(done)?;
+        Ok(())
+    }
+
+    /// Writes a compressed job's frame (if any) and gives its buffers back.
+    fn write_frame(&mut self, done: std::io::Result<Option<Job>>) -> Result<Job> {
+        let io = |e| Error::io(&self.path, e);
+        let Some(job) = done.map_err(io)? else {
+            return Ok(Job::default());
+        };
+        self.out.write_all(&job.n.to_le_bytes()).map_err(io)?;
         self.out
-            .write_all(&(self.frame.len() as u32).to_le_bytes())
+            .write_all(&(job.frame.len() as u32).to_le_bytes())
             .map_err(io)?;
-        self.out.write_all(&self.frame).map_err(io)
+        self.out.write_all(&job.frame).map_err(io)?;
+        Ok(job)
     }
 
     /// Writes the trailer (the source's summary) and the final message count.
@@ -233,8 +259,16 @@ impl RbfsWriter {
         let io = |e| Error::io(&path, e);
         let json = serde_json::to_vec(source)
             .map_err(|e| Error::invalid(format!("cannot serialise the ingest summary: {e}")))?;
-        self.scratch = json;
+        self.job.data = json;
         self.chunk(0)?;
+        // The frames still being compressed, in order; the trailer's is the last.
+        loop {
+            let done = self.compressor.next_done();
+            if matches!(done, Ok(None)) {
+                break;
+            }
+            self.write_frame(done)?;
+        }
         if self.out.seekable() {
             self.out
                 .patch(16, &self.messages.to_le_bytes())
@@ -243,6 +277,155 @@ impl RbfsWriter {
         self.out.commit()?;
         Ok(self.messages)
     }
+}
+
+/// A block (or the trailer) on its way through the compressor: `data` cut into
+/// `pieces` goes in, `frame` (one zstd frame) comes out. The buffers are reused.
+#[derive(Default)]
+struct Job {
+    /// Messages in the block; 0 for the trailer.
+    n: u32,
+    data: Vec<u8>,
+    pieces: Vec<usize>,
+    frame: Vec<u8>,
+}
+
+impl Job {
+    /// Compresses `data` into `frame`, flushed after each piece, so that a cut frame
+    /// decompresses up to the last flush before the cut, and keys (stored) and times
+    /// (compressed) are never in one zstd block.
+    fn compress(&mut self, encoder: &mut Encoder<'static>) -> std::io::Result<()> {
+        self.frame.clear();
+        // Room for the frame whole: every flush ends a zstd block (a 3-byte header).
+        self.frame.reserve(
+            zstd::zstd_safe::compress_bound(self.data.len()) + 16 * self.pieces.len() + 64,
+        );
+        compress_flushed(encoder, &self.data, &self.pieces, &mut self.frame)
+    }
+}
+
+/// Jobs handed to the compressing thread and not yet taken back: one compressed while
+/// the next waits, and the writer puts a third together.
+const COMPRESSING: usize = 2;
+
+/// The `.rbfs` writer's zstd encoder, on a thread of its own when one can be started
+/// (else on the writer's: the same frames, only slower). Jobs come back in the order
+/// they went in, so the file's bytes are the same either way.
+enum Compressor {
+    Here(Box<Encoder<'static>>),
+    Thread {
+        jobs: Option<SyncSender<Job>>,
+        done: Receiver<std::io::Result<Job>>,
+        worker: Option<JoinHandle<()>>,
+        waiting: usize,
+    },
+}
+
+impl Compressor {
+    fn spawn(encoder: Encoder<'static>) -> Compressor {
+        let (jobs_tx, jobs_rx) = mpsc::sync_channel::<Job>(COMPRESSING);
+        let (done_tx, done_rx) = mpsc::sync_channel(COMPRESSING);
+        // The encoder moves into the thread only if the thread starts: the closure
+        // takes it from a slot, so that a failed spawn can hand it back.
+        let slot = Arc::new(Mutex::new(Some(encoder)));
+        let theirs = slot.clone();
+        let spawned = std::thread::Builder::new()
+            .name("rbf-zstd".into())
+            .spawn(move || {
+                let encoder = theirs.lock().ok().and_then(|mut e| e.take());
+                if let Some(mut encoder) = encoder {
+                    compress_jobs(&mut encoder, &jobs_rx, &done_tx);
+                }
+            });
+        match spawned {
+            Ok(worker) => Compressor::Thread {
+                jobs: Some(jobs_tx),
+                done: done_rx,
+                worker: Some(worker),
+                waiting: 0,
+            },
+            Err(_) => {
+                let encoder = slot.lock().ok().and_then(|mut e| e.take());
+                Compressor::Here(Box::new(encoder.expect("the encoder is still in its slot")))
+            }
+        }
+    }
+
+    /// Hands `job` over; returns a compressed job when one is ready to be written
+    /// (with a thread, once [`COMPRESSING`] are under way: the oldest).
+    fn submit(&mut self, mut job: Job) -> std::io::Result<Option<Job>> {
+        match self {
+            Compressor::Here(encoder) => job.compress(encoder).map(|()| Some(job)),
+            Compressor::Thread {
+                jobs,
+                done,
+                waiting,
+                ..
+            } => {
+                let ready = if *waiting == COMPRESSING {
+                    *waiting -= 1;
+                    Some(receive(done)?)
+                } else {
+                    None
+                };
+                let sent = jobs.as_ref().map(|jobs| jobs.send(job));
+                if !matches!(sent, Some(Ok(()))) {
+                    return Err(stopped());
+                }
+                *waiting += 1;
+                Ok(ready)
+            }
+        }
+    }
+
+    /// The oldest job still being compressed; None when all have come back.
+    fn next_done(&mut self) -> std::io::Result<Option<Job>> {
+        match self {
+            Compressor::Here(_) => Ok(None),
+            Compressor::Thread { done, waiting, .. } => {
+                if *waiting == 0 {
+                    return Ok(None);
+                }
+                *waiting -= 1;
+                receive(done).map(Some)
+            }
+        }
+    }
+}
+
+impl Drop for Compressor {
+    fn drop(&mut self) {
+        if let Compressor::Thread { jobs, worker, .. } = self {
+            // Closing the channel ends the thread after the job it has (if any).
+            *jobs = None;
+            if let Some(worker) = worker.take() {
+                let _ = worker.join();
+            }
+        }
+    }
+}
+
+/// The compressing thread: each job compressed and sent back, in order, until the
+/// writer closes the channel (or stops listening).
+fn compress_jobs(
+    encoder: &mut Encoder<'static>,
+    jobs: &Receiver<Job>,
+    done: &SyncSender<std::io::Result<Job>>,
+) {
+    for mut job in jobs {
+        let compressed = job.compress(encoder).map(|()| job);
+        if done.send(compressed).is_err() {
+            return;
+        }
+    }
+}
+
+fn receive(done: &Receiver<std::io::Result<Job>>) -> std::io::Result<Job> {
+    done.recv().map_err(|_| stopped())?
+}
+
+fn stopped() -> std::io::Error {
+    std::io::Error::other("the .rbfs compressor's thread stopped")
 }
 
 /// Compresses `data` into one zstd frame in `out`, flushing after each of `pieces`
@@ -795,6 +978,73 @@ mod tests {
         assert_eq!(got, [Some(5), Some(7), Some(6), None]);
         assert!(r.next_block().is_none());
         assert_eq!(r.damage(), None);
+    }
+
+    /// A stream of `blocks` blocks of keys and times like a capture's (keys recurring,
+    /// times a microsecond apart), as jobs for the compressor.
+    fn jobs(blocks: usize) -> Vec<Job> {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        (0..blocks)
+            .map(|b| {
+                let mut data = Vec::new();
+                let mut pieces = Vec::new();
+                for _ in 0..SALVAGE_RECORDS / 64 {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (0..64u64).for_each(|i| {
+                        data.extend_from_slice(&((state >> 40) % 97 + i % 3).to_le_bytes())
+                    });
+                    pieces.push(64 * 8);
+                }
+                Job {
+                    n: (b + 1) as u32,
+                    data,
+                    pieces,
+                    frame: Vec::new(),
+                }
+            })
+            .collect()
+    }
+
+    /// The frames, in order, that `compressor` makes of `jobs`.
+    fn frames(mut compressor: Compressor, jobs: Vec<Job>) -> Vec<(u32, Vec<u8>)> {
+        let mut out = Vec::new();
+        for job in jobs {
+            let done = compressor.submit(job).expect("compresses");
+            out.extend(done.map(|j| (j.n, j.frame)));
+        }
+        while let Some(j) = compressor.next_done().expect("compresses") {
+            out.push((j.n, j.frame));
+        }
+        out
+    }
+
+    fn encoder() -> Encoder<'static> {
+        let mut e = Encoder::new(LEVEL).expect("an encoder");
+        e.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
+            .expect("a checksum");
+        e
+    }
+
+    /// The compressing thread returns the frames in block order, the same bytes as
+    /// compressing on the writer's own thread (the file does not depend on threads).
+    #[test]
+    fn frames_are_the_same_on_the_compressing_thread() {
+        for blocks in [0, 1, COMPRESSING, COMPRESSING + 1, 9] {
+            let here = frames(Compressor::Here(Box::new(encoder())), jobs(blocks));
+            let there = frames(Compressor::spawn(encoder()), jobs(blocks));
+            assert!(matches!(
+                Compressor::spawn(encoder()),
+                Compressor::Thread { .. }
+            ));
+            assert_eq!(here.len(), blocks);
+            assert_eq!(
+                here.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+                (1..=blocks as u32).collect::<Vec<_>>()
+            );
+            assert!(here == there, "{blocks} blocks: the frames differ");
+        }
     }
 
     #[test]
