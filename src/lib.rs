@@ -1,7 +1,11 @@
 //! `rbf`: trace-replay analysis of recycling Bloom filters.
 //!
 //! The data flows one way, and the modules follow it (docs/ARCHITECTURE.md has the
-//! layer order, which `tests/it/architecture.rs` enforces, and every submodule):
+//! layer order, which `tests/it/architecture.rs` enforces, and every submodule). The
+//! source folders are the layers (`foundations/`, `data/`, `observed/`, `predicted/`,
+//! `judge/`, `study/`; the command line's `args/`): a layer is a private module that only
+//! declares its modules, and each module is re-exported here under its own name, so that
+//! its path is `rbf::replay`, not `rbf::observed::replay`:
 //!
 //! ```text
 //! ingest ──> message stream ──> replay (observed FP/FN, exact ground truth) ──┐
@@ -33,31 +37,24 @@
 //! * [`args`]: the command line's options as library types (shared by the `rbf` binary
 //!   and the Python package), each command run as `rbf` runs it.
 
+mod data;
+mod foundations;
+mod judge;
+mod observed;
+mod predicted;
+mod study;
+
 pub mod args;
-pub mod compare;
-pub mod console;
-pub mod coverage;
-pub mod error;
-pub mod experiment;
-pub mod filter;
-pub mod fit;
-pub mod ingest;
-pub mod message;
-pub mod model;
-pub mod numbers;
-pub mod output_file;
-mod prefetch;
-pub mod progress;
-pub mod replay;
-pub mod report;
-pub mod resources;
-pub mod signals;
-pub mod simd;
-pub mod size;
-pub(crate) mod slot_table;
-pub mod stats;
-pub mod stop;
-pub mod synth;
-pub mod workload;
+
+pub use data::{filter, ingest, message, synth, workload};
+use foundations::prefetch;
+pub(crate) use foundations::slot_table;
+pub use foundations::{
+    console, error, numbers, output_file, progress, resources, signals, simd, stats, stop,
+};
+pub use judge::{compare, experiment, report, size};
+pub use observed::{fit, replay};
+pub use predicted::model;
+pub use study::coverage;
 
 pub use error::{Error, Result};

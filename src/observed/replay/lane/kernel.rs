@@ -87,7 +87,7 @@ struct Stop {
 impl Lane {
     /// Whether [`Lane::run_shared`] applies to this filter: one phase, in the caches,
     /// positions drawn in blocks (what [`Lane::run_keys_blockwise`] runs).
-    pub(in crate::replay) fn shared_kernel(&self) -> bool {
+    pub(in super::super) fn shared_kernel(&self) -> bool {
         self.filter.phases() == 1
             && self.filter.array_bytes() <= CACHED_FILTER_BYTES
             && self.filter.hasher(0).blockwise()
@@ -97,7 +97,7 @@ impl Lane {
     /// filter `filter`'s in `slots` (relative to `base`), as
     /// [`Lane::run_keys`] with [`super::Records`] over the same slots would. Only where
     /// [`Lane::shared_kernel`].
-    pub(in crate::replay) fn run_shared(
+    pub(in super::super) fn run_shared(
         &mut self,
         keys: &[u64],
         slots: &[SharedSlot],
