@@ -33,6 +33,18 @@ pub fn install() {
     unix::install();
 }
 
+/// `rbf ... | head`: when the reader goes away, end quietly the way coreutils do
+/// (killed by SIGPIPE, status 141 in the shell) instead of panicking in `println!`.
+/// Files being written are temporary until committed, so nothing half-written stays
+/// under an output's name. For a binary's `main`, before any thread starts.
+pub fn quiet_broken_pipe() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: restoring the default action of a signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 #[cfg(unix)]
 mod unix {
     use super::{name, request_interrupt};

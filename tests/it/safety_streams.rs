@@ -10,7 +10,28 @@ use std::process::{Command, Output, Stdio};
 use crate::cli::{ok, rbf, stderr};
 use crate::scratch::Scratch;
 
-/// Runs `rbf args` in `dir` with stdout (`out_full`) or stderr sent to /dev/full.
+/// The binary a command line runs and its arguments: one that starts with `rbf-bench`
+/// runs the benchmarks' binary, any other `rbf`.
+fn program<'a>(args: &'a [&'a str]) -> (&'static str, &'a [&'a str]) {
+    match args.split_first() {
+        Some((&"rbf-bench", rest)) => (env!("CARGO_BIN_EXE_rbf-bench"), rest),
+        _ => (env!("CARGO_BIN_EXE_rbf"), args),
+    }
+}
+
+/// Runs `args` (see [`program`]) in `dir`, with nothing on stdin.
+fn run(dir: &Path, args: &[&str]) -> Output {
+    let (bin, args) = program(args);
+    Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs `args` (see [`program`]) in `dir` with stdout (`out_full`) or stderr sent to
+/// /dev/full.
 fn with_full(dir: &Path, args: &[&str], out_full: bool) -> Output {
     let full = || {
         OpenOptions::new()
@@ -18,7 +39,8 @@ fn with_full(dir: &Path, args: &[&str], out_full: bool) -> Output {
             .open("/dev/full")
             .expect("/dev/full")
     };
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rbf"));
+    let (bin, args) = program(args);
+    let mut cmd = Command::new(bin);
     cmd.args(args).current_dir(dir).stdin(Stdio::null());
     if out_full {
         cmd.stdout(full()).stderr(Stdio::piped());
@@ -77,6 +99,7 @@ fn full_stdout_or_stderr_never_panics() {
     let commands: Vec<Vec<String>> = vec![
         with(&["--help"], &[]),
         with(&["--version"], &[]),
+        with(&["rbf-bench", "--help"], &[]),
         with(&["replay", "--help"], &[]),
         with(
             &[
@@ -153,7 +176,7 @@ fn full_stdout_or_stderr_never_panics() {
         ),
         with(
             &[
-                "bench",
+                "rbf-bench",
                 "fp",
                 "--memory",
                 "10000",
@@ -165,7 +188,7 @@ fn full_stdout_or_stderr_never_panics() {
     ];
     for args in &commands {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let normal = rbf(&dir, &args);
+        let normal = run(&dir, &args);
         let shown = args.join(" ");
         assert!(normal.status.success(), "{shown}: {}", stderr(&normal));
         // stdout full: an error naming it when there was something to write, never a panic.

@@ -303,7 +303,7 @@ impl LineParser for JediParser {
             return Ok(None);
         }
         // Lines are ~20 bytes: a plain scan beats memchr's per-call setup here (this
-        // is the hot loop of `rbf bench ingest --which jedi`).
+        // is the hot loop of `rbf-bench ingest --which jedi`).
         let comma = |s: &[u8]| s.iter().position(|&b| b == b',');
         let c1 = comma(line).ok_or("expected `timestamp,object_id,object_size`, found no comma")?;
         let rest = &line[c1 + 1..];

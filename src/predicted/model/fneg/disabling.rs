@@ -55,7 +55,7 @@ pub struct Disabling<'a> {
 const BLOCK: usize = 64;
 /// Ranks per chunk: the four arrays of a chunk (a, b, q and g, 16 KB) stay in a
 /// core's L1 cache for the BLOCK steps. With 2048 ranks (L2) the kernel was 20-25 %
-/// slower (`rbf bench fn --suite scale`, 2^16 and 2^17); 256 was slower too.
+/// slower (`rbf-bench fn --suite scale`, 2^16 and 2^17); 256 was slower too.
 const CHUNK: usize = 512;
 /// Ranks per group: U's partial sums restart at every group and the groups' sums are
 /// added in rank order, so a cut between parts at a group boundary changes no bit.

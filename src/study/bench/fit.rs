@@ -1,4 +1,4 @@
-//! `rbf bench fit`: workload-fitting throughput (issue target: 35 M arrivals, the size
+//! `rbf-bench fit`: workload-fitting throughput (issue target: 35 M arrivals, the size
 //! of the FN paper's campus flow trace, in under 10 s).
 
 use std::time::Instant;
@@ -57,7 +57,7 @@ pub fn run(a: FitBench) -> Result<()> {
         pair_cap: a.pair_cap,
         ..FitOptions::default()
     })?;
-    let progress = Progress::new("rbf bench fit", a.arrivals as f64, "arrivals");
+    let progress = Progress::new("rbf-bench fit", a.arrivals as f64, "arrivals");
     let push_secs = stream(
         synth.messages(KeyHasher::default()),
         &mut fitter,

@@ -1,4 +1,4 @@
-//! `rbf bench replay`: replay throughput, of an in-memory synthetic stream (the
+//! `rbf-bench replay`: replay throughput, of an in-memory synthetic stream (the
 //! kernel alone) or of trace files end to end (reading, decompressing and parsing on
 //! the decode thread beside the replay), over a sweep of filter sizes.
 

@@ -1,4 +1,4 @@
-//! `rbf bench ingest`: parsing throughput of the readers, on one core, from memory
+//! `rbf-bench ingest`: parsing throughput of the readers, on one core, from memory
 //! (so that the disk is not what is measured). Figures go to docs/PERFORMANCE.md.
 //!
 //! * `pcap`: a capture -> 5-tuple messages (plus a HashSet of distinct keys, so the

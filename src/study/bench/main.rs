@@ -1,5 +1,7 @@
-//! `rbf bench`: the measurements behind docs/PERFORMANCE.md, runnable on any machine.
-//! One file per benchmark family.
+//! `rbf-bench`: the measurements behind docs/PERFORMANCE.md and the coverage study
+//! (docs/coverage/), runnable on any machine. A binary of its own, beside `rbf`, so that
+//! the binary users run carries only their commands; it is built and tested with the
+//! crate (`cargo build --release`, `cargo test --release`). One file per benchmark family.
 
 mod coverage;
 mod experiment;
@@ -9,18 +11,17 @@ mod fp;
 mod ingest;
 mod replay;
 
-use clap::{Args, Subcommand};
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Subcommand};
 
 use rbf::Result;
 
-#[derive(Args, Debug)]
-pub struct BenchArgs {
-    #[command(subcommand)]
-    pub bench: Bench,
-}
+/// The command line: the library's root flags (`--quiet`) over the benchmarks.
+type Cli = rbf::args::Cli<Bench>;
 
 #[derive(Subcommand, Debug)]
-pub enum Bench {
+enum Bench {
     /// Replay throughput of an in-memory synthetic stream.
     Replay(replay::ReplayBench),
     /// FP-model computation times.
@@ -37,8 +38,32 @@ pub enum Bench {
     Coverage(coverage::CoverageBench),
 }
 
-pub fn run(a: BenchArgs) -> Result<()> {
-    match a.bench {
+fn main() -> ExitCode {
+    // First: the signal mask it sets must be inherited by every thread started later.
+    rbf::signals::install();
+    rbf::signals::quiet_broken_pipe();
+    let cli = parse();
+    rbf::progress::set_quiet(cli.quiet);
+    rbf::args::usage::exit_code(run(cli.command))
+}
+
+/// The root command: `rbf`'s, named and described as this program.
+fn command() -> clap::Command {
+    Cli::command()
+        .name("rbf-bench")
+        .bin_name("rbf-bench")
+        .about("rbf's benchmarks (the measurements of docs/PERFORMANCE.md) and its coverage study")
+}
+
+/// Parses the process's arguments with the library's parsers; a usage error ends the
+/// process as `rbf`'s do (status 2).
+fn parse() -> Cli {
+    rbf::args::try_parse_command(command(), std::env::args_os())
+        .unwrap_or_else(|e| rbf::args::usage::exit_with(e))
+}
+
+fn run(bench: Bench) -> Result<()> {
+    match bench {
         Bench::Replay(b) => replay::run(b),
         Bench::Fp(b) => fp::run(b),
         Bench::Fn(b) => fneg::run(b),
@@ -121,5 +146,15 @@ impl Measurement {
         }
         s.push_str(&format!(" over {} run(s)", self.runs));
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every flag and argument of every benchmark says what it is in `--help`.
+    #[test]
+    fn every_flag_has_help() {
+        let missing = rbf::args::usage::undocumented(&super::command());
+        assert!(missing.is_empty(), "flags without help: {missing:?}");
     }
 }
