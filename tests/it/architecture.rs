@@ -465,8 +465,8 @@ fn the_import_graph_has_no_cycle() {
     };
     assert!(has("experiment::runner", "compare"), "{edges:?}");
     assert!(has(
-        "model::fneg::renewal::certified",
-        "model::fneg::renewal::cycle"
+        "model::false_negative::renewal::certified",
+        "model::false_negative::renewal::cycle"
     ));
     assert!(has("args::compare", "compare"));
 }

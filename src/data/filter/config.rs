@@ -204,7 +204,7 @@ impl FilterConfig {
 
     /// Checks everything but the recycle trigger (memory, k, phases, hashing): what a
     /// filter whose sigma is yet to be chosen must already satisfy
-    /// ([`crate::model::fp::sigma_for_target`]).
+    /// ([`crate::model::false_positive::sigma_for_target`]).
     pub fn validate_shape(&self) -> Result<()> {
         FilterConfig::check_phases(self.phases)?;
         FilterConfig::check_memory(self.memory)?;

@@ -4,14 +4,14 @@
 //! conservative end of the fit. JSON keys, CSV/Parquet columns,
 //! table rows and columns, plot series and verdict summaries are all generated from
 //! [`Bound::ALL`], itself derived from the methods' table
-//! ([`crate::model::fneg::METHODS`]): a new method is one entry there and its
-//! computation in [`crate::model::fneg::FnModel`].
+//! ([`crate::model::false_negative::METHODS`]): a new method is one entry there and its
+//! computation in [`crate::model::false_negative::FnModel`].
 
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::model::fneg::{Claim, Look, Method, Reads, METHODS};
+use crate::model::false_negative::{Claim, Look, Method, Reads, METHODS};
 
 /// Which workload a bound is evaluated on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -30,7 +30,7 @@ pub enum EvaluatedOn {
 
 /// A number put next to the observed FN per arrival: a method on a workload. Its
 /// names, keys, labels and colours come from the method's entry
-/// ([`crate::model::fneg::METHODS`]) and the workload it is evaluated on.
+/// ([`crate::model::false_negative::METHODS`]) and the workload it is evaluated on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Bound {
     method: Method,

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::filter::FilterConfig;
 use crate::fit::{FitOptions, FitSummary, DEFAULT_WINDOW};
 use crate::ingest::{IngestSummary, MessageSource};
-use crate::model::fneg::{FnReport, Method, RenewalMode, DEFAULT_EPS};
+use crate::model::false_negative::{FnReport, Method, RenewalMode, DEFAULT_EPS};
 use crate::replay::sizing::distinct_up_front;
 use crate::replay::{ReplayOptions, ReplayReport, DEFAULT_HASH_SEEDS};
 use crate::stats::Interval;
@@ -120,7 +120,7 @@ pub fn compare(
 fn resolved_filter(filter: &FilterConfig, target_fp: Option<f64>) -> Result<(FilterConfig, u64)> {
     let mut config = filter.clone();
     if let Some(target) = target_fp {
-        config.sigma = Some(crate::model::fp::sigma_for_target(&config, target)?.sigma);
+        config.sigma = Some(crate::model::false_positive::sigma_for_target(&config, target)?.sigma);
         config.max_inserts = None;
     }
     config.validate()?;

@@ -14,8 +14,8 @@ use crate::error::{Error, Result};
 use crate::filter::FilterConfig;
 use crate::fit::adequacy::QFitCheck;
 use crate::fit::Fit;
-use crate::model::fneg::renewal::worst::renewal_worst_case;
-use crate::model::fneg::{Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions};
+use crate::model::false_negative::renewal::worst::renewal_worst_case;
+use crate::model::false_negative::{Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions};
 use crate::workload::Workload;
 
 /// A workload fitted from a trace, as the judge uses it.
@@ -130,9 +130,9 @@ impl JudgeOptions {
     /// eps and the tolerance by the models' own rules, so that a bad value is an error
     /// before the trace is read rather than a note on every row after it.
     pub fn check(&self) -> Result<()> {
-        crate::model::fneg::check_eps(self.renewal.eps)?;
+        crate::model::false_negative::check_eps(self.renewal.eps)?;
         match self.renewal.tolerance {
-            Some(t) => crate::model::fneg::renewal::check_tolerance(t),
+            Some(t) => crate::model::false_negative::renewal::check_tolerance(t),
             None => Ok(()),
         }
     }
@@ -804,7 +804,7 @@ mod tests {
         std::iter::once(point)
             .chain(alternatives)
             .map(|w| {
-                FnModel::new(f, w, crate::model::fneg::DEFAULT_EPS)
+                FnModel::new(f, w, crate::model::false_negative::DEFAULT_EPS)
                     .unwrap()
                     .evaluate(&[Method::MarkovLower], RenewalOptions::default())
                     .unwrap()

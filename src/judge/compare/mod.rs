@@ -46,7 +46,7 @@ pub struct FpModel {
 
 impl FpModel {
     pub fn of(filter: &FilterConfig) -> Result<FpModel> {
-        let p = crate::model::fp::predict(filter)?;
+        let p = crate::model::false_positive::predict(filter)?;
         Ok(FpModel {
             value: p
                 .sigma
@@ -55,7 +55,7 @@ impl FpModel {
             notes: p
                 .notes
                 .into_iter()
-                .filter(|n| n != crate::model::fp::predict::COUNT_INSTANCE)
+                .filter(|n| n != crate::model::false_positive::predict::COUNT_INSTANCE)
                 .collect(),
         })
     }

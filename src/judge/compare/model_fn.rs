@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{judge, values_by_key, JudgeOptions, Judgement, Record, Subject};
 use crate::error::Result;
 use crate::filter::FilterConfig;
-use crate::model::fneg::{Method, MethodResult, RenewalMode, RenewalResult};
+use crate::model::false_negative::{Method, MethodResult, RenewalMode, RenewalResult};
 use crate::workload::{Placement, Workload};
 
 /// What [`model_fn`] found: the filter and workload judged, and the judgement.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bound::Bound;
 use super::verdict::{BoundVerdict, Regime};
-use crate::model::fneg::Claim;
+use crate::model::false_negative::Claim;
 
 /// How far a record's claim is established. The first that applies, in this order:
 /// not judged, not proven, checked, fitted model, proven.

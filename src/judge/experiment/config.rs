@@ -38,7 +38,7 @@ use crate::filter::{Hashing, Positions};
 use crate::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
 use crate::ingest::packet::key::FlowKeyKind;
 use crate::ingest::Format;
-use crate::model::fneg::Method;
+use crate::model::false_negative::Method;
 use crate::workload::{Placement, Workload};
 
 /// A whole experiment file.
@@ -99,7 +99,7 @@ fn default_measures() -> Vec<Measure> {
     vec![Measure::Observed, Measure::FpModel]
 }
 fn default_eps() -> f64 {
-    crate::model::fneg::DEFAULT_EPS
+    crate::model::false_negative::DEFAULT_EPS
 }
 /// The level of observed intervals unless a config says otherwise (also what results
 /// written before the level was recorded used).
@@ -626,7 +626,7 @@ impl ExperimentConfig {
     /// eps in (0, 0.01) (the models' rule), the renewal tolerance and the confidence in
     /// (0, 1); hash seeds in range.
     fn check_levels(&self) -> Result<()> {
-        crate::model::fneg::check_eps(self.eps)?;
+        crate::model::false_negative::check_eps(self.eps)?;
         if let Some(t) = self.renewal_tolerance {
             if !(t > 0.0 && t < 1.0) {
                 return Err(Error::config(

@@ -330,8 +330,8 @@ mod tests {
     use crate::compare::judge::misfit_note;
     use crate::compare::{Range, Record, Standing};
     use crate::fit::adequacy::QFitCheck;
-    use crate::model::fneg::Claim;
-    use crate::model::fneg::Method;
+    use crate::model::false_negative::Claim;
+    use crate::model::false_negative::Method;
 
     #[test]
     fn user_text_cannot_open_html_in_markdown() {

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use super::row::Row;
 use super::svg::{AxisSpec, Chart, Marker, Point, Scale, Series, Style};
 use crate::compare::{Bound, EvaluatedOn, Standing};
-use crate::model::fneg::{Claim, Method};
+use crate::model::false_negative::{Claim, Method};
 
 /// Charts per run are capped; the table has everything.
 pub const MAX_CHARTS: usize = 36;

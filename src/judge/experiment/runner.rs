@@ -13,8 +13,8 @@ use crate::compare::verdict::MIN_STEADY_CYCLES;
 use crate::compare::{judge, FpModel, JudgeOptions, Observed, Rate, Regime, Seeds, Subject};
 use crate::error::Result;
 use crate::filter::FilterConfig;
-use crate::model::fneg::{Method, RenewalMode};
-use crate::model::fp::{capacity, sigma_for_target, CapacityQuery};
+use crate::model::false_negative::{Method, RenewalMode};
+use crate::model::false_positive::{capacity, sigma_for_target, CapacityQuery};
 use crate::progress::{check_interrupt, interrupted, Progress};
 use crate::replay::{ReplayOptions, ReplayReport, Replays};
 

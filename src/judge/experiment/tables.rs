@@ -6,7 +6,7 @@
 use super::results::Results;
 use super::row::Row;
 use crate::compare::{Bound, Record, Regime, Standing};
-use crate::model::fneg::Claim;
+use crate::model::false_negative::Claim;
 use crate::report::verdicts::{self, mark, MARKS};
 use crate::report::{sci, sci_or_dash, wrap, Table, WIDTH};
 

@@ -2,7 +2,7 @@
 //! model's best k.
 
 use super::{rate, Table};
-use crate::model::fp::Capacity;
+use crate::model::false_positive::Capacity;
 
 /// `rbf model capacity`'s text: the per-k table, then the best k of each model.
 pub fn capacity_text(c: &Capacity, retaining: bool) -> String {

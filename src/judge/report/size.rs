@@ -5,7 +5,7 @@ use super::verdicts::{beyond, verdict_cell};
 use super::{interval, interval_or_why, sci, wrap, Table, WIDTH};
 use crate::compare::verdict::Check;
 use crate::compare::{ModelTargetVerdict, Record, Regime, TargetVerdict};
-use crate::model::fneg::RenewalMode;
+use crate::model::false_negative::RenewalMode;
 use crate::size::confirm::{Confirmation, LEVEL};
 use crate::size::{Candidate, Question, SizeRun, RELATIVE_PRECISION};
 use crate::stats::Interval;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::{rate, sci};
 use crate::compare::verdict::{Check, Side};
 use crate::compare::{Bound, BoundVerdict, Record, Regime, Standing};
-use crate::model::fneg::{Claim, RenewalMode, RenewalResult};
+use crate::model::false_negative::{Claim, RenewalMode, RenewalResult};
 
 /// A fraction as a percentage with enough digits to be non-zero.
 pub fn percent(e: f64) -> String {
@@ -338,7 +338,7 @@ pub fn renewal_mode_line(r: &RenewalResult) -> String {
 mod tests {
     use super::*;
     use crate::compare::Range;
-    use crate::model::fneg::Method;
+    use crate::model::false_negative::Method;
 
     fn record(
         bound: Bound,

@@ -15,7 +15,7 @@ use super::{
 use crate::compare::{values_by_key, Bound, Judgement, Observed, Rate, Record};
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Hashing};
-use crate::model::fneg::{Method, RenewalMode, DEFAULT_EPS};
+use crate::model::false_negative::{Method, RenewalMode, DEFAULT_EPS};
 use crate::workload::{Workload, WorkloadSpec};
 
 /// The seed of the confirming replay's trace when none is given.

@@ -7,7 +7,7 @@
 //!    which some (k, phases) has both.
 //!
 //! For a candidate (M, k, phases), sigma is the largest one whose count-instance FP
-//! rate f_sigma meets the FP target ([`crate::model::fp::sigma_for_target`]): a larger
+//! rate f_sigma meets the FP target ([`crate::model::false_positive::sigma_for_target`]): a larger
 //! sigma means longer cycles, so fewer recycles and fewer false negatives, and the FP
 //! rate grows with sigma, so the largest admissible sigma is the best one for FN. The
 //! decision uses the renewal upper bound (FN paper §5) rather than an approximation so
@@ -29,8 +29,8 @@ use crate::compare::{judge, JudgeOptions, Judgement, Observed, Standing, Subject
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Hashing};
 use crate::fit::adequacy::QFitCheck;
-use crate::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions, RenewalResult};
-use crate::model::fp::{sigma_for_target_tracked, sigma_states};
+use crate::model::false_negative::{FnModel, Method, RenewalMode, RenewalOptions, RenewalResult};
+use crate::model::false_positive::{sigma_for_target_tracked, sigma_states};
 use crate::progress::Progress;
 use crate::workload::Workload;
 
@@ -203,7 +203,7 @@ fn evaluate_tracked(
     };
     let sigma = chosen.sigma;
     let f = filter(memory, hashes, phases, options.hashing, Some(sigma));
-    let fp_model = crate::model::fp::predict(&f)?
+    let fp_model = crate::model::false_positive::predict(&f)?
         .sigma
         .map_or(chosen.fp, |s| s.fp_sigma);
     if workload.never_recycles(&f) {
@@ -316,23 +316,24 @@ pub fn best_at(
     let mut evaluated = 0;
     // One display for the FP model's passes over every (k, phases) at this memory:
     // with a large M they dominate, and the first says up front how long they take.
-    let progress = if options.progress && memory / 2 >= crate::model::fp::renewal::PROGRESS_FROM {
-        let states: f64 = options
-            .phases
-            .iter()
-            .flat_map(|&p| {
-                (1..=options.max_hashes)
-                    .map(move |k| sigma_states(memory / u64::from(p), k, options.target_fp))
-            })
-            .sum();
-        Progress::new(
-            format!("rbf size: FP model at M = {memory}"),
-            states,
-            "states",
-        )
-    } else {
-        Progress::hidden()
-    };
+    let progress =
+        if options.progress && memory / 2 >= crate::model::false_positive::renewal::PROGRESS_FROM {
+            let states: f64 = options
+                .phases
+                .iter()
+                .flat_map(|&p| {
+                    (1..=options.max_hashes)
+                        .map(move |k| sigma_states(memory / u64::from(p), k, options.target_fp))
+                })
+                .sum();
+            Progress::new(
+                format!("rbf size: FP model at M = {memory}"),
+                states,
+                "states",
+            )
+        } else {
+            Progress::hidden()
+        };
     for &phases in &options.phases {
         for k in 1..=options.max_hashes {
             let Some(c) = evaluate_tracked(memory, k, phases, options, workload, &progress)? else {

@@ -234,7 +234,7 @@ impl Fit {
     /// bound (a list of one; empty without a reuse profile): the reuse profile at the
     /// upper end of its band, simultaneous over every knot, and p_r's whole interval
     /// (`p_repeat_interval`, over which the renewal bound takes its worst case in one
-    /// computation, [`crate::model::fneg::cycle::Draws`]). Both at the conservative level
+    /// computation, [`crate::model::false_negative::cycle::Draws`]). Both at the conservative level
     /// (1 + level) / 2, so that both hold together with probability at least `level`
     /// (docs/FIT.md). The one-phase ratio is non-decreasing in every U_j, so this is an
     /// upper bound of the true workload's bound whenever both hold.

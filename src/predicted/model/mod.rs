@@ -2,9 +2,9 @@
 //! configuration and, for false negatives, a workload.
 //!
 //! * [`tau`]: bit-count transitions of one insertion, shared by every model.
-//! * [`fp`]: the FP paper's average false-positive rates, E[N_0] and capacity.
-//! * [`fneg`]: false-negative bounds and approximations (FN paper).
+//! * [`false_positive`]: the FP paper's average false-positive rates, E[N_0] and capacity.
+//! * [`false_negative`]: false-negative bounds and approximations (FN paper).
 
-pub mod fneg;
-pub mod fp;
+pub mod false_negative;
+pub mod false_positive;
 pub mod tau;

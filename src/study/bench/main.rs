@@ -5,9 +5,9 @@
 
 mod coverage;
 mod experiment;
+mod false_negative;
+mod false_positive;
 mod fit;
-mod fneg;
-mod fp;
 mod ingest;
 mod replay;
 
@@ -25,9 +25,9 @@ enum Bench {
     /// Replay throughput of an in-memory synthetic stream.
     Replay(replay::ReplayBench),
     /// FP-model computation times.
-    Fp(fp::FpBench),
+    Fp(false_positive::FpBench),
     /// FN-bound computation times.
-    Fn(fneg::FnBench),
+    Fn(false_negative::FnBench),
     /// Trace parsing throughput.
     Ingest(ingest::IngestBench),
     /// Workload-fitting throughput.
@@ -65,8 +65,8 @@ fn parse() -> Cli {
 fn run(bench: Bench) -> Result<()> {
     match bench {
         Bench::Replay(b) => replay::run(b),
-        Bench::Fp(b) => fp::run(b),
-        Bench::Fn(b) => fneg::run(b),
+        Bench::Fp(b) => false_positive::run(b),
+        Bench::Fn(b) => false_negative::run(b),
         Bench::Ingest(b) => ingest::run(b),
         Bench::Fit(b) => fit::run(b),
         Bench::Experiment(b) => experiment::run(b),

@@ -4,13 +4,13 @@
 use super::config::CellConfig;
 use crate::error::Result;
 use crate::filter::FilterConfig;
-use crate::model::fneg::disabling::Disabling;
-use crate::model::fneg::{FnModel, RenewalOptions};
-use crate::model::fp::sigma_for_target;
+use crate::model::false_negative::disabling::Disabling;
+use crate::model::false_negative::{FnModel, RenewalOptions};
+use crate::model::false_positive::sigma_for_target;
 use crate::workload::{Placement, Workload};
 
 /// Truncation of the FN models in the study (rbf's default).
-pub const EPS: f64 = crate::model::fneg::DEFAULT_EPS;
+pub const EPS: f64 = crate::model::false_negative::DEFAULT_EPS;
 
 /// S(n) below this counts as 0 and is not followed further.
 const S_NEGLIGIBLE: f64 = 1e-15;

@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::filter::{mix64, FilterConfig, Positions};
 use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::{for_each_key_batch, KeyHasher};
-use crate::model::fneg::{FnModel, RenewalOptions};
+use crate::model::false_negative::{FnModel, RenewalOptions};
 use crate::progress::{check_interrupt, Progress};
 use crate::replay::{confidence, Replay, ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
 use crate::synth::{SynthConfig, Synthesizer};

@@ -6,7 +6,7 @@
 use super::input::RenewalOptions;
 use super::process::Stepper;
 use crate::error::Result;
-use crate::model::fneg::bitdist::Summary;
+use crate::model::false_negative::bitdist::Summary;
 
 /// What an arrival of the renewal model draws, given U (the chance that a draw from Q
 /// is a non-repeat): it may set bits with probability eta = (1 - p_r) + p_r U (eq. 25)

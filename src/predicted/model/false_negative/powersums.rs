@@ -72,7 +72,7 @@ impl Group {
 
 /// The part of [`PowerSums`] that depends on Q alone: its rates by increasing rate and
 /// their groups. Drop-pins and markov-swr ask for the sums of the same Q; a model builds
-/// this once for both ([`crate::model::fneg::FnModel`]), which at D = 7 x 10^6 was
+/// this once for both ([`crate::model::false_negative::FnModel`]), which at D = 7 x 10^6 was
 /// 0.1-0.2 s of each method's time (a logarithm per rank, a vector of D pairs, the
 /// groups' moments).
 #[derive(Debug)]

@@ -13,7 +13,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use rbf::filter::FilterConfig;
-use rbf::model::fneg::{FnModel, Method, RenewalMode, RenewalOptions};
+use rbf::model::false_negative::{FnModel, Method, RenewalMode, RenewalOptions};
 use rbf::workload::{Placement, Workload};
 use rbf::Result;
 
@@ -98,7 +98,7 @@ fn point(
     let model = FnModel::new(
         &FilterConfig::sigma_bounded(m, k, sigma),
         w,
-        rbf::model::fneg::DEFAULT_EPS,
+        rbf::model::false_negative::DEFAULT_EPS,
     )?;
     let (rb, rm, r) = if let Some(options) = renewal {
         let (rb, rm, r) = time(repeats, || model.renewal(options));

@@ -4,7 +4,7 @@
 use clap::Args;
 
 use rbf::filter::Hashing;
-use rbf::model::fp::{capacity, predict_sigma, CapacityQuery, Renewal};
+use rbf::model::false_positive::{capacity, predict_sigma, CapacityQuery, Renewal};
 use rbf::model::tau::Transitions;
 use rbf::Result;
 

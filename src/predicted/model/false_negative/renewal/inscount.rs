@@ -9,7 +9,7 @@
 //! fused pass ([`step_and_sums`]). The window drops cells below `tiny`; each sum then
 //! misses at most the dropped mass, which the renewal bound's window term covers.
 
-use crate::model::fneg::bitdist::{trim_window, Summary};
+use crate::model::false_negative::bitdist::{trim_window, Summary};
 use crate::simd::{sum_lanes, with_avx2, Simd};
 
 /// P(N_j = n) on a window of n and the per-insertion sums it weighs.

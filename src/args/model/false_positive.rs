@@ -1,6 +1,6 @@
 //! `rbf model fp`: the FP paper's average false-positive rate for one filter.
 
-use crate::model::fp::{predict, FpPrediction};
+use crate::model::false_positive::{predict, FpPrediction};
 use crate::report::{rate, Table};
 use crate::Result;
 

@@ -8,8 +8,8 @@
 //! and bits instead ([`Profile::n_bounded`]).
 
 use crate::error::Result;
-use crate::model::fneg::bitdist::{BitDist, Summary};
-use crate::model::fneg::nbounded::JointDist;
+use crate::model::false_negative::bitdist::{BitDist, Summary};
+use crate::model::false_negative::nbounded::JointDist;
 use crate::model::tau::Transitions;
 use crate::progress::{check_interrupt, Progress};
 
@@ -44,7 +44,7 @@ impl Profile {
     }
 
     /// Profiles an N-bounded filter (§4.1.2), from the joint law of bit-setting
-    /// insertions and bits ([`crate::model::fneg::nbounded`]). Its steps cost up to the
+    /// insertions and bits ([`crate::model::false_negative::nbounded`]). Its steps cost up to the
     /// band of (insertions, bits) a cycle spreads over, which for N in the thousands
     /// takes seconds to minutes: it shows progress (the mean insertions against N + 1,
     /// with an estimate up front when it is long) when `progress` is set, and stops at

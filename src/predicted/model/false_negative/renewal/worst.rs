@@ -15,7 +15,7 @@
 
 use super::RenewalOptions;
 use crate::error::Result;
-use crate::model::fneg::FnModel;
+use crate::model::false_negative::FnModel;
 
 /// Relative gap at which the partition stops.
 pub const TOLERANCE: f64 = 1e-2;
@@ -37,7 +37,7 @@ pub struct WorstCase {
     pub pieces: usize,
     pub computations: usize,
     /// The largest probability of a still-running cycle at the engine's stop over the
-    /// computations ([`crate::model::fneg::FnModel::renewal_guarantee_truncated`]).
+    /// computations ([`crate::model::false_negative::FnModel::renewal_guarantee_truncated`]).
     pub truncated_mass: f64,
 }
 
@@ -167,7 +167,7 @@ mod tests {
         let filter = FilterConfig::sigma_bounded(8000, 4, 2000);
         let mut w = profiled(0.9);
         w.p_repeat_interval = Some([0.8, 1.0]);
-        let model = FnModel::new(&filter, &w, crate::model::fneg::DEFAULT_EPS).unwrap();
+        let model = FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS).unwrap();
         let worst = renewal_worst_case(&model, RenewalOptions::default()).unwrap();
         let mut largest: f64 = 0.0;
         for i in 0..=20 {
@@ -237,7 +237,9 @@ mod tests {
                     if let Some(width) = interval {
                         w.p_repeat_interval = Some([p_r - width, (p_r + width).min(1.0)]);
                     }
-                    let plain = FnModel::new(&filter, &w, crate::model::fneg::DEFAULT_EPS).unwrap();
+                    let plain =
+                        FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS)
+                            .unwrap();
                     for tiny in [1e-30, 1e-20] {
                         let options = RenewalOptions {
                             tiny,

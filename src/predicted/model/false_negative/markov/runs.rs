@@ -1,7 +1,7 @@
 //! The Markov chain's disabling estimate (appendix G.2, [`super::disabling_estimates`])
 //! on runs of ranks, for large D.
 //!
-//! The exact update ([`crate::model::fneg::disabling::Disabling::distinct_arrival`])
+//! The exact update ([`crate::model::false_negative::disabling::Disabling::distinct_arrival`])
 //! visits every rank at every state: 6 000 states over Q of 10^7 ranks took minutes.
 //! Ranks whose q and zeta agree to a relative [`TOLERANCE`] form a run, and the run
 //! carries one enabled value G, the mean of its ranks' g. Writing the per-rank update as
@@ -118,10 +118,11 @@ impl RunDisabling {
     }
 
     /// One distinct arrival of the Markov chain, as
-    /// [`crate::model::fneg::disabling::Disabling::distinct_arrival`] on runs.
+    /// [`crate::model::false_negative::disabling::Disabling::distinct_arrival`] on runs.
     pub fn distinct_arrival(&mut self) {
         let u = self.u;
-        let Some((wr, wn)) = crate::model::fneg::disabling::distinct_weights(self.p_r, u) else {
+        let Some((wr, wn)) = crate::model::false_negative::disabling::distinct_weights(self.p_r, u)
+        else {
             return;
         };
         let wide = crate::simd::Simd::detect() >= crate::simd::Simd::Avx2;
@@ -171,7 +172,7 @@ impl RunDisabling {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::fneg::disabling::Disabling;
+    use crate::model::false_negative::disabling::Disabling;
 
     /// U after each of `steps` distinct arrivals, exact and on runs.
     fn both(
@@ -208,7 +209,8 @@ mod tests {
     /// item 3, round 2), as its reference.
     fn reference_arrival(r: &mut RunDisabling) {
         let u = r.u;
-        let Some((wr, wn)) = crate::model::fneg::disabling::distinct_weights(r.p_r, u) else {
+        let Some((wr, wn)) = crate::model::false_negative::disabling::distinct_weights(r.p_r, u)
+        else {
             return;
         };
         let mut nu = 0.0;
@@ -229,7 +231,7 @@ mod tests {
 
     #[test]
     fn the_vectorised_update_is_the_in_place_one() {
-        use crate::model::fneg::FnModel;
+        use crate::model::false_negative::FnModel;
         use crate::workload::{Placement, Workload};
         let mut draw = Draws(3_802);
         let placements = [
@@ -282,10 +284,10 @@ mod tests {
     #[test]
     fn runs_agree_with_the_exact_update_on_random_workloads() {
         use crate::filter::FilterConfig;
-        use crate::model::fneg::markov::{
+        use crate::model::false_negative::markov::{
             disabling_estimates_exact, disabling_estimates_on_runs, one_phase, two_phase,
         };
-        use crate::model::fneg::FnModel;
+        use crate::model::false_negative::FnModel;
         use crate::workload::{Placement, Popularity, Workload};
         let mut draw = Draws(38);
         let mut worst: f64 = 0.0;

@@ -6,8 +6,8 @@ use super::input::{RenewalInput, RenewalOptions};
 use super::inscount::Decomposed;
 use super::shared::{BitsKey, SharedBits};
 use crate::error::{Error, Result};
-use crate::model::fneg::bitdist::{BitDist, Summary};
-use crate::model::fneg::nbounded::JointDist;
+use crate::model::false_negative::bitdist::{BitDist, Summary};
+use crate::model::false_negative::nbounded::JointDist;
 use crate::model::tau::Transitions;
 
 /// Most insertions [`per_insertion`] follows (2^26 summaries of 32 bytes: 2 GiB). A

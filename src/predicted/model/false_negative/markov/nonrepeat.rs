@@ -11,7 +11,7 @@
 //! * [`drop_pins`]: with-replacement draws at the average count l*(i) that yields i
 //!   distinct messages (eqs. 10-11).
 
-use crate::model::fneg::powersums::PowerSums;
+use crate::model::false_negative::powersums::PowerSums;
 
 /// Tail sums: `lower(q, i)` = sum_{j >= i} q_j (eq. 5).
 pub fn lower(q: &[f64], states: std::ops::RangeInclusive<usize>) -> Vec<f64> {
@@ -595,7 +595,7 @@ mod tests {
 
     #[test]
     fn shared_rates_give_the_same_bits() {
-        use crate::model::fneg::powersums::Rates;
+        use crate::model::false_negative::powersums::Rates;
         for (d, alpha) in [(500, 1.2), (300_000, 0.9)] {
             let q = crate::workload::zipf(d, alpha);
             let shared = std::sync::Arc::new(Rates::new(&q, &q));

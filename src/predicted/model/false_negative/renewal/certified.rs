@@ -31,7 +31,7 @@ use super::cycle::{Draws, Record, Side, Tracker};
 use super::input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
 use super::process::{bit_process, Stepper};
 use crate::error::Result;
-use crate::model::fneg::powersums::PowerSums;
+use crate::model::false_negative::powersums::PowerSums;
 
 /// Why the exact engine ran although a tolerance was given.
 pub const TOO_WIDE: &str =
