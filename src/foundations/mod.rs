@@ -15,13 +15,13 @@
 
 pub mod console;
 pub mod error;
-pub mod numbers;
+pub(crate) mod numbers;
 pub mod output_file;
 pub(crate) mod prefetch;
 pub mod progress;
 pub mod resources;
 pub mod signals;
-pub mod simd;
+pub(crate) mod simd;
 pub(crate) mod slot_table;
 pub mod stats;
 pub mod stop;

@@ -152,6 +152,7 @@ impl std::ops::DerefMut for AlignedVec {
 
 /// Whether two runs gave the same values to the last bit (for the tests that compare
 /// vector levels or thread counts).
+#[cfg(test)]
 pub fn same_bits(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }

@@ -40,7 +40,7 @@ pub mod nbounded;
 pub mod powersums;
 pub mod renewal;
 // The vector level chosen at run time lives with the foundations (the replay uses it too).
-pub use crate::simd;
+pub(crate) use crate::simd;
 
 use crate::error::{Error, Result};
 use crate::filter::{FilterConfig, Trigger};
