@@ -7,28 +7,8 @@ use std::fs::OpenOptions;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use crate::cli::{ok, rbf, stderr};
+use crate::cli::{ok, program, rbf, stderr};
 use crate::scratch::Scratch;
-
-/// The binary a command line runs and its arguments: one that starts with `rbf-bench`
-/// runs the benchmarks' binary, any other `rbf`.
-fn program<'a>(args: &'a [&'a str]) -> (&'static str, &'a [&'a str]) {
-    match args.split_first() {
-        Some((&"rbf-bench", rest)) => (env!("CARGO_BIN_EXE_rbf-bench"), rest),
-        _ => (env!("CARGO_BIN_EXE_rbf"), args),
-    }
-}
-
-/// Runs `args` (see [`program`]) in `dir`, with nothing on stdin.
-fn run(dir: &Path, args: &[&str]) -> Output {
-    let (bin, args) = program(args);
-    Command::new(bin)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
 
 /// Runs `args` (see [`program`]) in `dir` with stdout (`out_full`) or stderr sent to
 /// /dev/full.
@@ -188,7 +168,7 @@ fn full_stdout_or_stderr_never_panics() {
     ];
     for args in &commands {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let normal = run(&dir, &args);
+        let normal = rbf(&dir, &args);
         let shown = args.join(" ");
         assert!(normal.status.success(), "{shown}: {}", stderr(&normal));
         // stdout full: an error naming it when there was something to write, never a panic.
