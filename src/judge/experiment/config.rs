@@ -470,7 +470,7 @@ fn expand_synthetic<'de, D: serde::Deserializer<'de>>(
 }
 
 /// The filter grid: every list is an axis, the grid is their cross product. Numbers
-/// take the command line's spellings (`1e4`, `"2^14"`: [`crate::numbers`]).
+/// take the command line's spellings (`1e4`, `"2^14"`: `crate::numbers`).
 /// Exactly one of `sigma`, `sigma_fraction`, `target_fp`, `max_inserts` is given.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -16,7 +16,7 @@
 //! * shared kernels: [`bitdist`] (the bit-count distribution, eqs. 1, 19), [`nbounded`]
 //!   (the same for an N-bounded filter, §4.1.2), [`powersums`] (sum_j q_j (1 - q_j)^l
 //!   in time independent of D, eqs. 6, 10), [`disabling`] and its kernel [`disabling_step`] (eq. 24)
-//!   (messages drawn or new in the current cycle, eq. 24, appendix G.2), [`simd`] (the
+//!   (messages drawn or new in the current cycle, eq. 24, appendix G.2), `simd` (the
 //!   kernels' run-time choice of vector width, same results at each).
 //!
 //! Modelled variants: sigma- or N-bounded ([`nbounded`], §4.1.2), colliding or distinct
