@@ -29,7 +29,7 @@ use rbf::filter::FilterConfig;
 use rbf::fit::min_distance::{test_member, Family};
 use rbf::fit::{fit, FitOptions};
 use rbf::message::KeyHasher;
-use rbf::model::fneg::{FnModel, Method, RenewalOptions};
+use rbf::model::false_negative::{FnModel, Method, RenewalOptions};
 use rbf::report::fit::IDENTIFIED;
 use rbf::report::verdicts::outward_value;
 use rbf::synth::{Rng, SynthConfig, Synthesizer};

@@ -1,4 +1,4 @@
-"""In-memory replay speed from Python next to `rbf bench replay` (docs/PERFORMANCE.md,
+"""In-memory replay speed from Python next to `rbf-bench replay` (docs/PERFORMANCE.md,
 issue 32). Run from the repository root with the package installed:
 
     python scripts/python-bench-replay.py [--arrivals 10000000] [--repeats 5]
@@ -33,10 +33,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--arrivals", type=int, default=10_000_000)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--rbf", default="target/release/rbf")
+    ap.add_argument("--rbf-bench", default="target/release/rbf-bench")
     a = ap.parse_args()
     keys = stream(a.arrivals, 1_000_000, 0.9)
-    # One filter, as `rbf bench replay` replays (rbf.replay replays 4 hash seeds by default).
+    # One filter, as `rbf-bench replay` replays (rbf.replay replays 4 hash seeds by default).
     flags = dict(memory=1 << 20, hashes=4, sigma=1 << 19, hash_seeds=1, quiet=True)
     for name, prehashed in [("python, uint64 keys as rbf keys (prehashed)", True),
                             ("python, uint64 keys hashed as decimal text", False)]:
@@ -50,9 +50,9 @@ def main() -> None:
         print(f"{name}: wall median {rate(statistics.median(times)):.1f} M arrivals/s, "
               f"best {rate(min(times)):.1f}; CPU median {rate(statistics.median(cpu)):.1f}, "
               f"best {rate(min(cpu)):.1f}")
-    out = subprocess.run([a.rbf, "bench", "replay", "--arrivals", str(a.arrivals),
+    out = subprocess.run([a.rbf_bench, "replay", "--arrivals", str(a.arrivals),
                           "--repeats", str(a.repeats)], capture_output=True, text=True, check=True)
-    print("CLI `rbf bench replay`:", [l for l in out.stdout.splitlines() if l.startswith("replay:")][0])
+    print("CLI `rbf-bench replay`:", [l for l in out.stdout.splitlines() if l.startswith("replay:")][0])
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 //! The command line's options as library types: the clap definitions of every `rbf`
-//! command but `bench` (each command's flags, and the flag groups several commands share,
+//! command (each command's flags, and the flag groups several commands share,
 //! declared once: [`filter_args`], [`trace_args`], [`workload_args`], [`model_args`],
 //! with [`numbers`]' parsers on every numeric flag), their conversion into the library's
 //! requests, and [`run`]: one parsed command run as `rbf` runs it, its results written to
-//! an [`io::Io`]. The `rbf` binary (src/cli) parses its process arguments with these
+//! an [`io::Io`]; [`usage`]: how a program built on them ends. The `rbf` binary (src/cli) parses its process arguments with these
 //! types and the Python package (python/) its keyword arguments turned into flags, so
 //! option names, defaults, checks and error messages are the same in both, and the
 //! results too (the Python package reads the `--json` text).
@@ -22,6 +22,7 @@ pub mod run;
 pub mod size;
 pub mod synth;
 pub mod trace_args;
+pub mod usage;
 pub mod workload_args;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -29,7 +30,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use crate::Result;
 
 /// The command line's root: its name, version, description and global flags, over the
-/// commands `C` (the library's [`Command`]; the `rbf` binary adds `bench`).
+/// commands `C` (the library's [`Command`] for `rbf`; the benchmarks for `rbf-bench`).
 #[derive(Parser, Debug)]
 #[command(
     name = "rbf",
@@ -75,7 +76,21 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let matches = numbers::plain_numbers(Cli::<C>::command()).try_get_matches_from(args)?;
+    try_parse_command(Cli::<C>::command(), args)
+}
+
+/// [`try_parse`] with the root command `command` (`Cli::<C>::command()` renamed and
+/// described as another program, `rbf-bench`): the same flags, parsers and messages.
+pub fn try_parse_command<C, I, T>(
+    command: clap::Command,
+    args: I,
+) -> std::result::Result<Cli<C>, clap::Error>
+where
+    C: Subcommand,
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = numbers::plain_numbers(command).try_get_matches_from(args)?;
     Cli::<C>::from_arg_matches(&matches)
 }
 

@@ -5,7 +5,7 @@
 
 use clap::Args;
 
-use crate::model::fneg::{Method, DEFAULT_EPS};
+use crate::model::false_negative::{Method, DEFAULT_EPS};
 use crate::Result;
 
 /// `--method`.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rbf::compare::{Bound, BoundVerdict, Regime, Standing};
 use rbf::experiment::{self, ExperimentConfig, RunOptions};
-use rbf::model::fneg::Method;
+use rbf::model::false_negative::Method;
 
 const CONFIG: &str = r#"
 name = "bounds"

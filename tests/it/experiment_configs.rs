@@ -8,7 +8,7 @@ use crate::scratch::Scratch;
 use rbf::experiment::{self, output, ExperimentConfig, RunOptions};
 
 /// The experiment configs in configs/ (the coverage studies, `coverage*.toml`, are
-/// `rbf bench coverage` files: tests/it/coverage_study.rs checks those).
+/// `rbf-bench coverage` files: tests/it/coverage_study.rs checks those).
 fn shipped() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)

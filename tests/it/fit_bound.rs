@@ -22,7 +22,7 @@ use rbf::compare::observe;
 use rbf::filter::FilterConfig;
 use rbf::fit::FitOptions;
 use rbf::message::KeyHasher;
-use rbf::model::fneg::{FnModel, RenewalOptions};
+use rbf::model::false_negative::{FnModel, RenewalOptions};
 use rbf::replay::ReplayOptions;
 use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};

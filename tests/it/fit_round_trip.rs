@@ -19,7 +19,7 @@ use rbf::fit::min_distance::{test_member, Family};
 use rbf::fit::{fit, Fit, FitOptions};
 use rbf::ingest::{self, IngestOptions};
 use rbf::message::KeyHasher;
-use rbf::model::fneg::{FnModel, Method, RenewalOptions};
+use rbf::model::false_negative::{FnModel, Method, RenewalOptions};
 use rbf::stats::{binomial_half_width, binomial_tail};
 use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};

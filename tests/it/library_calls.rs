@@ -12,7 +12,7 @@ use rbf::fit::command::{self as fit_command, FitRequest};
 use rbf::fit::{FitOptions, Fitter};
 use rbf::ingest::command::IngestRequest;
 use rbf::ingest::{self, IngestOptions};
-use rbf::model::fneg::{Method, DEFAULT_EPS};
+use rbf::model::false_negative::{Method, DEFAULT_EPS};
 use rbf::replay::command::{self as replay_command, ReplayRequest};
 use rbf::replay::{ReplayOptions, Replays};
 use rbf::synth::command::{self as synth_command, SynthRequest};

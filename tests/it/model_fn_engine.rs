@@ -3,7 +3,7 @@
 //! window term keeps the result an upper bound).
 
 use rbf::filter::{FilterConfig, Hashing};
-use rbf::model::fneg::{FnModel, RenewalOptions};
+use rbf::model::false_negative::{FnModel, RenewalOptions};
 use rbf::workload::{Placement, Workload};
 
 #[test]
@@ -77,10 +77,16 @@ fn n_bounded_with_one_hash_is_sigma_bounded() {
         let a = FnModel::new(&s, &w, 1e-10).unwrap();
         let b = FnModel::new(&n, &w, 1e-10).unwrap();
         let ra = a
-            .evaluate(&rbf::model::fneg::Method::ALL, RenewalOptions::default())
+            .evaluate(
+                &rbf::model::false_negative::Method::ALL,
+                RenewalOptions::default(),
+            )
             .unwrap();
         let rb = b
-            .evaluate(&rbf::model::fneg::Method::ALL, RenewalOptions::default())
+            .evaluate(
+                &rbf::model::false_negative::Method::ALL,
+                RenewalOptions::default(),
+            )
             .unwrap();
         for (x, y) in ra.results.iter().zip(&rb.results) {
             assert!(

@@ -3,7 +3,7 @@
 
 use rbf::filter::FilterConfig;
 use rbf::message::KeyHasher;
-use rbf::model::fneg::{FnModel, Method, RenewalOptions};
+use rbf::model::false_negative::{FnModel, Method, RenewalOptions};
 use rbf::replay::{Replay, ReplayOptions};
 use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Workload};

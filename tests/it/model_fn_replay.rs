@@ -11,7 +11,7 @@
 
 use rbf::filter::FilterConfig;
 use rbf::message::KeyHasher;
-use rbf::model::fneg::{Claim, FnModel, FnReport, Method, RenewalOptions};
+use rbf::model::false_negative::{Claim, FnModel, FnReport, Method, RenewalOptions};
 use rbf::replay::{Replay, ReplayOptions, ReplayReport};
 use rbf::synth::{SynthConfig, Synthesizer};
 use rbf::workload::{Placement, Popularity, Workload};

@@ -13,7 +13,7 @@
 
 use rbf::filter::{mix64, FilterConfig, Hashing};
 use rbf::message::KeyHasher;
-use rbf::model::fp::{held_range, predict, predict_n_bounded, FpPrediction};
+use rbf::model::false_positive::{held_range, predict, predict_n_bounded, FpPrediction};
 use rbf::replay::{Replay, ReplayOptions, ReplayReport};
 use rbf::stats::Interval;
 use rbf::synth::{SynthConfig, Synthesizer};

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use rbf::filter::{FilterConfig, Hashing};
-use rbf::model::fp::{capacity, predict, CapacityQuery};
+use rbf::model::false_positive::{capacity, predict, CapacityQuery};
 
 fn rbf(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_rbf"))

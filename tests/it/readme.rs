@@ -204,8 +204,8 @@ fn readme_commands_run_as_written() {
         std::fs::write(&readme_path, lines.join("\n") + "\n").expect("README rewritten");
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n\n"));
-    // Every subcommand is shown at least once (bench is documented in --help and
-    // docs/PERFORMANCE.md).
+    // Every subcommand is shown at least once (the benchmarks, rbf-bench, are
+    // documented in its --help and docs/PERFORMANCE.md).
     for sub in [
         "synth", "replay", "ingest", "model", "fit", "compare", "run", "merge", "size",
     ] {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use rbf::filter::FilterConfig;
 use rbf::fit::{FitOptions, Fitter};
 use rbf::ingest::{self, IngestOptions};
-use rbf::model::fneg::{FnModel, RenewalMode, RenewalOptions, RenewalResult};
+use rbf::model::false_negative::{FnModel, RenewalMode, RenewalOptions, RenewalResult};
 use rbf::workload::{Placement, Workload};
 
 const T: f64 = 1e-3;

@@ -6,9 +6,12 @@ use std::process::{Command, Output, Stdio};
 
 use crate::scratch::Scratch;
 
+/// Runs the command line `args` (`rbf-bench ...` runs the benchmarks' binary).
 fn rbf(dir: &std::path::Path, args: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rbf"))
-        .args(args.split_whitespace())
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let (bin, args) = crate::cli::program(&args);
+    Command::new(bin)
+        .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
@@ -46,8 +49,8 @@ fn contradictions_and_inapplicable_flags_are_refused() {
                 .to_string(),
             "--seed",
         ),
-        ("bench fn --distinct 10".to_string(), "--suite scale"),
-        ("bench ingest --which jedi --pcap-passes 2".to_string(), "--which pcap"),
+        ("rbf-bench fn --distinct 10".to_string(), "--suite scale"),
+        ("rbf-bench ingest --which jedi --pcap-passes 2".to_string(), "--which pcap"),
         // Numbers: one plain line, the flag named, long values not echoed.
         (format!("{replay} --warmup -1"), "must not be negative"),
         (format!("{replay} --confidence NaN"), "NaN"),

@@ -7,10 +7,11 @@ use std::fs::OpenOptions;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use crate::cli::{ok, rbf, stderr};
+use crate::cli::{ok, program, rbf, stderr};
 use crate::scratch::Scratch;
 
-/// Runs `rbf args` in `dir` with stdout (`out_full`) or stderr sent to /dev/full.
+/// Runs `args` (see [`program`]) in `dir` with stdout (`out_full`) or stderr sent to
+/// /dev/full.
 fn with_full(dir: &Path, args: &[&str], out_full: bool) -> Output {
     let full = || {
         OpenOptions::new()
@@ -18,7 +19,8 @@ fn with_full(dir: &Path, args: &[&str], out_full: bool) -> Output {
             .open("/dev/full")
             .expect("/dev/full")
     };
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rbf"));
+    let (bin, args) = program(args);
+    let mut cmd = Command::new(bin);
     cmd.args(args).current_dir(dir).stdin(Stdio::null());
     if out_full {
         cmd.stdout(full()).stderr(Stdio::piped());
@@ -77,6 +79,7 @@ fn full_stdout_or_stderr_never_panics() {
     let commands: Vec<Vec<String>> = vec![
         with(&["--help"], &[]),
         with(&["--version"], &[]),
+        with(&["rbf-bench", "--help"], &[]),
         with(&["replay", "--help"], &[]),
         with(
             &[
@@ -153,7 +156,7 @@ fn full_stdout_or_stderr_never_panics() {
         ),
         with(
             &[
-                "bench",
+                "rbf-bench",
                 "fp",
                 "--memory",
                 "10000",

@@ -138,7 +138,7 @@ fn cases(dir: &Path) -> Vec<Case> {
         ),
         case(&format!("run {cfg} -o {d}/run-out"), &[&["--threads"]]),
         case(
-            "bench replay --arrivals 1000 --distinct 100 --memory 4096 --repeats 1",
+            "rbf-bench replay --arrivals 1000 --distinct 100 --memory 4096 --repeats 1",
             &[&[
                 "--arrivals",
                 "--distinct",
@@ -151,7 +151,7 @@ fn cases(dir: &Path) -> Vec<Case> {
             ]],
         ),
         case(
-            "bench fp --memory 4096 --capacity-memory 4096 --repeats 1",
+            "rbf-bench fp --memory 4096 --capacity-memory 4096 --repeats 1",
             &[&[
                 "--memory",
                 "--hashes",
@@ -163,7 +163,7 @@ fn cases(dir: &Path) -> Vec<Case> {
             ]],
         ),
         case(
-            "bench fit --arrivals 1000 --distinct 100 --chunk 100",
+            "rbf-bench fit --arrivals 1000 --distinct 100 --chunk 100",
             &[&[
                 "--arrivals",
                 "--distinct",
@@ -175,7 +175,7 @@ fn cases(dir: &Path) -> Vec<Case> {
             ]],
         ),
         case(
-            "bench fn --suite scale --distinct 100 --min-log2 8 --max-log2 8 --repeats 1",
+            "rbf-bench fn --suite scale --distinct 100 --min-log2 8 --max-log2 8 --repeats 1",
             &[&[
                 "--repeats",
                 "--distinct",
@@ -186,11 +186,11 @@ fn cases(dir: &Path) -> Vec<Case> {
             ]],
         ),
         case(
-            "bench ingest --which jedi --jedi-mb 1 --repeats 1",
+            "rbf-bench ingest --which jedi --jedi-mb 1 --repeats 1",
             &[&["--jedi-mb", "--rbfs-messages", "--pcap-passes", "--repeats"]],
         ),
         case(
-            &format!("bench experiment {cfg} --runs 1"),
+            &format!("rbf-bench experiment {cfg} --runs 1"),
             &[&["--threads", "--runs"]],
         ),
     ]
@@ -653,8 +653,9 @@ fn the_sweep_templates_run() {
     let dir = Scratch::new("sweep-templates");
     prepare(&dir);
     let ok = |args: &[String]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_rbf"))
-            .args(args)
+        let (bin, rest) = crate::cli::program(args);
+        let out = Command::new(bin)
+            .args(rest)
             .current_dir(&*dir)
             .stdin(Stdio::null())
             .output()

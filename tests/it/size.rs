@@ -7,7 +7,7 @@
 
 use rbf::compare::{Bound, Standing, TargetVerdict};
 use rbf::filter::Hashing;
-use rbf::model::fneg::Method;
+use rbf::model::false_negative::Method;
 use rbf::size::confirm::confirm;
 use rbf::size::{
     best_at, best_fn, evaluate, smallest_memory, Question, SizeOptions, RELATIVE_PRECISION,

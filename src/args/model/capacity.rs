@@ -1,7 +1,7 @@
 //! `rbf model capacity`: expected messages per cycle for a target average FP rate,
 //! per model, and the best k (FP paper §V-B, §V-C).
 
-use crate::model::fp::{capacity, CapacityQuery};
+use crate::model::false_positive::{capacity, CapacityQuery};
 use crate::report::capacity::capacity_text;
 use crate::Result;
 

@@ -1,8 +1,8 @@
 //! `rbf model`: analytical predictions without a trace.
 
 pub mod capacity;
-pub mod fneg;
-pub mod fp;
+pub mod false_negative;
+pub mod false_positive;
 
 use clap::{Args, Subcommand};
 
@@ -17,11 +17,11 @@ pub struct ModelArgs {
 #[derive(Subcommand, Debug)]
 pub enum Model {
     /// Average false-positive rate of a sigma-bounded filter (FP paper).
-    Fp(fp::FpArgs),
+    Fp(false_positive::FpArgs),
     /// Message capacity for a target average FP rate, and the best k.
     Capacity(capacity::CapacityArgs),
     /// False-negative bounds and approximations for a workload (FN paper).
-    Fn(fneg::FnArgs),
+    Fn(false_negative::FnArgs),
 }
 
 pub fn run(a: ModelArgs, io: &mut super::io::Io) -> Result<()> {
@@ -29,12 +29,12 @@ pub fn run(a: ModelArgs, io: &mut super::io::Io) -> Result<()> {
         // Both poll for Ctrl-C between steps of their long loops.
         Model::Fp(x) => {
             crate::progress::install_interrupt_handler();
-            fp::run(x, io)
+            false_positive::run(x, io)
         }
         Model::Capacity(x) => {
             crate::progress::install_interrupt_handler();
             capacity::run(x, io)
         }
-        Model::Fn(x) => fneg::run(x, io),
+        Model::Fn(x) => false_negative::run(x, io),
     }
 }

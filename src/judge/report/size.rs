@@ -1,0 +1,204 @@
+//! `rbf size`'s text: the misfit warning, the answer in one sentence, the filter, the
+//! models and the confirming replay against the targets, and the time taken.
+
+use super::verdicts::{beyond, verdict_cell};
+use super::{interval, interval_or_why, sci, wrap, Table, WIDTH};
+use crate::compare::verdict::Check;
+use crate::compare::{ModelTargetVerdict, Record, Regime, TargetVerdict};
+use crate::model::false_negative::RenewalMode;
+use crate::size::confirm::{Confirmation, LEVEL};
+use crate::size::{Candidate, Question, SizeRun, RELATIVE_PRECISION};
+use crate::stats::Interval;
+use crate::Result;
+
+/// Everything `rbf size` prints on a terminal for `run`. Errors: the judge gave no
+/// renewal bound (before any text is made).
+pub fn size_text(run: &SizeRun) -> Result<String> {
+    let record = run.renewal()?;
+    let c = run.confirmation.as_ref();
+    let mut out = String::new();
+    if let Some(why) = &run.misfit {
+        out.push_str(&misfit_warning(why));
+    }
+    out.push_str(&wrap(&headline(run), WIDTH, "    "));
+    let filter = format!(
+        "filter: {} ({} candidates evaluated)",
+        run.filter.describe(),
+        run.sizing.candidates_evaluated
+    );
+    out.push_str(&wrap(&filter, WIDTH, "    "));
+    out.push_str(&table(run, record).render());
+    if let Some(c) = c {
+        out.push_str(&replay_line(c));
+    }
+    out.push_str(&format!("time: {:.1} s (search and replay)\n", run.seconds));
+    Ok(out)
+}
+
+/// Warns that the size is for a fitted model whose fit failed its test.
+fn misfit_warning(why: &str) -> String {
+    wrap(
+        &format!(
+            "warning: the workload does not fit its trace ({why}): the size below is for \
+             the fitted model, not a promise for the trace"
+        ),
+        WIDTH,
+        "    ",
+    )
+}
+
+/// The confirming replay's length, warm-up and cycles.
+fn replay_line(c: &Confirmation) -> String {
+    format!(
+        "replay: {} synthetic arrivals, first {} (prologue + 10%) not counted, {} cycles{}\n",
+        c.arrivals,
+        c.warmup,
+        c.cycles,
+        if c.regime == Regime::Transient {
+            " (transient: too few recycles for a steady-state estimate)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The answer in one sentence, saying NOT CONFIRMED when the replay misses a target.
+fn headline(run: &SizeRun) -> String {
+    let (s, b) = (&run.sizing, &run.sizing.best);
+    let headline = match s.question {
+        Question::SmallestMemory => format!(
+            "smallest memory for FP <= {} and FN <= {} (renewal bound), to {}%: {} bits{}",
+            run.target_fp,
+            run.target_fn.unwrap_or(f64::NAN),
+            100.0 * RELATIVE_PRECISION,
+            b.memory,
+            s.memory_fails
+                .map_or(String::new(), |m| format!(" ({m} bits fail)"))
+        ),
+        Question::BestFn => format!(
+            "best FN bound at {} bits with FP <= {}",
+            b.memory, run.target_fp
+        ),
+    };
+    match &run.confirmation {
+        Some(c) if c.misses() => format!(
+            "{headline}; NOT CONFIRMED: its confirming replay MISSES the {} (below)",
+            if c.fp_verdict == TargetVerdict::Misses {
+                "FP target"
+            } else {
+                "FN target"
+            }
+        ),
+        _ => headline,
+    }
+}
+
+/// Models and observations against the targets. A model's number is exact for its
+/// model, so its verdict is a comparison; an observation's is three-way on its interval.
+fn table(run: &SizeRun, record: &Record) -> Table {
+    let level = format!("{:.0}% interval", 100.0 * LEVEL);
+    let mut t =
+        Table::new(["measure", "value", "target", level.as_str(), "verdict"]).left_aligned(&[4]);
+    model_rows(&mut t, run, record);
+    let Some(c) = &run.confirmation else {
+        return t;
+    };
+    observed_rows(&mut t, run, c);
+    if record.verdict.is_some() {
+        t.note(format!(
+            "the renewal bound against the replay's FN interval: {}",
+            verdict_cell(record)
+        ));
+    }
+    t.note(
+        "verdicts on observations: meets = the whole interval is within the target, \
+         MISSES = the whole interval is beyond it, undecided = the interval straddles it",
+    );
+    if c.misses() {
+        t.note(
+            "NOT CONFIRMED: the model's number meets the target, but the replay of the same \
+             filter misses it",
+        );
+    }
+    t
+}
+
+/// The FP model's and the renewal bound's rows, verdicts by comparison with the targets.
+fn model_rows(t: &mut Table, run: &SizeRun, record: &Record) {
+    let (b, c) = (&run.sizing.best, run.confirmation.as_ref());
+    let model_verdict = |value: f64, target: f64, replay: Option<TargetVerdict>| {
+        ModelTargetVerdict::of(value, target, replay).to_string()
+    };
+    t.row([
+        "FP model (count-instance f_sigma)".to_string(),
+        sci(b.fp_model),
+        sci(run.target_fp),
+        String::new(),
+        model_verdict(b.fp_model, run.target_fp, c.map(|c| c.fp_verdict)),
+    ]);
+    let n = t.note(format!(
+        "{}: {} ({}): {}",
+        record.bound.name(),
+        record.standing,
+        engine(b),
+        record.note
+    ));
+    t.row([
+        format!("FN renewal upper bound, {} [{n}]", record.standing),
+        sci(record.value),
+        run.target_fn.map_or("-".into(), sci),
+        String::new(),
+        run.target_fn.map_or("-".into(), |g| {
+            model_verdict(b.fn_renewal_upper, g, c.and_then(|c| c.fn_verdict))
+        }),
+    ]);
+}
+
+/// Which engine computed the candidate's renewal bound.
+fn engine(b: &Candidate) -> String {
+    match b.fn_renewal_mode {
+        RenewalMode::Exact => "exact engine".to_string(),
+        RenewalMode::Certified => format!(
+            "certified mode, at most {:.1e} above the exact engine's value",
+            b.fn_renewal_tolerance
+        ),
+    }
+}
+
+/// The confirming replay's rows, each verdict three-way on its interval.
+fn observed_rows(t: &mut Table, run: &SizeRun, c: &Confirmation) {
+    let iv = |i: Option<&Interval>| interval_or_why(i, interval);
+    let i = c.intervals.as_ref();
+    let verdict = |t: &mut Table, check: Check| {
+        let v = check.target().to_string();
+        match beyond(&check, "the target") {
+            Some(e) => format!("{v} [{}]", t.note(e)),
+            None => v,
+        }
+    };
+    let fp_verdict = verdict(t, c.fp_check(run.target_fp));
+    t.row([
+        "observed FP (count-instance)".to_string(),
+        sci(c.observed_fp_count_instance),
+        sci(run.target_fp),
+        iv(i.map(|i| &i.fp_count_instance)),
+        fp_verdict,
+    ]);
+    t.row([
+        "observed FP (per arrival)".to_string(),
+        sci(c.observed_fp),
+        String::new(),
+        iv(i.map(|i| &i.fp)),
+        String::new(),
+    ]);
+    let fn_verdict = run
+        .target_fn
+        .map_or(String::new(), |g| verdict(t, c.fn_check(g)));
+    t.row([
+        "observed FN (per arrival)".to_string(),
+        sci(c.observed_fn),
+        run.target_fn.map_or("-".into(), sci),
+        iv(i.map(|i| &i.fn_)),
+        fn_verdict,
+    ]);
+}

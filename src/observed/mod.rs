@@ -1,0 +1,8 @@
+//! Observed and fitted: what a stream shows when it is run through a filter, and the
+//! workload model estimated from it.
+//!
+//! * `replay`: a stream through a filter with exact ground truth: observed FP and FN.
+//! * `fit`: the workload model (Q, p_r, placement, reuse profile) estimated from a stream.
+
+pub mod fit;
+pub mod replay;

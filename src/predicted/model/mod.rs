@@ -1,0 +1,10 @@
+//! Analytical models of recycling Bloom filters (predicted rates), fed by a filter
+//! configuration and, for false negatives, a workload.
+//!
+//! * [`tau`]: bit-count transitions of one insertion, shared by every model.
+//! * [`false_positive`]: the FP paper's average false-positive rates, E[N_0] and capacity.
+//! * [`false_negative`]: false-negative bounds and approximations (FN paper).
+
+pub mod false_negative;
+pub mod false_positive;
+pub mod tau;
