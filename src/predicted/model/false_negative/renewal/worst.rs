@@ -291,7 +291,8 @@ mod tests {
             ] {
                 let mut w = profiled(p_r);
                 w.p_repeat_interval = Some([low, high]);
-                let model = FnModel::new(&filter, &w, crate::model::fneg::DEFAULT_EPS).unwrap();
+                let model =
+                    FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS).unwrap();
                 let options = RenewalOptions::default();
                 let reference = every_cut_computed(&model, options);
                 for threads in [1, 2] {
