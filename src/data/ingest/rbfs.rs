@@ -38,7 +38,6 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
@@ -129,14 +128,10 @@ impl RbfsWriter {
         h[8..16].copy_from_slice(&hasher.seed().to_le_bytes());
         h[16..24].copy_from_slice(&UNFINISHED.to_le_bytes());
         file.write_all(&h).map_err(io)?;
-        let mut encoder = Encoder::new(LEVEL).map_err(io)?;
-        encoder
-            .set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
-            .map_err(io)?;
         Ok(RbfsWriter {
             path: path.to_path_buf(),
             out: file,
-            compressor: Compressor::spawn(encoder),
+            compressor: Compressor::start().map_err(io)?,
             keys: Vec::with_capacity(BLOCK),
             deltas: Vec::with_capacity(BLOCK),
             job: Job::default(),
@@ -321,34 +316,33 @@ enum Compressor {
     },
 }
 
+/// The writer's zstd encoder: level [`LEVEL`], each frame checksummed.
+fn encoder() -> std::io::Result<Encoder<'static>> {
+    let mut encoder = Encoder::new(LEVEL)?;
+    encoder.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
+    Ok(encoder)
+}
+
 impl Compressor {
-    fn spawn(encoder: Encoder<'static>) -> Compressor {
+    /// On a thread of its own if one starts, else here; an encoder that cannot be made
+    /// is the only error.
+    fn start() -> std::io::Result<Compressor> {
+        let mut theirs = encoder()?;
         let (jobs_tx, jobs_rx) = mpsc::sync_channel::<Job>(COMPRESSING);
         let (done_tx, done_rx) = mpsc::sync_channel(COMPRESSING);
-        // The encoder moves into the thread only if the thread starts: the closure
-        // takes it from a slot, so that a failed spawn can hand it back.
-        let slot = Arc::new(Mutex::new(Some(encoder)));
-        let theirs = slot.clone();
         let spawned = std::thread::Builder::new()
             .name("rbf-zstd".into())
-            .spawn(move || {
-                let encoder = theirs.lock().ok().and_then(|mut e| e.take());
-                if let Some(mut encoder) = encoder {
-                    compress_jobs(&mut encoder, &jobs_rx, &done_tx);
-                }
-            });
-        match spawned {
+            .spawn(move || compress_jobs(&mut theirs, &jobs_rx, &done_tx));
+        Ok(match spawned {
             Ok(worker) => Compressor::Thread {
                 jobs: Some(jobs_tx),
                 done: done_rx,
                 worker: Some(worker),
                 waiting: 0,
             },
-            Err(_) => {
-                let encoder = slot.lock().ok().and_then(|mut e| e.take());
-                Compressor::Here(Box::new(encoder.expect("the encoder is still in its slot")))
-            }
-        }
+            // The encoder went with the closure the failed spawn dropped: a new one.
+            Err(_) => Compressor::Here(Box::new(encoder()?)),
+        })
     }
 
     /// Hands `job` over; returns a compressed job when one is ready to be written
@@ -1020,22 +1014,18 @@ mod tests {
         out
     }
 
-    fn encoder() -> Encoder<'static> {
-        let mut e = Encoder::new(LEVEL).expect("an encoder");
-        e.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
-            .expect("a checksum");
-        e
-    }
-
     /// The compressing thread returns the frames in block order, the same bytes as
     /// compressing on the writer's own thread (the file does not depend on threads).
     #[test]
     fn frames_are_the_same_on_the_compressing_thread() {
         for blocks in [0, 1, COMPRESSING, COMPRESSING + 1, 9] {
-            let here = frames(Compressor::Here(Box::new(encoder())), jobs(blocks));
-            let there = frames(Compressor::spawn(encoder()), jobs(blocks));
+            let here = frames(
+                Compressor::Here(Box::new(encoder().expect("an encoder"))),
+                jobs(blocks),
+            );
+            let there = frames(Compressor::start().expect("an encoder"), jobs(blocks));
             assert!(matches!(
-                Compressor::spawn(encoder()),
+                Compressor::start().expect("an encoder"),
                 Compressor::Thread { .. }
             ));
             assert_eq!(here.len(), blocks);
