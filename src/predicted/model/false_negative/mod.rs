@@ -163,6 +163,18 @@ impl FnModel {
         renewal::renewal(&self.renewal_input(), options)
     }
 
+    /// [`FnModel::renewal`] of this model and of `other` on one bit process, where
+    /// they share it (the same filter and reuse profile, p_r or its interval's bottom
+    /// the same: [`renewal::pair`]): the same results as computed apart. None where
+    /// they do not share it.
+    pub fn renewal_pair(
+        &self,
+        other: &FnModel,
+        options: RenewalOptions,
+    ) -> Result<Option<[RenewalResult; 2]>> {
+        renewal::pair::renewal_pair(&self.renewal_input(), &other.renewal_input(), options)
+    }
+
     fn renewal_input(&self) -> renewal::RenewalInput<'_> {
         renewal::RenewalInput {
             t: self.t,

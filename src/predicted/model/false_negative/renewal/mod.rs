@@ -49,6 +49,7 @@ pub mod correlate;
 pub mod cycle;
 pub mod input;
 pub mod inscount;
+pub mod pair;
 pub mod process;
 pub mod shared;
 pub mod worst;
@@ -98,16 +99,7 @@ pub fn check_tolerance(t: f64) -> Result<()> {
 /// `process::MAX_INSERTIONS` insertions to end, when the tolerance is not in (0, 1), and with
 /// [`Error::Interrupted`] when the user pressed Ctrl-C.
 pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResult> {
-    let k = u64::from(input.t.k);
-    if input.max_inserts.is_none() && input.sigma.saturating_add(k) >= input.t.m {
-        return Err(Error::config(
-            "sigma",
-            format!(
-                "the renewal bound follows the bit count up to sigma + k (Theorem 7), which must stay below the {} bits per array; found sigma = {} and k = {k}",
-                input.t.m, input.sigma
-            ),
-        ));
-    }
+    check_sigma(input)?;
     let mut note = "";
     if let Some(t) = opt.tolerance {
         check_tolerance(t)?;
@@ -138,6 +130,22 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
     r.mode_note = note;
     Ok(r)
 }
+
+/// The sigma + k process of Theorem 7 must end within the bits per array.
+fn check_sigma(input: &RenewalInput) -> Result<()> {
+    let k = u64::from(input.t.k);
+    if input.max_inserts.is_none() && input.sigma.saturating_add(k) >= input.t.m {
+        return Err(Error::config(
+            "sigma",
+            format!(
+                "the renewal bound follows the bit count up to sigma + k (Theorem 7), which must stay below the {} bits per array; found sigma = {} and k = {k}",
+                input.t.m, input.sigma
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// [`renewal`] once the setting is checked, with U_0, U_1, ... from `enabled`.
 fn run(
     input: &RenewalInput,
@@ -164,18 +172,33 @@ fn run(
             series.u.push(enabled.next_mass());
         }
     }
-    let (a_sum, c_sum, lucky_sum) = (side.a_sum, side.c_sum, side.lucky_sum);
-    let bits = side.bits;
+    Ok(result(input, opt, &side, side.c_sum, series, m, truncated))
+}
+
+/// The result of a cycle followed in `side` (over `m` arrivals, `truncated` still
+/// running) whose numerator sum is `c_sum`, with the series of two phases.
+fn result(
+    input: &RenewalInput,
+    opt: RenewalOptions,
+    side: &Side,
+    c_sum: f64,
+    series: Series,
+    m: u64,
+    truncated: f64,
+) -> RenewalResult {
+    let draws = input.draws();
+    let (a_sum, lucky_sum) = (side.a_sum, side.lucky_sum);
+    let bits = &side.bits;
     let dropped = bits.dropped();
-    let (numerator, fp_rate, extra) = if two {
-        two_phase_sums(input, opt, &bits, series, a_sum)
+    let (numerator, fp_rate, extra) = if input.phases == 2 {
+        two_phase_sums(input, opt, bits, series, a_sum)
     } else {
         (c_sum, (1.0 - draws.low) * lucky_sum / a_sum, 0.0)
     };
     let ratio = numerator / a_sum;
     let window_term = (dropped * (2 * m + 1) as f64 + extra) / a_sum;
     let fn_upper = (ratio + window_term).min(1.0);
-    Ok(RenewalResult {
+    RenewalResult {
         fn_upper,
         fn_ratio: ratio,
         window_term,
@@ -188,11 +211,11 @@ fn run(
         certified_tolerance: 0.0,
         fn_lower: fn_upper,
         mode_note: "",
-    })
+    }
 }
 
 /// The active cycle's per-arrival series, kept for the two-phase sums (eqs. 27-28).
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Series {
     /// A_j: the chance that the cycle still runs at arrival j.
     alive: Vec<f64>,

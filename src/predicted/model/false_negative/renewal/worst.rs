@@ -69,19 +69,48 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         m.p_r = p;
         run(&m)
     };
+    // The cut at p and the upper half over [p, b] on one bit process where they share
+    // it (`FnModel::renewal_pair`: the same bits as computed apart), else side by side.
+    let pair = |p: f64, b: f64| -> Result<Option<[(f64, f64); 2]>> {
+        let mut cut = model.clone();
+        cut.p_r_interval = None;
+        cut.p_r = p;
+        let mut upper = model.clone();
+        upper.p_r_interval = Some((p, b));
+        Ok(cut
+            .renewal_pair(&upper, options)?
+            .map(|rs| rs.map(|r| (r.fn_upper, r.truncated_mass))))
+    };
+    let split = |p: f64, b: f64| -> Result<((f64, f64), (f64, f64))> {
+        if let Some([cut, upper]) = pair(p, b)? {
+            return Ok((cut, upper));
+        }
+        let (cut, upper) = rayon::join(|| at(p), || over(p, b));
+        let upper = upper?;
+        Ok((cut?, upper))
+    };
     let mut truncated = 0.0f64;
     let mut kept = |r: (f64, f64)| {
         truncated = truncated.max(r.1);
         r.0
     };
     let mid = (low + high) / 2.0;
-    let (whole, middle) = rayon::join(|| over(low, high), || at(mid));
+    // The middle, and with it the upper half that the first step would compute (kept
+    // aside: it counts only if that step is taken).
+    let first = || -> Result<((f64, f64), Option<(f64, f64)>)> {
+        Ok(match pair(mid, high)? {
+            Some([cut, upper]) => (cut, Some(upper)),
+            None => (at(mid)?, None),
+        })
+    };
+    let (whole, middle) = rayon::join(|| over(low, high), first);
     let mut pieces = vec![(low, high, kept(whole?))];
-    let middle = middle?;
+    let (middle, upper) = middle?;
     let (mut attained, mut p_repeat) = (kept(middle), mid);
     // The first cut is the middle itself: its value is known (the same computation,
-    // the same bits), and the first step computes the two halves alone.
-    let mut known_cut = Some((mid, middle));
+    // the same bits), and the first step computes the two halves alone (the upper one
+    // too where it came with the middle).
+    let mut known_cut = Some((mid, middle, upper));
     let (mut computations, mut extra) = (1, 1);
     loop {
         let (i, &(a, b, u)) = pieces
@@ -98,9 +127,18 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         let m = (a + b) / 2.0;
         // The two halves' bounds, and the exact bound where the worst piece was cut.
         let known = known_cut.take().filter(|k| k.0 == m);
-        let ((left, right), cut) = match known {
-            Some((_, v)) => (rayon::join(|| over(a, m), || over(m, b)), Ok(v)),
-            None => rayon::join(|| rayon::join(|| over(a, m), || over(m, b)), || at(m)),
+        let (left, right, cut) = match known {
+            Some((_, v, Some(upper))) if b == high => (over(a, m), Ok(upper), Ok(v)),
+            Some((_, v, _)) => {
+                let (left, right) = rayon::join(|| over(a, m), || over(m, b));
+                (left, right, Ok(v))
+            }
+            None => {
+                let (left, split) = rayon::join(|| over(a, m), || split(m, b));
+                let left = left?;
+                let (cut, right) = split?;
+                (Ok(left), Ok(right), Ok(cut))
+            }
         };
         let (left, right, v) = (kept(left?), kept(right?), kept(cut?));
         computations += 2;
@@ -140,6 +178,7 @@ fn at_point(model: &FnModel, options: RenewalOptions) -> Result<WorstCase> {
 mod tests {
     use super::*;
     use crate::filter::FilterConfig;
+    use crate::model::false_negative::renewal::RenewalResult;
     use crate::workload::{Placement, Workload};
 
     /// A workload with a measured-style reuse profile (U does not depend on p_r): S(n)
@@ -315,6 +354,102 @@ mod tests {
             }
         }
         assert!(cases >= 16, "{cases} cases compared");
+    }
+
+    /// The cut at p and the upper half over [p, b] followed on one bit process
+    /// (`FnModel::renewal_pair`) give the same results, bit for bit, as each computed
+    /// alone: sigma- and N-bounded, one and two phases, retaining or not, per-insertion
+    /// sums shared or not, two values of tiny, an arrival limit that stops the cycle,
+    /// measured profiles that keep U above zero or end at zero (U held), and halves
+    /// from 1e-4 wide to reaching p_r = 1. Pairs that cannot share a process (another
+    /// bottom, U from Q) are declined.
+    #[test]
+    fn a_cut_and_its_upper_half_on_one_process_give_the_same_bits() {
+        let (mut paired, mut declined) = (0, 0);
+        let same = |a: &RenewalResult, b: &RenewalResult, what: &str| {
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}");
+            for (x, y) in [
+                (a.fn_upper, b.fn_upper),
+                (a.fn_ratio, b.fn_ratio),
+                (a.window_term, b.window_term),
+                (a.fp_rate, b.fp_rate),
+                (a.arrivals_per_cycle, b.arrivals_per_cycle),
+                (a.truncated_mass, b.truncated_mass),
+            ] {
+                assert_eq!(x.to_bits(), y.to_bits(), "{what}");
+            }
+        };
+        for (memory, k, sigma, n, phases, retaining) in [
+            (8000u64, 4u32, 2000u64, None, 1u8, true),
+            (6000, 3, 1400, None, 2, true),
+            (4000, 2, 900, None, 1, false),
+            (3000, 3, 0, Some(300u64), 1, true),
+        ] {
+            let mut filter = FilterConfig::sigma_bounded(memory, k, sigma);
+            filter.phases = phases;
+            filter.retaining = retaining;
+            if n.is_some() {
+                filter.sigma = None;
+                filter.max_inserts = n;
+            }
+            for (p, b) in [(0.5, 0.55), (0.9, 1.0), (0.97, 0.9701), (0.99, 1.0)] {
+                for cut_short in [false, true] {
+                    let mut w = profiled(p);
+                    if cut_short {
+                        // U reaches zero after 600 arrivals.
+                        let r = w.reuse.as_mut().unwrap();
+                        let keep = r.n.partition_point(|&x| x < 600);
+                        r.n.truncate(keep);
+                        r.survival.truncate(keep);
+                        r.n.push(600);
+                        r.survival.push(0.0);
+                    }
+                    let base = FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS)
+                        .unwrap();
+                    for (tiny, max_arrivals, share) in [
+                        (1e-30, 1 << 32, true),
+                        (1e-20, 1 << 32, false),
+                        (1e-30, 700, true),
+                    ] {
+                        let options = RenewalOptions {
+                            tiny,
+                            max_arrivals,
+                            ..RenewalOptions::default()
+                        };
+                        let mut model = base.clone();
+                        if share {
+                            model.share_renewal_bits(options).unwrap();
+                        }
+                        let mut cut = model.clone();
+                        cut.p_r = p;
+                        let mut upper = model.clone();
+                        upper.p_r_interval = Some((p, b));
+                        let what = format!("M {memory} phases {phases} [{p}, {b}] tiny {tiny}");
+                        let apart = [cut.renewal(options), upper.renewal(options)];
+                        match (cut.renewal_pair(&upper, options), apart) {
+                            (Ok(Some(both)), [Ok(c), Ok(u)]) => {
+                                same(&both[0], &c, &what);
+                                same(&both[1], &u, &what);
+                                paired += 1;
+                            }
+                            (Ok(None), _) => declined += 1,
+                            (Err(e), [Err(c), _]) => assert_eq!(e.to_string(), c.to_string()),
+                            (r, a) => panic!("{what}: {r:?} against {a:?}"),
+                        }
+                        // Another bottom, or U from Q: not one process.
+                        let mut other = upper.clone();
+                        other.p_r_interval = Some((p * 0.99, b));
+                        assert!(cut.renewal_pair(&other, options).unwrap().is_none());
+                        let mut from_q = upper.clone();
+                        from_q.reuse = None;
+                        let mut cut_q = cut.clone();
+                        cut_q.reuse = None;
+                        assert!(cut_q.renewal_pair(&from_q, options).unwrap().is_none());
+                    }
+                }
+            }
+        }
+        assert!(paired >= 80, "{paired} paired, {declined} declined");
     }
 
     /// Renewal computations on a model whose per-insertion sums were built once
