@@ -163,16 +163,18 @@ impl FnModel {
         renewal::renewal(&self.renewal_input(), options)
     }
 
-    /// [`FnModel::renewal`] of this model and of `other` on one bit process, where
-    /// they share it (the same filter and reuse profile, p_r or its interval's bottom
-    /// the same: [`renewal::pair`]): the same results as computed apart. None where
-    /// they do not share it.
-    pub fn renewal_pair(
+    /// [`FnModel::renewal`] of this model and of each of `others` that shares its bit
+    /// process (the same filter and reuse profile, p_r or its interval's bottom the
+    /// same: [`renewal::lanes`]), on that one process: the same results as computed
+    /// apart. None for the others that do not share it, and for all when this model
+    /// cannot lend its process (then compute them apart).
+    pub fn renewal_lanes(
         &self,
-        other: &FnModel,
+        others: &[FnModel],
         options: RenewalOptions,
-    ) -> Result<Option<[RenewalResult; 2]>> {
-        renewal::pair::renewal_pair(&self.renewal_input(), &other.renewal_input(), options)
+    ) -> Result<Vec<Option<RenewalResult>>> {
+        let others: Vec<_> = others.iter().map(FnModel::renewal_input).collect();
+        renewal::lanes::renewal_lanes(&self.renewal_input(), &others, options)
     }
 
     fn renewal_input(&self) -> renewal::RenewalInput<'_> {

@@ -49,7 +49,7 @@ pub mod correlate;
 pub mod cycle;
 pub mod input;
 pub mod inscount;
-pub mod pair;
+pub mod lanes;
 pub mod process;
 pub mod shared;
 pub mod worst;
@@ -172,28 +172,35 @@ fn run(
             series.u.push(enabled.next_mass());
         }
     }
-    Ok(result(input, opt, &side, side.c_sum, series, m, truncated))
+    let two = two.then(|| TwoPhaseSums::new(input, opt, &side.bits, &series));
+    Ok(result(
+        input,
+        opt,
+        &side,
+        side.c_sum,
+        two.as_ref(),
+        m,
+        truncated,
+    ))
 }
 
 /// The result of a cycle followed in `side` (over `m` arrivals, `truncated` still
-/// running) whose numerator sum is `c_sum`, with the series of two phases.
+/// running) whose numerator sum is `c_sum`, with the sums of two phases.
 fn result(
     input: &RenewalInput,
     opt: RenewalOptions,
     side: &Side,
     c_sum: f64,
-    series: Series,
+    two: Option<&TwoPhaseSums>,
     m: u64,
     truncated: f64,
 ) -> RenewalResult {
     let draws = input.draws();
     let (a_sum, lucky_sum) = (side.a_sum, side.lucky_sum);
-    let bits = &side.bits;
-    let dropped = bits.dropped();
-    let (numerator, fp_rate, extra) = if input.phases == 2 {
-        two_phase_sums(input, opt, bits, series, a_sum)
-    } else {
-        (c_sum, (1.0 - draws.low) * lucky_sum / a_sum, 0.0)
+    let dropped = side.bits.dropped();
+    let (numerator, fp_rate, extra) = match two {
+        Some(two) => two.for_draws(input, a_sum),
+        None => (c_sum, (1.0 - draws.low) * lucky_sum / a_sum, 0.0),
     };
     let ratio = numerator / a_sum;
     let window_term = (dropped * (2 * m + 1) as f64 + extra) / a_sum;
@@ -215,7 +222,7 @@ fn result(
 }
 
 /// The active cycle's per-arrival series, kept for the two-phase sums (eqs. 27-28).
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Series {
     /// A_j: the chance that the cycle still runs at arrival j.
     alive: Vec<f64>,
@@ -302,53 +309,72 @@ fn never_ends(d: usize, alive_cap: f64, j: u64) -> Error {
     ))
 }
 
-/// The two-phase numerator, FP rate and skipped-lag term (eqs. 27-28) from the active
-/// cycle's series (U for twice its arrivals) and its expected length `a_sum`.
-fn two_phase_sums(
-    input: &RenewalInput,
-    opt: RenewalOptions,
-    bits: &Stepper,
-    mut series: Series,
-    a_sum: f64,
-) -> (f64, f64, f64) {
-    let draws = input.draws();
-    let p_r = draws.high;
-    series.alive.push(0.0);
-    let zeta: Vec<f64> = series
-        .alive
-        .windows(2)
-        .map(|w| (w[0] - w[1]).max(0.0))
-        .collect();
-    let mut skipped = 0.0;
-    let mut num = 0.0;
-    let c_total: f64 = series.c.iter().sum();
-    // Frozen cycle of jp + 1 arrivals; active arrival j (index ja = j - 1) needs U
-    // after jp + 1 + ja arrivals: u_series[jp + 1 + ja] (u_series holds 2m values).
-    // Lags with negligible weight are skipped and accounted below.
-    let lags = zeta
-        .iter()
-        .rposition(|&z| z >= opt.tiny)
-        .map_or(0, |i| i + 1);
-    let acc = correlate::lagged_sums(&series.c, &series.u, lags);
-    for (jp, &z) in zeta.iter().enumerate() {
-        if z < opt.tiny {
-            skipped += z;
-            continue;
+/// The two-phase sums (eqs. 27-28) from the active cycle's series (U for twice its
+/// arrivals), before the factors of p_r: they depend on the bit process and U alone.
+struct TwoPhaseSums {
+    /// sum_{j'} zeta_{j'} sum_j c_j U_{j + j'} over the lags kept.
+    num: f64,
+    /// The weight of the lags skipped.
+    skipped: f64,
+    c_total: f64,
+    /// The FP numerator.
+    fp_num: f64,
+}
+
+impl TwoPhaseSums {
+    fn new(input: &RenewalInput, opt: RenewalOptions, bits: &Stepper, series: &Series) -> Self {
+        // zeta_{j'} = A_{j'} - A_{j'+1}, with A = 0 after the last arrival followed.
+        let next = series.alive.iter().skip(1).chain(std::iter::once(&0.0));
+        let zeta: Vec<f64> = series
+            .alive
+            .iter()
+            .zip(next)
+            .map(|(a, b)| (a - b).max(0.0))
+            .collect();
+        let mut skipped = 0.0;
+        let mut num = 0.0;
+        let c_total: f64 = series.c.iter().sum();
+        // Frozen cycle of jp + 1 arrivals; active arrival j (index ja = j - 1) needs U
+        // after jp + 1 + ja arrivals: u_series[jp + 1 + ja] (u_series holds 2m values).
+        // Lags with negligible weight are skipped and accounted below.
+        let lags = zeta
+            .iter()
+            .rposition(|&z| z >= opt.tiny)
+            .map_or(0, |i| i + 1);
+        let acc = correlate::lagged_sums(&series.c, &series.u, lags);
+        for (jp, &z) in zeta.iter().enumerate() {
+            if z < opt.tiny {
+                skipped += z;
+                continue;
+            }
+            num += z * acc[jp];
         }
-        num += z * acc[jp];
+        // FP: found in the active half or in the frozen one.
+        let frozen_lucky = bits.frozen_lucky(input);
+        let alive_total: f64 = series.alive.iter().chain(std::iter::once(&0.0)).sum();
+        let fp_num: f64 =
+            series.lucky.iter().sum::<f64>() * (1.0 - frozen_lucky) + alive_total * frozen_lucky;
+        TwoPhaseSums {
+            num,
+            skipped,
+            c_total,
+            fp_num,
+        }
     }
-    // FP: found in the active half or in the frozen one.
-    let frozen_lucky = bits.frozen_lucky(input);
-    let alive_total: f64 = series.alive.iter().sum();
-    let fp_num: f64 =
-        series.lucky.iter().sum::<f64>() * (1.0 - frozen_lucky) + alive_total * frozen_lucky;
-    // With an interval of p_r the numerator takes its largest value (not proven
-    // to bound every p_r in it for two phases: docs/FIT.md).
-    (
-        p_r * num,
-        (1.0 - draws.low) * fp_num / a_sum,
-        p_r * skipped * c_total,
-    )
+
+    /// The numerator, FP rate and skipped-lag term for `input`'s draws and the
+    /// cycle's expected length `a_sum`.
+    fn for_draws(&self, input: &RenewalInput, a_sum: f64) -> (f64, f64, f64) {
+        let draws = input.draws();
+        let p_r = draws.high;
+        // With an interval of p_r the numerator takes its largest value (not proven
+        // to bound every p_r in it for two phases: docs/FIT.md).
+        (
+            p_r * self.num,
+            (1.0 - draws.low) * self.fp_num / a_sum,
+            p_r * self.skipped * self.c_total,
+        )
+    }
 }
 
 /// Arrivals a cycle is expected to last at most, for the up-front estimate: the

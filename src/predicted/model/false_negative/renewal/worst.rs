@@ -51,66 +51,29 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
     let mut model = model.clone();
     model.share_renewal_bits(options)?;
     let model = &model;
-    // Each computation's bound and truncated mass; the computations of one step are
-    // independent and run on rayon's threads, and every decision below reads their
-    // values in a fixed order, so the result does not depend on the thread count.
-    let run = |m: &FnModel| -> Result<(f64, f64)> {
-        let r = m.renewal(options)?;
-        Ok((r.fn_upper, r.truncated_mass))
-    };
-    let over = |a: f64, b: f64| -> Result<(f64, f64)> {
-        let mut m = model.clone();
-        m.p_r_interval = Some((a, b));
-        run(&m)
-    };
-    let at = |p: f64| -> Result<(f64, f64)> {
-        let mut m = model.clone();
-        m.p_r_interval = None;
-        m.p_r = p;
-        run(&m)
-    };
-    // The cut at p and the upper half over [p, b] on one bit process where they share
-    // it (`FnModel::renewal_pair`: the same bits as computed apart), else side by side.
-    let pair = |p: f64, b: f64| -> Result<Option<[(f64, f64); 2]>> {
-        let mut cut = model.clone();
-        cut.p_r_interval = None;
-        cut.p_r = p;
-        let mut upper = model.clone();
-        upper.p_r_interval = Some((p, b));
-        Ok(cut
-            .renewal_pair(&upper, options)?
-            .map(|rs| rs.map(|r| (r.fn_upper, r.truncated_mass))))
-    };
-    let split = |p: f64, b: f64| -> Result<((f64, f64), (f64, f64))> {
-        if let Some([cut, upper]) = pair(p, b)? {
-            return Ok((cut, upper));
-        }
-        let (cut, upper) = rayon::join(|| at(p), || over(p, b));
-        let upper = upper?;
-        Ok((cut?, upper))
-    };
+    // Each computation's bound and truncated mass, by what it computes: a pure
+    // function of the run (the same model and options), so a value found early is the
+    // value the run would give later. The computations of one step are independent
+    // and run on rayon's threads, and every decision below reads their values in a
+    // fixed order, so the result does not depend on the thread count.
+    let mut found: Vec<(Run, (f64, f64))> = Vec::new();
     let mut truncated = 0.0f64;
     let mut kept = |r: (f64, f64)| {
         truncated = truncated.max(r.1);
         r.0
     };
     let mid = (low + high) / 2.0;
-    // The middle, and with it the upper half that the first step would compute (kept
-    // aside: it counts only if that step is taken).
-    let first = || -> Result<((f64, f64), Option<(f64, f64)>)> {
-        Ok(match pair(mid, high)? {
-            Some([cut, upper]) => (cut, Some(upper)),
-            None => (at(mid)?, None),
-        })
-    };
-    let (whole, middle) = rayon::join(|| over(low, high), first);
-    let mut pieces = vec![(low, high, kept(whole?))];
-    let (middle, upper) = middle?;
-    let (mut attained, mut p_repeat) = (kept(middle), mid);
-    // The first cut is the middle itself: its value is known (the same computation,
-    // the same bits), and the first step computes the two halves alone (the upper one
-    // too where it came with the middle).
-    let mut known_cut = Some((mid, middle, upper));
+    // The whole interval with the halves that will start at `low`, and the middle
+    // with the upper half and the halves that will start there: two bit processes.
+    let (whole, middle) = rayon::join(
+        || one_process(model, options, Run::Over(low, high), low, mid),
+        || one_process(model, options, Run::At(mid), mid, high),
+    );
+    let (whole, middle) = (whole?, middle?);
+    let (whole_value, middle_value) = (whole[0].1, middle[0].1);
+    found.extend(whole.into_iter().chain(middle));
+    let mut pieces = vec![(low, high, kept(whole_value))];
+    let (mut attained, mut p_repeat) = (kept(middle_value), mid);
     let (mut computations, mut extra) = (1, 1);
     loop {
         let (i, &(a, b, u)) = pieces
@@ -125,22 +88,34 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
             break;
         }
         let m = (a + b) / 2.0;
-        // The two halves' bounds, and the exact bound where the worst piece was cut.
-        let known = known_cut.take().filter(|k| k.0 == m);
-        let (left, right, cut) = match known {
-            Some((_, v, Some(upper))) if b == high => (over(a, m), Ok(upper), Ok(v)),
-            Some((_, v, _)) => {
-                let (left, right) = rayon::join(|| over(a, m), || over(m, b));
-                (left, right, Ok(v))
-            }
+        // The two halves' bounds, and the exact bound where the worst piece was cut:
+        // from the processes run so far, else the cut's process (with the upper half
+        // and the halves that will start at m) beside the lower half's.
+        let known = |r: Run, found: &[(Run, (f64, f64))]| {
+            found.iter().find(|(k, _)| k.same(r)).map(|&(_, v)| v)
+        };
+        let (left, cut) = (known(Run::Over(a, m), &found), known(Run::At(m), &found));
+        let lower = || one_process(model, options, Run::Over(a, m), a, (a + m) / 2.0);
+        let upper = || one_process(model, options, Run::At(m), m, b);
+        let (new_left, new_cut) = match (left, cut) {
+            (Some(_), Some(_)) => (Ok(Vec::new()), Ok(Vec::new())),
+            (Some(_), None) => (Ok(Vec::new()), upper()),
+            (None, Some(_)) => (lower(), Ok(Vec::new())),
+            (None, None) => rayon::join(lower, upper),
+        };
+        found.extend(new_left?);
+        found.extend(new_cut?);
+        let right = match known(Run::Over(m, b), &found) {
+            Some(v) => v,
             None => {
-                let (left, split) = rayon::join(|| over(a, m), || split(m, b));
-                let left = left?;
-                let (cut, right) = split?;
-                (Ok(left), Ok(right), Ok(cut))
+                let r = alone(model, options, Run::Over(m, b))?;
+                found.push((Run::Over(m, b), r));
+                r
             }
         };
-        let (left, right, v) = (kept(left?), kept(right?), kept(cut?));
+        let left = known(Run::Over(a, m), &found).expect("the lower half was computed");
+        let cut = known(Run::At(m), &found).expect("the cut was computed");
+        let (left, right, v) = (kept(left), kept(right), kept(cut));
         computations += 2;
         pieces.splice(i..=i, [(a, m, left), (m, b, right)]);
         extra += 1;
@@ -157,6 +132,79 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         computations: computations + extra,
         truncated_mass: truncated,
     })
+}
+
+/// How many halves that start at a cut (or at the interval's bottom) are followed
+/// with it, in advance (each costs a few operations per arrival beside the bit
+/// process's thousands); a deeper half is computed on its own.
+const HALVES_AHEAD: usize = 10;
+
+/// A renewal computation of the search: the bound at p_r, or over [a, b].
+#[derive(Clone, Copy, Debug)]
+enum Run {
+    At(f64),
+    Over(f64, f64),
+}
+
+impl Run {
+    fn same(self, other: Run) -> bool {
+        match (self, other) {
+            (Run::At(x), Run::At(y)) => x.to_bits() == y.to_bits(),
+            (Run::Over(a, b), Run::Over(c, d)) => {
+                a.to_bits() == c.to_bits() && b.to_bits() == d.to_bits()
+            }
+            _ => false,
+        }
+    }
+
+    fn model(self, model: &FnModel) -> FnModel {
+        let mut m = model.clone();
+        match self {
+            Run::At(p) => {
+                m.p_r_interval = None;
+                m.p_r = p;
+            }
+            Run::Over(a, b) => m.p_r_interval = Some((a, b)),
+        }
+        m
+    }
+}
+
+/// `first`, and on its bit process (`FnModel::renewal_lanes`) the intervals that
+/// start at `x` (first's p_r or bottom) and end at `top`, then at each midpoint of x
+/// and the last end (the search's `(a + b) / 2`): the halves the search makes from
+/// x. `first`'s value always (computed apart if it cannot lend its process), the
+/// others' where they share it.
+fn one_process(
+    model: &FnModel,
+    options: RenewalOptions,
+    first: Run,
+    x: f64,
+    top: f64,
+) -> Result<Vec<(Run, (f64, f64))>> {
+    let mut runs = vec![first];
+    let mut end = top;
+    for _ in 0..HALVES_AHEAD {
+        runs.push(Run::Over(x, end));
+        end = (x + end) / 2.0;
+    }
+    let models: Vec<FnModel> = runs.iter().map(|r| r.model(model)).collect();
+    let results = models[0].renewal_lanes(&models[1..], options)?;
+    let mut out = Vec::with_capacity(runs.len());
+    for (i, (run, r)) in runs.into_iter().zip(results).enumerate() {
+        match r {
+            Some(r) => out.push((run, (r.fn_upper, r.truncated_mass))),
+            None if i == 0 => out.push((run, alone(model, options, run)?)),
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// One computation on its own.
+fn alone(model: &FnModel, options: RenewalOptions, run: Run) -> Result<(f64, f64)> {
+    let r = run.model(model).renewal(options)?;
+    Ok((r.fn_upper, r.truncated_mass))
 }
 
 /// The bound at the model's p_r alone (no interval, or an empty one).
@@ -356,15 +404,15 @@ mod tests {
         assert!(cases >= 16, "{cases} cases compared");
     }
 
-    /// The cut at p and the upper half over [p, b] followed on one bit process
-    /// (`FnModel::renewal_pair`) give the same results, bit for bit, as each computed
+    /// The cut at p and intervals [p, b] followed on its bit process
+    /// (`FnModel::renewal_lanes`) give the same results, bit for bit, as each computed
     /// alone: sigma- and N-bounded, one and two phases, retaining or not, per-insertion
     /// sums shared or not, two values of tiny, an arrival limit that stops the cycle,
     /// measured profiles that keep U above zero or end at zero (U held), and halves
-    /// from 1e-4 wide to reaching p_r = 1. Pairs that cannot share a process (another
-    /// bottom, U from Q) are declined.
+    /// from 1e-4 wide to reaching p_r = 1, and their halves. Intervals that cannot
+    /// share the process (another bottom, U from Q) are declined.
     #[test]
-    fn a_cut_and_its_upper_half_on_one_process_give_the_same_bits() {
+    fn a_cut_and_the_halves_from_it_on_one_process_give_the_same_bits() {
         let (mut paired, mut declined) = (0, 0);
         let same = |a: &RenewalResult, b: &RenewalResult, what: &str| {
             assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}");
@@ -422,34 +470,60 @@ mod tests {
                         }
                         let mut cut = model.clone();
                         cut.p_r = p;
-                        let mut upper = model.clone();
-                        upper.p_r_interval = Some((p, b));
-                        let what = format!("M {memory} phases {phases} [{p}, {b}] tiny {tiny}");
-                        let apart = [cut.renewal(options), upper.renewal(options)];
-                        match (cut.renewal_pair(&upper, options), apart) {
-                            (Ok(Some(both)), [Ok(c), Ok(u)]) => {
-                                same(&both[0], &c, &what);
-                                same(&both[1], &u, &what);
-                                paired += 1;
-                            }
-                            (Ok(None), _) => declined += 1,
-                            (Err(e), [Err(c), _]) => assert_eq!(e.to_string(), c.to_string()),
-                            (r, a) => panic!("{what}: {r:?} against {a:?}"),
-                        }
-                        // Another bottom, or U from Q: not one process.
-                        let mut other = upper.clone();
-                        other.p_r_interval = Some((p * 0.99, b));
-                        assert!(cut.renewal_pair(&other, options).unwrap().is_none());
-                        let mut from_q = upper.clone();
+                        let over = |a: f64, b: f64| {
+                            let mut m = model.clone();
+                            m.p_r_interval = Some((a, b));
+                            m
+                        };
+                        let mut from_q = over(p, b);
                         from_q.reuse = None;
+                        // The upper half and two halves of it, then two that cannot
+                        // share the process: another bottom, U from Q.
+                        let others = [
+                            over(p, b),
+                            over(p, (p + b) / 2.0),
+                            over(p, (p + (p + b) / 2.0) / 2.0),
+                            over(p * 0.99, b),
+                            from_q,
+                        ];
+                        let what = format!("M {memory} phases {phases} [{p}, {b}] tiny {tiny}");
+                        let lanes = cut.renewal_lanes(&others, options);
+                        let apart: Vec<_> = std::iter::once(&cut)
+                            .chain(&others)
+                            .map(|m| m.renewal(options))
+                            .collect();
+                        match lanes {
+                            Ok(lanes) => {
+                                assert_eq!(lanes.len(), 6);
+                                assert!(lanes[4].is_none() && lanes[5].is_none(), "{what}");
+                                let first = lanes[0].as_ref().expect("the first lends its process");
+                                same(first, apart[0].as_ref().unwrap(), &what);
+                                for (l, a) in lanes.iter().zip(&apart).skip(1) {
+                                    match l {
+                                        Some(l) => {
+                                            same(l, a.as_ref().unwrap(), &what);
+                                            paired += 1;
+                                        }
+                                        None => declined += 1,
+                                    }
+                                }
+                            }
+                            Err(e) => assert_eq!(
+                                e.to_string(),
+                                apart[0].as_ref().unwrap_err().to_string()
+                            ),
+                        }
+                        // U from Q: nothing shares the first's process.
                         let mut cut_q = cut.clone();
                         cut_q.reuse = None;
-                        assert!(cut_q.renewal_pair(&from_q, options).unwrap().is_none());
+                        let none = cut_q.renewal_lanes(&others[..1], options).unwrap();
+                        assert!(none.iter().all(Option::is_none));
                     }
                 }
             }
         }
-        assert!(paired >= 80, "{paired} paired, {declined} declined");
+        // 96 settings, three shared halves each.
+        assert!(paired >= 250, "{paired} paired, {declined} declined");
     }
 
     /// Renewal computations on a model whose per-insertion sums were built once
