@@ -12,6 +12,14 @@
 //! rho = p_r U / eta, which is 1 at p_r = 1 for any U > 0), so a wide interval reaching
 //! 1 needs narrow pieces there. Intervals as narrow as a long trace gives take one
 //! computation plus the check at the middle.
+//!
+//! Cost: with a measured reuse profile, the computations whose p_r or interval starts
+//! at the same x step the same bit process ([`super::lanes`]): the cut at x, the upper
+//! half [x, b] and the halves that will later start at x are followed on one process,
+//! so each step of the search runs one new process (the cut's) where it ran three
+//! computations. Every value is the one its own computation gives (same bits), and
+//! the search reads them, counts them and keeps their truncated mass exactly where it
+//! did.
 
 use super::RenewalOptions;
 use crate::error::Result;
@@ -360,9 +368,10 @@ mod tests {
         })
     }
 
-    /// The search with the first cut's value taken from the middle gives the same
-    /// result, bit for bit, as the search that computes every cut, on one thread and
-    /// on two: one and two phases, intervals narrow and wide, reaching p_r = 1 or not.
+    /// The search with the first cut's value taken from the middle and the values
+    /// of one bit process per bottom of p_r (`one_process`) gives the same result,
+    /// bit for bit, as the search that computes every cut and half on its own, on one
+    /// thread and on two: one and two phases, intervals narrow and wide, reaching p_r = 1 or not.
     #[test]
     fn the_first_cut_reused_changes_no_bit() {
         let mut cases = 0;
