@@ -18,6 +18,9 @@ use crate::filter::{
 use crate::simd::{with_avx2, Simd};
 
 mod kernel;
+mod quad;
+
+pub(super) use quad::Quad;
 
 /// Where a filter's loop finds the ground-truth record of each arrival of a batch.
 pub(super) trait Records {

@@ -21,7 +21,7 @@
 //! of one [`Replay`] per seed, bit for bit (tests/it/replay_shared.rs).
 
 use super::cycles::{confidence, CycleStats};
-use super::lane::{Lane, Records};
+use super::lane::{Lane, Quad, Records};
 use super::truth::{
     compress, expand, Rebase, SharedSlot, SharedTruth, Slot, SHARED_FILTERS, SHARED_REL_MAX,
 };
@@ -83,6 +83,8 @@ struct Group {
     /// Largest relative record allowed before a rebase ([`SHARED_REL_MAX`]; smaller
     /// in tests, so that rebasing is exercised).
     rel_max: u64,
+    /// The four filters together, where they qualify ([`Quad::for_lanes`]).
+    quad: Option<Quad>,
 }
 
 /// A filter's records in a located block: arrival `i`'s is filter `filter`'s record
@@ -126,6 +128,7 @@ impl Group {
     fn new(lanes: Vec<Lane>) -> Self {
         debug_assert!(lanes.len() <= SHARED_FILTERS);
         Group {
+            quad: Quad::for_lanes(&lanes),
             truth: SharedTruth::default(),
             bases: vec![0; lanes.len()],
             lanes,
@@ -171,6 +174,11 @@ impl Group {
             .iter()
             .map(|&(i, fresh)| unsafe { view.slot(i, fresh) });
         self.slots.extend(slots);
+        if let Some(quad) = &mut self.quad {
+            if quad.run(&mut self.lanes, block, &self.slots, &self.bases, seen) {
+                return;
+            }
+        }
         for (f, lane) in self.lanes.iter_mut().enumerate() {
             let base = self.bases[f];
             if lane.shared_kernel() {
