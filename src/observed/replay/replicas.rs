@@ -174,18 +174,23 @@ impl Group {
             .iter()
             .map(|&(i, fresh)| unsafe { view.slot(i, fresh) });
         self.slots.extend(slots);
-        if let Some(quad) = &mut self.quad {
-            if quad.run(&mut self.lanes, block, &self.slots, &self.bases, seen) {
-                return;
-            }
+        // The arrivals no filter can recycle in, the four filters together; the rest
+        // filter by filter.
+        let done = match &mut self.quad {
+            Some(quad) => quad.run(&mut self.lanes, block, &self.slots, &self.bases, seen),
+            None => 0,
+        };
+        let (block, slots, seen) = (&block[done..], &self.slots[done..], seen + done as u64);
+        if block.is_empty() {
+            return;
         }
         for (f, lane) in self.lanes.iter_mut().enumerate() {
             let base = self.bases[f];
             if lane.shared_kernel() {
-                lane.run_shared(block, &self.slots, f, base, seen);
+                lane.run_shared(block, slots, f, base, seen);
             } else {
                 let mut column = Column {
-                    slots: &self.slots,
+                    slots,
                     filter: f,
                     base,
                 };
@@ -359,6 +364,19 @@ impl Replays {
             Kind::Shared { groups, seen } => {
                 groups[0].lanes[0].report(*seen, groups[0].truth.distinct() as u64)
             }
+        }
+    }
+
+    /// Arrivals that the groups of four filters replayed together
+    /// ([`super::lane::Quad`]), counted once per group (for tests and benchmarks).
+    pub fn arrivals_together(&self) -> u64 {
+        match &self.kind {
+            Kind::One(_) => 0,
+            Kind::Shared { groups, .. } => groups
+                .iter()
+                .filter_map(|g| g.quad.as_ref())
+                .map(Quad::arrivals)
+                .sum(),
         }
     }
 

@@ -95,9 +95,11 @@ impl Sums {
     }
 }
 
-/// The quad kernel's scratch: the four filters' block positions.
+/// The quad kernel's scratch (the four filters' block positions) and count.
 pub(in super::super) struct Quad {
     blocks: Box<Blocks>,
+    /// Arrivals replayed here so far (for tests and benchmarks).
+    arrivals: u64,
 }
 
 impl Quad {
@@ -119,14 +121,16 @@ impl Quad {
             && lanes.iter().all(like_first);
         fits.then(|| Quad {
             blocks: Box::new(Blocks(std::array::from_fn(|_| *PositionBlock::new()))),
+            arrivals: 0,
         })
     }
 
-    /// Replays a located block (`keys`, the first being arrival `seen`, filter f's
-    /// records in `slots` relative to `bases[f]`) through the four `lanes` together,
-    /// as [`Lane::run_shared`] would one by one, when no filter can recycle within it
-    /// and it is all warm-up or all measured. Returns false, having changed nothing,
-    /// otherwise.
+    /// Replays the first arrivals of a located block (`keys`, the first being arrival
+    /// `seen`, filter f's records in `slots` relative to `bases[f]`) through the four
+    /// `lanes` together, as [`Lane::run_shared`] would one by one: as many as no
+    /// filter can recycle in, up to the end of the warm-up if it falls in the block.
+    /// Returns how many (0 when none can; the caller replays the rest filter by
+    /// filter).
     pub(in super::super) fn run(
         &mut self,
         lanes: &mut [Lane],
@@ -134,25 +138,32 @@ impl Quad {
         slots: &[SharedSlot],
         bases: &[u64],
         seen: u64,
-    ) -> bool {
-        let n = keys.len() as u64;
+    ) -> usize {
         let Some(first) = lanes.first() else {
-            return false;
+            return 0;
         };
         let warmup = first.options.warmup;
-        let straddles = seen < warmup && seen + n > warmup;
-        // What the block could add to a trigger's level: k bits an arrival, or one
-        // bit-setting arrival.
-        let rise = if first.filter.sigma_bounded() {
-            n * first.filter.k() as u64
-        } else {
-            n
-        };
-        let room = lanes.iter().all(|l| l.filter.headroom() >= rise);
-        if straddles || !room || keys.len() > POSITION_BLOCK || slots.len() != keys.len() {
-            return false;
+        let mut n = keys.len().min(slots.len()).min(POSITION_BLOCK) as u64;
+        if seen < warmup {
+            // All warm-up or all measured: the counts are kept whole or not at all.
+            n = n.min(warmup - seen);
         }
-        match first.filter.k() {
+        // What an arrival can add to a trigger's level: k bits, or one bit-setting
+        // arrival. A filter whose level stays at or below its limit does not recycle.
+        let rise = if first.filter.sigma_bounded() {
+            first.filter.k() as u64
+        } else {
+            1
+        };
+        for lane in lanes.iter() {
+            n = n.min(lane.filter.headroom() / rise);
+        }
+        let n = n as usize;
+        if n == 0 {
+            return 0;
+        }
+        let (keys, slots) = (&keys[..n], &slots[..n]);
+        let done = match first.filter.k() {
             1 => self.run_k::<1>(lanes, keys, slots, bases, seen),
             2 => self.run_k::<2>(lanes, keys, slots, bases, seen),
             3 => self.run_k::<3>(lanes, keys, slots, bases, seen),
@@ -161,10 +172,22 @@ impl Quad {
             6 => self.run_k::<6>(lanes, keys, slots, bases, seen),
             7 => self.run_k::<7>(lanes, keys, slots, bases, seen),
             _ => self.run_k::<8>(lanes, keys, slots, bases, seen),
+        };
+        if !done {
+            return 0;
         }
+        self.arrivals += n as u64;
+        n
     }
 
-    /// [`Quad::run`] for k = K, once the block is known to qualify.
+    /// Arrivals replayed here so far.
+    pub(in super::super) fn arrivals(&self) -> u64 {
+        self.arrivals
+    }
+
+    /// [`Quad::run`] for k = K, for arrivals no filter can recycle in, all warm-up or
+    /// all measured; false (nothing done) if a filter keeps a list of touched words or
+    /// the arrays' sizes differ after all.
     fn run_k<const K: usize>(
         &mut self,
         lanes: &mut [Lane],
