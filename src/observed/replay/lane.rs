@@ -395,6 +395,13 @@ impl Lane {
         self.cycle_complete = counting;
     }
 
+    /// Computes block positions with AVX2 or without (tests comparing the levels; `on`
+    /// only where the CPU has AVX2).
+    #[cfg(test)]
+    pub(super) fn set_avx2(&mut self, on: bool) {
+        self.avx2 = on && Simd::detect() >= Simd::Avx2;
+    }
+
     pub fn options(&self) -> &ReplayOptions {
         &self.options
     }

@@ -509,6 +509,43 @@ mod tests {
     }
 
     #[test]
+    fn four_filters_together_at_every_simd_level() {
+        // The quad kernel (the prefix of each block no filter can recycle in) against
+        // the filters one by one, with block positions at every level the CPU has.
+        use crate::simd::Simd;
+        let keys: Vec<u64> = (0..40_000u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9) ^ i >> 7) % 9_001)
+            .collect();
+        let options = ReplayOptions {
+            warmup: 3_000,
+            ..Default::default()
+        };
+        for (k, sigma) in [(1, 1_500), (4, 2_000), (8, 3_000)] {
+            let config = FilterConfig::sigma_bounded(1 << 13, k, sigma);
+            let mut want = None;
+            for level in Simd::available() {
+                for together in [true, false] {
+                    let mut r = Replays::new(&config, options, 4).unwrap();
+                    if let Kind::Shared { groups, .. } = &mut r.kind {
+                        for g in groups.iter_mut() {
+                            g.lanes.iter_mut().for_each(|l| l.set_avx2(level >= Simd::Avx2));
+                            if !together {
+                                g.quad = None;
+                            }
+                        }
+                    }
+                    r.run_keys(&keys);
+                    assert_eq!(r.arrivals_together() > 0, together, "k {k}");
+                    let got = serde_json::to_string(&r.report()).unwrap();
+                    let want = want.get_or_insert_with(|| got.clone());
+                    assert_eq!(&got, want, "k {k}, {level:?}, together {together}");
+                }
+            }
+            want.take();
+        }
+    }
+
+    #[test]
     fn records_rebase_at_their_width() {
         // Filters recycling every few arrivals pass 2^15 cycles, the most a 16-bit
         // record holds, within 200 000 arrivals: rebased at the real limit, they
