@@ -528,7 +528,9 @@ mod tests {
                     let mut r = Replays::new(&config, options, 4).unwrap();
                     if let Kind::Shared { groups, .. } = &mut r.kind {
                         for g in groups.iter_mut() {
-                            g.lanes.iter_mut().for_each(|l| l.set_avx2(level >= Simd::Avx2));
+                            g.lanes
+                                .iter_mut()
+                                .for_each(|l| l.set_avx2(level >= Simd::Avx2));
                             if !together {
                                 g.quad = None;
                             }
