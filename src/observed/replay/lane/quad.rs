@@ -5,16 +5,18 @@
 //!
 //! Why: with the round-4 kernel ([`super::kernel`]) each filter went through the block
 //! on its own, about 146 instructions per arrival and filter, of which setting the k
-//! bits is a fifth; the rest (the record's load, classification and store, the counts,
+//! bits is about a third; the rest (the record's load, classification and store, the counts,
 //! the trigger, the loop) was paid four times (docs/PERFORMANCE.md, issue 41, round 6).
 //!
-//! A block runs here only when no filter can recycle within it (each filter's
-//! [`RecyclingFilter::headroom`] is at least what the block could add to its trigger's
-//! level) and it is all warm-up or all measured; otherwise (a few blocks per cycle)
-//! [`Quad::run`] says no and the block goes through the round-4 kernel, filter by
-//! filter. So a recycle, with its retained record and per-cycle positions, never
+//! Only the arrivals of a block that no filter can recycle in run here (each filter's
+//! [`RecyclingFilter::headroom`] covers what they can add to its trigger's level), up
+//! to the end of the warm-up if it falls in the block; [`Quad::run`] says how many, and
+//! the rest of the block (a few blocks per cycle and filter, or most of each block
+//! when a filter recycles every few arrivals) goes through the round-4 kernel, filter
+//! by filter. So a recycle, with its retained record and per-cycle positions, never
 //! happens here, and the results are those of the round-4 kernel bit for bit
-//! (tests/it/replay_shared.rs, `replay::replicas::tests`, this module's tests).
+//! (tests/it/replay_shared.rs, `replay::replicas::tests`). The loop is scalar: no
+//! level-dependent arithmetic, only the block positions use AVX2 where present.
 //!
 //! [`RecyclingFilter::headroom`]: crate::filter::RecyclingFilter::headroom
 
