@@ -187,3 +187,50 @@ fn a_table_sized_up_front_replays_as_a_grown_one() {
         serde_json::to_string(&want).expect("json")
     );
 }
+
+#[test]
+fn four_filters_together_equal_separate_replays() {
+    // Four seeds of one-phase filters in the caches take the quad kernel for the
+    // arrivals no filter can recycle in, the round-4 kernel for the rest: k 1 to 8,
+    // recycles every few arrivals to every few thousand, sigma- and N-bounded,
+    // retaining or not, fixed and per-cycle positions, key 0, every batch size.
+    let mut rng = Rng::seed(4141);
+    let mut together = 0;
+    for case in 0..60 {
+        let m = [256u64, 1024, 4096, 1 << 16][rng.below(4) as usize];
+        let k = 1 + rng.below(8) as u32;
+        // At least one word in eight set at a recycle: no list of touched words.
+        let limit = m / 8 + rng.below(m / 2);
+        let mut c = FilterConfig::sigma_bounded(m, k, limit);
+        if rng.below(3) == 0 {
+            c.sigma = None;
+            c.max_inserts = Some(limit);
+        }
+        c.retaining = rng.below(2) == 0;
+        if rng.below(3) == 0 {
+            c.positions = Some(Positions::PerCycle);
+        }
+        c.seed = rng.below(1 << 40);
+        let universe = 5 + rng.below(3 * m);
+        let n = 2_000 + rng.below(8_000) as usize;
+        let keys: Vec<u64> = (0..n)
+            .map(|_| match rng.below(universe) {
+                1 => 0,
+                id => id.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            })
+            .collect();
+        let options = ReplayOptions {
+            warmup: rng.below(n as u64 / 2),
+            ..Default::default()
+        };
+        let cuts = [1 + rng.below(1000) as usize, 0, 1 + rng.below(300) as usize];
+        let what = format!("case {case}");
+        check(&c, options, DEFAULT_HASH_SEEDS, &keys, &cuts, &what);
+        let mut r = Replays::new(&c, options, DEFAULT_HASH_SEEDS).expect("config");
+        r.run_keys(&keys);
+        let quad = r.arrivals_together();
+        assert!(quad > 0, "{what}: {}", c.describe());
+        together += quad;
+    }
+    assert!(together > 100_000, "{together}");
+}

@@ -211,6 +211,22 @@ impl RawBits {
         self.listed = false;
     }
 
+    /// The words and the mask that keeps a word index within them (`w & mask`), for a
+    /// caller that sets bits itself, if no list of touched words is kept (after
+    /// [`RawBits::unlist`]); it then adds the bits it newly set with
+    /// [`RawBits::add_set`]. Writing through the pointer is sound while the
+    /// [`BitArray::with_raw`] that lent this out runs, at `w & mask` for any `w`.
+    #[inline(always)]
+    pub fn unlisted_words(&mut self) -> Option<(*mut u64, usize)> {
+        (!self.listed).then_some((self.words, self.mask))
+    }
+
+    /// Counts `newly` bits set through [`RawBits::unlisted_words`].
+    #[inline(always)]
+    pub fn add_set(&mut self, newly: u64) {
+        self.set += newly;
+    }
+
     /// [`RawBits::insert_iter`], without listing the words touched unless `listed`
     /// (a constant in the caller's loop after [`RawBits::unlist`]).
     #[inline(always)]

@@ -224,13 +224,28 @@ impl RecyclingFilter {
     /// ends with more than sigma bits set (sigma-bounded) or more than N bit-setting
     /// insertions, so at least as many bits, and a word holds 64. Then the list of
     /// words touched is not needed ([`RawBits::unlist`]).
-    fn clears_whole(&self) -> bool {
+    pub fn clears_whole(&self) -> bool {
         let limit = match self.trigger {
             Trigger::Sigma(s) => s,
             Trigger::MaxInserts(n) => n,
         };
         let words = self.arrays[0].word_bytes() as u64 / 8;
         limit / 64 >= words / 8
+    }
+
+    /// How far the trigger's level (set bits of the active array when sigma-bounded,
+    /// bit-setting insertions in the cycle otherwise) is below the level that fires
+    /// it: arrivals that raise it by no more than this in all cannot recycle the filter.
+    pub fn headroom(&self) -> u64 {
+        match self.trigger {
+            Trigger::Sigma(s) => s.saturating_sub(self.arrays[self.active].count_ones()),
+            Trigger::MaxInserts(n) => n.saturating_sub(self.inserts),
+        }
+    }
+
+    /// Whether the trigger counts set bits (sigma-bounded), else bit-setting insertions.
+    pub fn sigma_bounded(&self) -> bool {
+        matches!(self.trigger, Trigger::Sigma(_))
     }
 
     /// Recycles a one-phase filter after [`OnePhase::insert`] said the trigger fired
@@ -395,6 +410,13 @@ impl OnePhase<'_> {
     #[inline(always)]
     pub fn end_stretch(&mut self, bit_setting: u64) {
         self.inserts += bit_setting;
+    }
+
+    /// The bit array, for a kernel that sets the bits of several filters itself
+    /// ([`RawBits::unlisted_words`]).
+    #[inline(always)]
+    pub fn bits(&mut self) -> &mut RawBits {
+        self.bits
     }
 
     /// Asks the CPU to start loading the word of `pos` (a hint; no effect on results).

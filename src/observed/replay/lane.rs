@@ -18,6 +18,9 @@ use crate::filter::{
 use crate::simd::{with_avx2, Simd};
 
 mod kernel;
+mod quad;
+
+pub(super) use quad::Quad;
 
 /// Where a filter's loop finds the ground-truth record of each arrival of a batch.
 pub(super) trait Records {
@@ -390,6 +393,13 @@ impl Lane {
             self.tally.distinct = 1;
         }
         self.cycle_complete = counting;
+    }
+
+    /// Computes block positions with AVX2 or without (tests comparing the levels; `on`
+    /// only where the CPU has AVX2).
+    #[cfg(test)]
+    pub(super) fn set_avx2(&mut self, on: bool) {
+        self.avx2 = on && Simd::detect() >= Simd::Avx2;
     }
 
     pub fn options(&self) -> &ReplayOptions {

@@ -21,7 +21,7 @@
 //! of one [`Replay`] per seed, bit for bit (tests/it/replay_shared.rs).
 
 use super::cycles::{confidence, CycleStats};
-use super::lane::{Lane, Records};
+use super::lane::{Lane, Quad, Records};
 use super::truth::{
     compress, expand, Rebase, SharedSlot, SharedTruth, Slot, SHARED_FILTERS, SHARED_REL_MAX,
 };
@@ -83,6 +83,8 @@ struct Group {
     /// Largest relative record allowed before a rebase ([`SHARED_REL_MAX`]; smaller
     /// in tests, so that rebasing is exercised).
     rel_max: u64,
+    /// The four filters together, where they qualify ([`Quad::for_lanes`]).
+    quad: Option<Quad>,
 }
 
 /// A filter's records in a located block: arrival `i`'s is filter `filter`'s record
@@ -126,6 +128,7 @@ impl Group {
     fn new(lanes: Vec<Lane>) -> Self {
         debug_assert!(lanes.len() <= SHARED_FILTERS);
         Group {
+            quad: Quad::for_lanes(&lanes),
             truth: SharedTruth::default(),
             bases: vec![0; lanes.len()],
             lanes,
@@ -171,13 +174,23 @@ impl Group {
             .iter()
             .map(|&(i, fresh)| unsafe { view.slot(i, fresh) });
         self.slots.extend(slots);
+        // The arrivals no filter can recycle in, the four filters together; the rest
+        // filter by filter.
+        let done = match &mut self.quad {
+            Some(quad) => quad.run(&mut self.lanes, block, &self.slots, &self.bases, seen),
+            None => 0,
+        };
+        let (block, slots, seen) = (&block[done..], &self.slots[done..], seen + done as u64);
+        if block.is_empty() {
+            return;
+        }
         for (f, lane) in self.lanes.iter_mut().enumerate() {
             let base = self.bases[f];
             if lane.shared_kernel() {
-                lane.run_shared(block, &self.slots, f, base, seen);
+                lane.run_shared(block, slots, f, base, seen);
             } else {
                 let mut column = Column {
-                    slots: &self.slots,
+                    slots,
                     filter: f,
                     base,
                 };
@@ -354,6 +367,19 @@ impl Replays {
         }
     }
 
+    /// Arrivals that the groups of four filters replayed together
+    /// ([`super::lane::Quad`]), counted once per group (for tests and benchmarks).
+    pub fn arrivals_together(&self) -> u64 {
+        match &self.kind {
+            Kind::One(_) => 0,
+            Kind::Shared { groups, .. } => groups
+                .iter()
+                .filter_map(|g| g.quad.as_ref())
+                .map(Quad::arrivals)
+                .sum(),
+        }
+    }
+
     /// Bytes held by the ground-truth tables.
     pub fn truth_bytes(&self) -> usize {
         match &self.kind {
@@ -479,6 +505,45 @@ mod tests {
             };
             let bases = shared_equals_separate(&config, options, 5, Some(BLOCK as u64 + 40), &keys);
             assert!(bases.iter().all(|&b| b > 1_000), "{bases:?}");
+        }
+    }
+
+    #[test]
+    fn four_filters_together_at_every_simd_level() {
+        // The quad kernel (the prefix of each block no filter can recycle in) against
+        // the filters one by one, with block positions at every level the CPU has.
+        use crate::simd::Simd;
+        let keys: Vec<u64> = (0..40_000u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9) ^ i >> 7) % 9_001)
+            .collect();
+        let options = ReplayOptions {
+            warmup: 3_000,
+            ..Default::default()
+        };
+        for (k, sigma) in [(1, 1_500), (4, 2_000), (8, 3_000)] {
+            let config = FilterConfig::sigma_bounded(1 << 13, k, sigma);
+            let mut want = None;
+            for level in Simd::available() {
+                for together in [true, false] {
+                    let mut r = Replays::new(&config, options, 4).unwrap();
+                    if let Kind::Shared { groups, .. } = &mut r.kind {
+                        for g in groups.iter_mut() {
+                            g.lanes
+                                .iter_mut()
+                                .for_each(|l| l.set_avx2(level >= Simd::Avx2));
+                            if !together {
+                                g.quad = None;
+                            }
+                        }
+                    }
+                    r.run_keys(&keys);
+                    assert_eq!(r.arrivals_together() > 0, together, "k {k}");
+                    let got = serde_json::to_string(&r.report()).unwrap();
+                    let want = want.get_or_insert_with(|| got.clone());
+                    assert_eq!(&got, want, "k {k}, {level:?}, together {together}");
+                }
+            }
+            want.take();
         }
     }
 

@@ -224,6 +224,16 @@ impl SharedSlot {
     pub unsafe fn record(self, filter: usize) -> *mut u16 {
         self.records.add(filter)
     }
+
+    /// The [`SHARED_FILTERS`] records as one word, filter f's in its bits 16f to
+    /// 16f + 15 on a little-endian CPU (the value word of the slot, 8-byte aligned).
+    ///
+    /// # Safety
+    /// The view the slot came from is still valid ([`SharedView::slot`]).
+    #[inline(always)]
+    pub unsafe fn records_word(self) -> *mut u64 {
+        self.records.cast()
+    }
 }
 
 /// A filter's records moved to a new base ([`SharedTruth::rebase`]).

@@ -24,20 +24,20 @@ use crate::simd::with_avx2;
 /// its current cycle: [`crate::replay::truth::Slot::classify`] and
 /// [`Lane::push_with`]'s record, relative to the filter's base.
 #[derive(Clone, Copy, Debug)]
-struct CycleCut {
+pub(super) struct CycleCut {
     /// A record (cycle last recorded + 1 - base) above this is in the window: a repeat.
     /// rec + window > cycle + 1 with rec = rel + base; saturated at 0, which leaves
     /// "rel != 0".
-    repeat_above: u32,
+    pub(super) repeat_above: u32,
     /// The record of an arrival recorded in the current cycle: cycle + 1 - base (at
     /// least 1: a base never passes the current cycle).
-    current: u32,
+    pub(super) current: u32,
     /// A recycling arrival is retained: it is recorded in the next cycle.
     retained: bool,
 }
 
 impl CycleCut {
-    fn new(cycle: u64, base: u64, window: u64, retaining: bool) -> Self {
+    pub(super) fn new(cycle: u64, base: u64, window: u64, retaining: bool) -> Self {
         // The group rebases before a block could take a record past SHARED_REL_MAX.
         debug_assert!(base <= cycle && cycle + 2 - base <= SHARED_REL_MAX);
         CycleCut {
