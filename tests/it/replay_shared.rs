@@ -234,3 +234,50 @@ fn four_filters_together_equal_separate_replays() {
     }
     assert!(together > 100_000, "{together}");
 }
+
+#[test]
+fn filters_beyond_the_caches_replay_as_separate_replays() {
+    // Arrays larger than the caches (above 1 MiB of words): the shared kernel
+    // prefetches further ahead and before each block; above 2^26 bits the block
+    // positions are drawn one per value (issue 41, round 6). Recycles every few
+    // thousand arrivals; batches cut below, at and above a block, and single pushes.
+    let mut rng = Rng::seed(406);
+    let keys: Vec<u64> = (0..200_000)
+        .map(|_| {
+            let u = rng.next_f64();
+            ((u * u * 60_000.0) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        })
+        .collect();
+    let options = ReplayOptions {
+        warmup: 10_000,
+        ..Default::default()
+    };
+    let singles = FilterConfig::sigma_bounded((1 << 26) + 64, 4, 12_000);
+    let mut singles_per_cycle = FilterConfig::sigma_bounded((1 << 26) + 64, 3, 9_000);
+    singles_per_cycle.positions = Some(Positions::PerCycle);
+    singles_per_cycle.retaining = false;
+    let mut pairs_n_bounded = FilterConfig::sigma_bounded((1 << 23) + 64, 5, 0);
+    pairs_n_bounded.sigma = None;
+    pairs_n_bounded.max_inserts = Some(2_500);
+    for (what, c) in [
+        ("2^26 + 64 bits", singles),
+        ("2^26 + 64 bits, per-cycle positions", singles_per_cycle),
+        ("2^23 + 64 bits, N-bounded", pairs_n_bounded),
+    ] {
+        check(
+            &c,
+            options,
+            DEFAULT_HASH_SEEDS,
+            &keys,
+            &[8192, 0, 300],
+            what,
+        );
+        let report = Replays::new(&c, options, DEFAULT_HASH_SEEDS)
+            .map(|mut r| {
+                r.run_keys(&keys);
+                r.report()
+            })
+            .expect("config");
+        assert!(report.per_cycle.complete_cycles >= 5, "{what}");
+    }
+}

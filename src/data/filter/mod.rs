@@ -225,12 +225,7 @@ impl RecyclingFilter {
     /// insertions, so at least as many bits, and a word holds 64. Then the list of
     /// words touched is not needed ([`RawBits::unlist`]).
     pub fn clears_whole(&self) -> bool {
-        let limit = match self.trigger {
-            Trigger::Sigma(s) => s,
-            Trigger::MaxInserts(n) => n,
-        };
-        let words = self.arrays[0].word_bytes() as u64 / 8;
-        limit / 64 >= words / 8
+        clears_whole(self.trigger, self.arrays[0].word_bytes() as u64 / 8)
     }
 
     /// How far the trigger's level (set bits of the active array when sigma-bounded,
@@ -262,6 +257,12 @@ impl RecyclingFilter {
         for &p in positions {
             self.arrays[0].prefetch(p);
         }
+    }
+
+    /// [`RecyclingFilter::prefetch_positions`] for one position.
+    #[inline(always)]
+    pub fn prefetch_position(&self, position: u32) {
+        self.arrays[0].prefetch(u64::from(position));
     }
 
     /// Asks the CPU to start loading every word `key` probes, in every array (a hint;
@@ -424,6 +425,26 @@ impl OnePhase<'_> {
     pub fn prefetch(&self, pos: u32) {
         self.bits.prefetch(u64::from(pos));
     }
+}
+
+/// [`RecyclingFilter::clears_whole`] for a trigger and an array of `words` words.
+fn clears_whole(trigger: Trigger, words: u64) -> bool {
+    let limit = match trigger {
+        Trigger::Sigma(s) => s,
+        Trigger::MaxInserts(n) => n,
+    };
+    limit / 64 >= words / 8
+}
+
+/// Whether a filter of `config`, replayed beside other hash seeds' filters by the
+/// shared kernel (one phase, positions drawn in blocks), never writes its clear list:
+/// every recycle zeroes its whole array ([`RecyclingFilter::with_one_phase`]), so the
+/// list's pages stay untouched (for the memory predicted up front).
+pub fn shared_kernel_unlisted(config: &FilterConfig) -> bool {
+    let words = config.half_memory().div_ceil(64).next_power_of_two();
+    let blockwise =
+        PositionHasher::new(config.half_memory(), config.hashes, config.hashing, 0).blockwise();
+    config.phases == 1 && blockwise && config.trigger().is_ok_and(|t| clears_whole(t, words))
 }
 
 /// The seed of an array whose own seed is `seed` for the cycle that starts with

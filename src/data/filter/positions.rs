@@ -173,9 +173,10 @@ impl PositionHasher {
     }
 
     /// Whether [`PositionHasher::block_positions`] serves this hasher: colliding
-    /// positions drawn two per value, k at most [`BLOCK_HASHES`].
+    /// positions, k at most [`BLOCK_HASHES`], below 2^32 (a block's positions are
+    /// u32, reduced from 32-bit halves).
     pub fn blockwise(&self) -> bool {
-        self.hashing == Hashing::Colliding && self.pairs && self.k <= BLOCK_HASHES
+        self.hashing == Hashing::Colliding && self.k <= BLOCK_HASHES && self.range >> 32 == 0
     }
 
     /// The positions of `keys` (at most [`POSITION_BLOCK`]), k = K, into `block`: the
@@ -190,6 +191,9 @@ impl PositionHasher {
         let mixed = &mut block.mixed[..n];
         for (h, &key) in mixed.iter_mut().zip(keys) {
             *h = mix64(key ^ seed);
+        }
+        if !self.pairs {
+            return self.block_singles::<K>(n, block);
         }
         // Value j gives draws 2j and 2j + 1 (`draw`); the second row is filled for odd
         // K too (unused), which keeps the loop free of branches.
@@ -206,6 +210,24 @@ impl PositionHasher {
                 let (p, low) = wide_small(v, range);
                 *p0 = p as u32;
                 *p1 = wide_small(low, range).0 as u32;
+            }
+        }
+    }
+
+    /// [`PositionHasher::block_positions`] for ranges above [`PAIR_RANGE_MAX`] (filters
+    /// beyond the caches): draw d from value d alone, as in `draw`.
+    #[inline(always)]
+    fn block_singles<const K: usize>(&self, n: usize, block: &mut PositionBlock) {
+        let range = self.range;
+        for (d, row) in block.draws[..K].iter_mut().enumerate() {
+            let step = (d as u64).wrapping_mul(GOLDEN);
+            for (&h, p) in block.mixed[..n].iter().zip(&mut row[..n]) {
+                let v = if d == 0 {
+                    h
+                } else {
+                    mix64(h.wrapping_add(step))
+                };
+                *p = wide_small(v, range).0 as u32;
             }
         }
     }
@@ -335,7 +357,11 @@ mod tests {
             .chain([0, 1, u64::MAX])
             .take(POSITION_BLOCK)
             .collect();
-        for range in [1u64, 7, 1000, 1 << 20, (1 << 26) - 1, PAIR_RANGE_MAX] {
+        // Drawn two per value up to PAIR_RANGE_MAX, one per value above (filters
+        // beyond the caches).
+        let ranges = [1u64, 7, 1000, 1 << 20, (1 << 26) - 1, PAIR_RANGE_MAX];
+        let singles = [PAIR_RANGE_MAX + 1, 1 << 28, 3 << 29, u64::from(u32::MAX)];
+        for range in ranges.into_iter().chain(singles) {
             for k in 1..=BLOCK_HASHES as u32 {
                 let h = PositionHasher::new(range, k, Hashing::Colliding, 9 + u64::from(k));
                 assert!(h.blockwise());
@@ -361,7 +387,8 @@ mod tests {
                 }
             }
         }
-        assert!(!PositionHasher::new(1 << 27, 4, Hashing::Colliding, 1).blockwise());
+        assert!(!PositionHasher::new(1 << 32, 4, Hashing::Colliding, 1).blockwise());
+        assert!(!PositionHasher::new(1000, 9, Hashing::Colliding, 1).blockwise());
         assert!(!PositionHasher::new(1000, 4, Hashing::Distinct, 1).blockwise());
     }
 

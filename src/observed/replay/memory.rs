@@ -84,6 +84,18 @@ pub fn filter_bytes(config: &FilterConfig) -> u64 {
     u64::from(config.phases) * (words * 8 + (words + 1) * 4)
 }
 
+/// [`filter_bytes`] of a filter replaying beside other hash seeds' filters: without
+/// its clear list when the shared kernel never writes it (an allocation whose pages
+/// are never touched takes no memory; issue 41, round 6).
+pub fn shared_filter_bytes(config: &FilterConfig) -> u64 {
+    if crate::filter::shared_kernel_unlisted(config) {
+        let words = config.half_memory().div_ceil(64).next_power_of_two();
+        words * 8
+    } else {
+        filter_bytes(config)
+    }
+}
+
 /// A replay's predicted peak memory, by part.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MemoryPlan {
@@ -92,6 +104,8 @@ pub struct MemoryPlan {
     pub sized_up_front: bool,
     pub truth: u64,
     pub filter: u64,
+    /// Bytes of one filter replaying beside others ([`MemoryPlan::filters`]).
+    pub shared_filter: u64,
     /// Pipeline buffers and the process itself.
     pub other: u64,
 }
@@ -105,6 +119,7 @@ impl MemoryPlan {
             sized_up_front,
             truth: truth_peak_bytes(distinct, sized_up_front),
             filter: filter_bytes(config),
+            shared_filter: shared_filter_bytes(config),
             other: PROCESS_BYTES + PIPELINE_BYTES,
         }
     }
@@ -115,7 +130,11 @@ impl MemoryPlan {
     pub fn filters(self, n: u64) -> Self {
         MemoryPlan {
             truth: filters_truth_peak_bytes(self.distinct, self.sized_up_front, n),
-            filter: self.filter * n,
+            filter: if n > 1 {
+                self.shared_filter * n
+            } else {
+                self.filter
+            },
             ..self
         }
     }
@@ -176,13 +195,30 @@ mod tests {
     }
 
     #[test]
+    fn shared_filters_without_an_unwritten_clear_list() {
+        // sigma 2^27 on 2^28 bits: every recycle zeroes the whole array, the shared
+        // kernel lists nothing; the words alone (32 MiB) are predicted per filter.
+        let big = FilterConfig::sigma_bounded(1 << 28, 4, 1 << 27);
+        let plan = MemoryPlan::new(&big, 1_000, true);
+        assert_eq!(plan.filters(4).filter, 4 << 25);
+        assert_eq!(plan.filters(1).filter, filter_bytes(&big));
+        // A clear by the list (sigma far below a word in eight), two phases: with it.
+        let listed = FilterConfig::sigma_bounded(1 << 20, 4, 1_000);
+        let mut two = FilterConfig::sigma_bounded(1 << 21, 4, 400_000);
+        two.phases = 2;
+        for c in [listed, two] {
+            assert_eq!(shared_filter_bytes(&c), filter_bytes(&c), "{c:?}");
+        }
+    }
+
+    #[test]
     fn filters_share_tables_of_four() {
         use crate::replay::{ReplayOptions, Replays};
         let config = FilterConfig::sigma_bounded(1 << 12, 3, 1_000);
         let one = MemoryPlan::new(&config, 2_000_000, true);
         // Four filters: one table of 16-byte slots, as for one filter.
         let four = one.filters(4);
-        assert_eq!(four.filter, 4 * one.filter);
+        assert_eq!(four.filter, 4 * shared_filter_bytes(&config));
         assert_eq!(four.truth, one.truth, "{four:?} {one:?}");
         assert_eq!(one.filters(5).truth, 2 * four.truth);
         // What the tables allocate, sized and grown (the keys of a small replay).

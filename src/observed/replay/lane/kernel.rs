@@ -1,6 +1,6 @@
 //! The loop of a filter that shares its ground truth with other hash seeds' filters
-//! ([`super::super::Replays`]), for one-phase filters in the caches with block
-//! positions (`rbf replay`'s default): a kernel with few instructions per arrival.
+//! ([`super::super::Replays`]), for one-phase filters with block positions (`rbf
+//! replay`'s default): a kernel with few instructions per arrival.
 //!
 //! Why a loop of its own: with the key lookups shared, each filter's own work is what
 //! four filters pay four times, and the general loop ([`Lane::push_with`] through
@@ -17,7 +17,7 @@
 use super::Lane;
 use crate::filter::{OnePhase, PositionBlock, POSITION_BLOCK};
 use crate::replay::truth::{SharedSlot, SHARED_FLAG, SHARED_REL_MAX};
-use crate::replay::{Tally, CACHED_FILTER_BYTES, POSITIONS_AHEAD};
+use crate::replay::{Tally, CACHED_FILTER_BYTES, POSITIONS_AHEAD, POSITIONS_AHEAD_DRAM};
 use crate::simd::with_avx2;
 
 /// What a filter's 16-bit records ([`crate::replay::truth::SharedTruth`]) mean in
@@ -85,12 +85,31 @@ struct Stop {
 }
 
 impl Lane {
-    /// Whether [`Lane::run_shared`] applies to this filter: one phase, in the caches,
-    /// positions drawn in blocks (what [`Lane::run_keys_blockwise`] runs).
+    /// Whether [`Lane::run_shared`] applies to this filter: one phase, positions
+    /// drawn in blocks (what [`Lane::run_keys_blockwise`] runs for filters in the
+    /// caches).
     pub(in super::super) fn shared_kernel(&self) -> bool {
-        self.filter.phases() == 1
-            && self.filter.array_bytes() <= CACHED_FILTER_BYTES
-            && self.filter.hasher(0).blockwise()
+        self.filter.phases() == 1 && self.filter.hasher(0).blockwise()
+    }
+
+    /// Whether the filter's array fits in the caches ([`CACHED_FILTER_BYTES`]).
+    fn in_caches(&self) -> bool {
+        self.filter.array_bytes() <= CACHED_FILTER_BYTES
+    }
+
+    /// How many arrivals ahead the kernel prefetches the words an arrival probes, and
+    /// whether the filter is beyond the caches. In the caches a short lead does (the
+    /// other filters' arrays took L1 since this one last ran; L2 is near); beyond them
+    /// every probe is a memory access, which needs a lead of its own latency, and a
+    /// block's first arrivals get theirs before the loop. The lone filter's lead
+    /// ([`POSITIONS_AHEAD_DRAM`]): 8, 32 and 64 measured alike or slower on a 2^28-bit
+    /// filter (docs/PERFORMANCE.md, issue 41, round 6).
+    fn words_ahead(&self) -> (usize, bool) {
+        if self.in_caches() {
+            (POSITIONS_AHEAD, false)
+        } else {
+            (POSITIONS_AHEAD_DRAM, true)
+        }
     }
 
     /// Replays a block of keys, the first being arrival `seen`, whose records are
@@ -130,12 +149,16 @@ impl Lane {
         let mut hasher = *self.filter.hasher(0);
         let mut block = self.block.take().unwrap_or_else(PositionBlock::new);
         let warmup = self.options.warmup;
+        let (ahead, in_memory) = self.words_ahead();
         for (c, (chunk, slots)) in keys
             .chunks(POSITION_BLOCK)
             .zip(records.slots.chunks(POSITION_BLOCK))
             .enumerate()
         {
             with_avx2(self.avx2, || hasher.block_positions::<K>(chunk, &mut block));
+            if in_memory {
+                self.prefetch_columns::<K>(&block, chunk.len().min(ahead));
+            }
             let at = seen + (c * POSITION_BLOCK) as u64;
             // The block holds the positions of chunk[from..], arrival o's in column
             // o - from.
@@ -162,6 +185,7 @@ impl Lane {
                     slots,
                     filter: records.filter,
                     cut,
+                    ahead,
                 };
                 let (stop, counts) = self.filter.with_one_phase(|f| {
                     if f.sigma_bounded() {
@@ -183,11 +207,24 @@ impl Lane {
                         from = o;
                         let rest = &chunk[from..];
                         with_avx2(self.avx2, || hasher.block_positions::<K>(rest, &mut block));
+                        if in_memory {
+                            self.prefetch_columns::<K>(&block, rest.len().min(ahead));
+                        }
                     }
                 }
             }
         }
         self.block = Some(block);
+    }
+
+    /// Asks for the words of a block's first `columns` arrivals, whose prefetch the
+    /// loop (`ahead` arrivals ahead) cannot issue.
+    fn prefetch_columns<const K: usize>(&self, block: &PositionBlock, columns: usize) {
+        for row in &block.draws[..K] {
+            for &p in &row[..columns] {
+                self.filter.prefetch_position(p);
+            }
+        }
     }
 }
 
@@ -208,6 +245,8 @@ struct Stretch<'a> {
     slots: &'a [SharedSlot],
     filter: usize,
     cut: CycleCut,
+    /// Arrivals ahead whose words are prefetched ([`Lane::words_ahead`]).
+    ahead: usize,
 }
 
 impl Stretch<'_> {
@@ -241,10 +280,10 @@ impl Stretch<'_> {
         let mut counts = Packed::default();
         for (o, slot) in (start..end).zip(&self.slots[start..end]) {
             let col = o - self.from;
-            // The other filters' arrays took L1 since this one last ran: ask for the
-            // words an arrival a few ahead probes (4 filters: 5-10 % less CPU,
-            // docs/PERFORMANCE.md, issue 41, round 2).
-            let ahead = col + POSITIONS_AHEAD;
+            // Ask for the words of an arrival ahead ([`Lane::words_ahead`]; in the
+            // caches, 4 filters: 5-10 % less CPU, docs/PERFORMANCE.md, issue 41,
+            // round 2).
+            let ahead = col + self.ahead;
             if ahead < columns {
                 for row in &rows {
                     f.prefetch(row[ahead]);

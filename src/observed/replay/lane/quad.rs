@@ -24,7 +24,7 @@ use super::kernel::CycleCut;
 use super::Lane;
 use crate::filter::{OnePhase, PositionBlock, POSITION_BLOCK};
 use crate::replay::truth::{SharedSlot, SHARED_FILTERS};
-use crate::replay::Tally;
+use crate::replay::{Tally, CACHED_FILTER_BYTES};
 use crate::simd::with_avx2;
 
 /// A 1 in each 16-bit lane.
@@ -108,11 +108,15 @@ impl Quad {
     /// A kernel for `lanes` if they can take it: four filters that take the round-4
     /// kernel ([`Lane::shared_kernel`]), with the same k, array size and trigger
     /// kind, whose recycles zero their whole array (so that no list of touched words is
-    /// kept: [`crate::filter::RecyclingFilter::clears_whole`]).
+    /// kept: [`crate::filter::RecyclingFilter::clears_whole`]), and whose arrays are in
+    /// the caches: the quad loop does not prefetch, and filters beyond the caches are
+    /// bound by their misses, which the round-4 kernel's prefetch overlaps
+    /// (docs/PERFORMANCE.md, issue 41, round 6: the big trace).
     pub(in super::super) fn for_lanes(lanes: &[Lane]) -> Option<Quad> {
         let first = lanes.first()?;
         let like_first = |l: &Lane| {
             l.shared_kernel()
+                && l.filter.array_bytes() <= CACHED_FILTER_BYTES
                 && l.filter.clears_whole()
                 && l.filter.k() == first.filter.k()
                 && l.filter.array_bytes() == first.filter.array_bytes()
