@@ -14,7 +14,7 @@ out=$(mktemp -u /tmp/capture-bench-XXXXXX.rbfs)
 trap 'rm -f "$out"' EXIT
 t() { # NAME CMD...
   # shellcheck disable=SC2086
-  $CHRT python3 -c '
+  ${CHRT:-} python3 -c '
 import os, subprocess, sys, time
 t = time.perf_counter()
 p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
