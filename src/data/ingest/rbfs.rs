@@ -1100,18 +1100,20 @@ mod tests {
     }
 
     /// Messages from a vector, in the order given.
-    struct Listed(std::vec::IntoIter<Message>, IngestSummary);
+    struct Listed(Vec<Message>, usize, IngestSummary);
 
     impl Iterator for Listed {
         type Item = Message;
         fn next(&mut self) -> Option<Message> {
-            self.0.next()
+            let m = self.0.get(self.1).copied();
+            self.1 += 1;
+            m
         }
     }
 
     impl MessageSource for Listed {
         fn summary(&self) -> &IngestSummary {
-            &self.1
+            &self.2
         }
     }
 
@@ -1124,7 +1126,7 @@ mod tests {
             std::process::id()
         ));
         let summary = IngestSummary::new(Path::new("listed"), "csv");
-        let listed = Listed(messages.to_vec().into_iter(), summary.clone());
+        let listed = Listed(messages.to_vec(), 0, summary.clone());
         let mut w = RbfsWriter::create(&path, KeyHasher::default()).expect("creates");
         match how {
             "push" => messages.iter().for_each(|&m| w.push(m).expect("writes")),
