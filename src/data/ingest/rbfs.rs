@@ -42,6 +42,7 @@ use std::thread::JoinHandle;
 
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
+use super::readahead::BATCH;
 use super::source::{IngestSummary, MessageSource};
 use crate::error::{Error, Result};
 use crate::message::{KeyHasher, Message, Timestamp};
@@ -94,6 +95,12 @@ fn width_for(max: u64) -> u8 {
 /// flows (docs/PERFORMANCE.md, issue 41 part 3, rounds 3 and 4).
 const LEVEL: i32 = 1;
 
+/// Bytes written between requests to the kernel to start writing the file back
+/// ([`OutputFile::start_writeback`]): the final fsync then waits for at most about
+/// this much, not for the whole file (40 MB for 10^7 packets), while the writeback of
+/// the rest overlaps the run.
+const WRITEBACK: usize = 4 << 20;
+
 /// Writes messages to an `.rbfs` file.
 ///
 /// The blocks are compressed on a thread of their own ([`Compressor`]) while the next
@@ -105,13 +112,20 @@ pub struct RbfsWriter {
     path: PathBuf,
     out: OutputFile,
     compressor: Compressor,
-    keys: Vec<Message>,
-    /// The block's time deltas (kept, like the job's buffers, from block to block: a
-    /// fresh half-megabyte vector per block was mapped and faulted in each time).
-    deltas: Vec<u64>,
+    /// The batch last taken from the source: exchanged with the source's own when it
+    /// has one ready (the read-ahead thread's), not copied. A batch's size, so that
+    /// what goes back to the decoder is a batch's size too: the block-sized vector
+    /// filled here before went back in the exchange, and every vector the decoder
+    /// reuses grew to a block (1 MiB; 38 MB peak for `rbf ingest big.pcap` with 16
+    /// batches in flight, 22-23 MB now; main 25 MB).
+    batch: Vec<Message>,
+    /// The block's fields so far, taken from each batch as it comes.
+    columns: Columns,
     /// The block being put together (its buffers come back from the compressor).
     job: Job,
     messages: u64,
+    /// Bytes written since the kernel was last asked to write the file back.
+    unsynced: usize,
 }
 
 impl RbfsWriter {
@@ -132,74 +146,71 @@ impl RbfsWriter {
             path: path.to_path_buf(),
             out: file,
             compressor: Compressor::start().map_err(io)?,
-            keys: Vec::with_capacity(BLOCK),
-            deltas: Vec::with_capacity(BLOCK),
+            batch: Vec::with_capacity(BATCH),
+            columns: Columns::default(),
             job: Job::default(),
             messages: 0,
+            unsynced: 0,
         })
     }
 
-    /// Every message of `source`, taken a block at a time ([`MessageSource::fill`]:
-    /// one call per block, not one per message).
+    /// Every message of `source`, taken a batch at a time ([`MessageSource::fill`]
+    /// into an empty vector: a source with a batch ready hands it over whole).
     pub fn push_all(&mut self, source: &mut dyn MessageSource) -> Result<()> {
         loop {
-            source.fill(&mut self.keys, BLOCK);
-            if self.keys.len() < BLOCK {
+            // At most a read-ahead batch: a whole one is exchanged, a larger request
+            // would be copied together.
+            let room = (BLOCK - self.columns.keys.len()).min(BATCH);
+            self.batch.clear();
+            source.fill(&mut self.batch, room);
+            let more = self.batch.len() == room;
+            self.columns.take(&self.batch);
+            if self.columns.keys.len() == BLOCK {
+                self.flush_block()?;
+            }
+            if !more {
                 return Ok(());
             }
-            self.flush_block()?;
         }
     }
 
     #[inline]
     pub fn push(&mut self, m: Message) -> Result<()> {
-        self.keys.push(m);
-        if self.keys.len() == BLOCK {
+        self.columns.take(std::slice::from_ref(&m));
+        if self.columns.keys.len() == BLOCK {
             self.flush_block()?;
         }
         Ok(())
     }
 
+    /// Lays the block's fields out in the job (the block's head, then for each group of
+    /// [`SALVAGE_RECORDS`] its keys and its times) and hands it to the compressor.
     fn flush_block(&mut self) -> Result<()> {
-        if self.keys.is_empty() {
+        let c = &mut self.columns;
+        let n = c.keys.len();
+        if n == 0 {
             return Ok(());
         }
-        let n = self.keys.len();
+        let w = width_for(c.widest);
         let s = &mut self.job.data;
-        s.clear();
-        let raw = |m: &Message| m.time.nanos().unwrap_or(u64::MAX);
-        let base = raw(&self.keys[0]);
-        let mut prev = base;
-        let mut max = 0u64;
-        let deltas = &mut self.deltas;
-        deltas.clear();
-        deltas.extend(self.keys.iter().map(|m| {
-            let t = raw(m);
-            let d = zigzag(t.wrapping_sub(prev) as i64);
-            prev = t;
-            max = max.max(d);
-            d
-        }));
-        let w = width_for(max);
-        s.extend_from_slice(&base.to_le_bytes());
-        s.push(w);
+        // Sized and filled in place, each width its own loop: appending field by field
+        // (a variable-length copy per delta) cost about 35 ms for 10^7 messages. Every
+        // byte is written below, so only growth is zeroed (zeroing the whole block
+        // every time was 14 ms).
+        s.resize(9 + n * (8 + w as usize), 0);
+        s[..8].copy_from_slice(&c.base.to_le_bytes());
+        s[8] = w;
         let pieces = &mut self.job.pieces;
         pieces.clear();
         pieces.push(9);
-        // Sized once and filled in place, each width its own loop: appending field by
-        // field (a variable-length copy per delta) cost about 35 ms for 10^7 messages.
-        s.resize(9 + n * (8 + w as usize), 0);
         let mut at = 9;
-        for (keys, deltas) in self
+        for (keys, deltas) in c
             .keys
             .chunks(SALVAGE_RECORDS)
-            .zip(deltas.chunks(SALVAGE_RECORDS))
+            .zip(c.deltas.chunks(SALVAGE_RECORDS))
         {
             let (key_bytes, rest) = s[at..].split_at_mut(keys.len() * 8);
-            key_bytes
-                .chunks_exact_mut(8)
-                .zip(keys)
-                .for_each(|(b, m)| b.copy_from_slice(&m.key.to_le_bytes()));
+            put_deltas::<8>(key_bytes, keys);
             let time_bytes = &mut rest[..keys.len() * w as usize];
             match w {
                 0 => {}
@@ -212,9 +223,9 @@ impl RbfsWriter {
             pieces.push(keys.len() * 8);
             pieces.push(keys.len() * w as usize);
         }
+        c.clear();
         self.chunk(n as u32)?;
         self.messages += n as u64;
-        self.keys.clear();
         Ok(())
     }
 
@@ -244,6 +255,11 @@ impl RbfsWriter {
             .write_all(&(job.frame.len() as u32).to_le_bytes())
             .map_err(io)?;
         self.out.write_all(&job.frame).map_err(io)?;
+        self.unsynced += job.frame.len() + 8;
+        if self.unsynced >= WRITEBACK {
+            self.unsynced = 0;
+            self.out.start_writeback().map_err(io)?;
+        }
         Ok(job)
     }
 
@@ -271,6 +287,52 @@ impl RbfsWriter {
         }
         self.out.commit()?;
         Ok(self.messages)
+    }
+}
+
+/// A block's keys and zigzag time deltas, taken from the messages as they arrive (one
+/// pass over each batch while it is in cache; the block's layout waits for the widest
+/// delta). The vectors are kept from block to block: fresh half-megabyte vectors were
+/// mapped and faulted in for every block.
+#[derive(Default)]
+struct Columns {
+    keys: Vec<u64>,
+    deltas: Vec<u64>,
+    /// The block's first time: the first delta is from it (so it is 0).
+    base: u64,
+    /// The last message's time, for the next delta.
+    prev: u64,
+    /// Every delta ORed together: its highest bit is the largest delta's, which is all
+    /// [`width_for`] looks at.
+    widest: u64,
+}
+
+impl Columns {
+    fn take(&mut self, messages: &[Message]) {
+        let raw = |m: &Message| m.time.nanos().unwrap_or(u64::MAX);
+        let Some(first) = messages.first() else {
+            return;
+        };
+        if self.keys.is_empty() {
+            self.base = raw(first);
+            self.prev = self.base;
+        }
+        self.keys.extend(messages.iter().map(|m| m.key));
+        let (mut prev, mut widest) = (self.prev, self.widest);
+        self.deltas.extend(messages.iter().map(|m| {
+            let t = raw(m);
+            let d = zigzag(t.wrapping_sub(prev) as i64);
+            prev = t;
+            widest |= d;
+            d
+        }));
+        (self.prev, self.widest) = (prev, widest);
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.deltas.clear();
+        self.widest = 0;
     }
 }
 
@@ -1034,6 +1096,108 @@ mod tests {
                 (1..=blocks as u32).collect::<Vec<_>>()
             );
             assert!(here == there, "{blocks} blocks: the frames differ");
+        }
+    }
+
+    /// Messages from a vector, in the order given.
+    struct Listed(Vec<Message>, usize, IngestSummary);
+
+    impl Iterator for Listed {
+        type Item = Message;
+        fn next(&mut self) -> Option<Message> {
+            let m = self.0.get(self.1).copied();
+            self.1 += 1;
+            m
+        }
+    }
+
+    impl MessageSource for Listed {
+        fn summary(&self) -> &IngestSummary {
+            &self.2
+        }
+    }
+
+    /// The file `write` makes of `messages`, through `push_all` (from the read-ahead
+    /// thread or from the source itself) or one `push` at a time.
+    fn written(messages: &[Message], how: &str) -> Vec<u8> {
+        let path = std::env::temp_dir().join(format!(
+            "rbf-rbfs-{how}-{}-{}.rbfs",
+            messages.len(),
+            std::process::id()
+        ));
+        let summary = IngestSummary::new(Path::new("listed"), "csv");
+        let listed = Listed(messages.to_vec(), 0, summary.clone());
+        let mut w = RbfsWriter::create(&path, KeyHasher::default()).expect("creates");
+        match how {
+            "push" => messages.iter().for_each(|&m| w.push(m).expect("writes")),
+            "read-ahead" => w
+                .push_all(super::super::readahead::ReadAhead::spawn(Box::new(listed)).as_mut())
+                .expect("writes"),
+            _ => w.push_all(&mut { listed }).expect("writes"),
+        }
+        w.finish(&summary).expect("finishes");
+        let bytes = std::fs::read(&path).expect("reads");
+        std::fs::remove_file(&path).expect("removes");
+        bytes
+    }
+
+    /// Batches taken whole from the read-ahead thread, filled by the source, or
+    /// messages pushed one by one make the same file, and it reads back to the same
+    /// messages: block and group boundaries, every delta width, times going back,
+    /// messages without a time.
+    #[test]
+    fn batches_and_single_messages_write_the_same_stream() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut t = 1_000_000u64;
+        let all: Vec<Message> = (0..2 * BLOCK + BATCH + 3)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                // Widths by stretch: 1, 2, 4 and 8 bytes (backwards too), and no time.
+                let step = match (i / 5000) % 5 {
+                    0 => state % 100,
+                    1 => state % 60_000,
+                    2 => (state % 1_000_000).wrapping_neg(),
+                    3 => state >> 8,
+                    _ => 0,
+                };
+                t = t.wrapping_add(step) % (1 << 62);
+                let time = if (i / 5000) % 5 == 4 {
+                    Timestamp::NONE
+                } else {
+                    Timestamp::from_nanos(t)
+                };
+                Message::at(state % 50_000, time)
+            })
+            .collect();
+        for n in [
+            1,
+            BATCH - 1,
+            BATCH,
+            SALVAGE_RECORDS + 1,
+            BLOCK,
+            BLOCK + 1,
+            all.len(),
+        ] {
+            let messages = &all[..n];
+            let one_by_one = written(messages, "push");
+            assert!(
+                written(messages, "read-ahead") == one_by_one,
+                "{n}: read-ahead"
+            );
+            assert!(written(messages, "fill") == one_by_one, "{n}: fill");
+            let mut r = RbfsReader::new(
+                PathBuf::from("t.rbfs"),
+                Box::new(std::io::Cursor::new(one_by_one)),
+            )
+            .expect("opens");
+            let mut back = Vec::new();
+            while let Some(b) = r.next_block() {
+                back.extend_from_slice(b);
+            }
+            assert!(back == messages, "{n}: read back differently");
+            assert_eq!(r.damage(), None);
         }
     }
 

@@ -31,8 +31,13 @@ use crate::message::{KeyDictionary, Message};
 /// Messages per batch handed over (128 KiB of messages: the channel's cost per batch,
 /// a few microseconds at worst, is spread over many arrivals).
 pub const BATCH: usize = 8192;
-/// Full batches that may wait for the consumer.
-pub const IN_FLIGHT: usize = 4;
+/// Full batches that may wait for the consumer (2 MiB of messages). Either thread
+/// stalls now and then (a cache-missing stretch, the kernel's copy, the `.rbfs`
+/// writer waiting for its compressor); with only 4 the decoder soon stopped on a full
+/// channel and a core sat idle: `rbf replay big.pcap` took 0.46 s with 4, 0.42 with 8,
+/// 0.39 with 16 and 32, and less CPU (fewer sleeps and wake-ups; docs/PERFORMANCE.md,
+/// issue 41 part 3, round 5).
+pub const IN_FLIGHT: usize = 16;
 /// Batches that exist at once: those in flight, the consumer's and the decoder's.
 const MAX_BATCHES: usize = IN_FLIGHT + 2;
 
