@@ -420,6 +420,29 @@ mod tests {
     /// measured profiles that keep U above zero or end at zero (U held), and halves
     /// from 1e-4 wide to reaching p_r = 1, and their halves. Intervals that cannot
     /// share the process (another bottom, U from Q) are declined.
+    /// The filters the same-bits tests run: sigma- and N-bounded, one and two phases,
+    /// retaining or not.
+    fn filter_shapes() -> Vec<FilterConfig> {
+        [
+            (8000u64, 4u32, 2000u64, None, 1u8, true),
+            (6000, 3, 1400, None, 2, true),
+            (4000, 2, 900, None, 1, false),
+            (3000, 3, 0, Some(300u64), 1, true),
+        ]
+        .into_iter()
+        .map(|(memory, k, sigma, n, phases, retaining)| {
+            let mut filter = FilterConfig::sigma_bounded(memory, k, sigma);
+            filter.phases = phases;
+            filter.retaining = retaining;
+            if n.is_some() {
+                filter.sigma = None;
+                filter.max_inserts = n;
+            }
+            filter
+        })
+        .collect()
+    }
+
     #[test]
     fn a_cut_and_the_halves_from_it_on_one_process_give_the_same_bits() {
         let (mut paired, mut declined) = (0, 0);
@@ -436,19 +459,7 @@ mod tests {
                 assert_eq!(x.to_bits(), y.to_bits(), "{what}");
             }
         };
-        for (memory, k, sigma, n, phases, retaining) in [
-            (8000u64, 4u32, 2000u64, None, 1u8, true),
-            (6000, 3, 1400, None, 2, true),
-            (4000, 2, 900, None, 1, false),
-            (3000, 3, 0, Some(300u64), 1, true),
-        ] {
-            let mut filter = FilterConfig::sigma_bounded(memory, k, sigma);
-            filter.phases = phases;
-            filter.retaining = retaining;
-            if n.is_some() {
-                filter.sigma = None;
-                filter.max_inserts = n;
-            }
+        for filter in filter_shapes() {
             for (p, b) in [(0.5, 0.55), (0.9, 1.0), (0.97, 0.9701), (0.99, 1.0)] {
                 for cut_short in [false, true] {
                     let mut w = profiled(p);
@@ -495,7 +506,7 @@ mod tests {
                             over(p * 0.99, b),
                             from_q,
                         ];
-                        let what = format!("M {memory} phases {phases} [{p}, {b}] tiny {tiny}");
+                        let what = format!("{} [{p}, {b}] tiny {tiny}", filter.describe());
                         let lanes = cut.renewal_lanes(&others, options);
                         let apart: Vec<_> = std::iter::once(&cut)
                             .chain(&others)
@@ -542,19 +553,7 @@ mod tests {
     #[test]
     fn shared_per_insertion_sums_give_the_same_bits() {
         let mut cases = 0;
-        for (memory, k, sigma, n, phases, retaining) in [
-            (8000u64, 4u32, 2000u64, None, 1u8, true),
-            (6000, 3, 1400, None, 2, true),
-            (4000, 2, 900, None, 1, false),
-            (3000, 3, 0, Some(300u64), 1, true),
-        ] {
-            let mut filter = FilterConfig::sigma_bounded(memory, k, sigma);
-            filter.phases = phases;
-            filter.retaining = retaining;
-            if n.is_some() {
-                filter.sigma = None;
-                filter.max_inserts = n;
-            }
+        for filter in filter_shapes() {
             for p_r in [0.5, 0.9, 0.99] {
                 for (profile, interval) in [(false, None), (true, None), (true, Some(0.04))] {
                     let mut w = if profile {
@@ -586,7 +585,8 @@ mod tests {
                                     assert_eq!(
                                         format!("{a:?}"),
                                         format!("{b:?}"),
-                                        "M {memory} k {k} phases {phases} p_r {p}"
+                                        "{} p_r {p}",
+                                        filter.describe()
                                     );
                                     assert_eq!(a.fn_upper.to_bits(), b.fn_upper.to_bits());
                                     cases += 1;
