@@ -14,11 +14,9 @@
 //! the loop does next is dropped (computed apart by the caller where needed). The
 //! results are therefore [`super::renewal`]'s, bit for bit.
 
-use super::cycle::{Draws, Side, Tracker};
-use super::process::bit_process;
+use super::cycle::Draws;
 use super::{
-    check_sigma, result, RenewalInput, RenewalOptions, RenewalResult, Series, TwoPhaseSums,
-    REUSE_SOURCE,
+    check_sigma, followed, result, RenewalInput, RenewalOptions, RenewalResult, REUSE_SOURCE,
 };
 use crate::error::Result;
 use crate::model::false_negative::disabling::EnabledMassSeq;
@@ -104,20 +102,17 @@ struct Lane {
     with_first: bool,
 }
 
-/// [`super::follow_cycle`] and [`super::run`] for inputs that share the first's bit
-/// process ([`shares_bits`]), the first driving the loop; None for those whose loop
-/// would have parted from the first's.
+/// [`super::followed`] for inputs that share the first's bit process
+/// ([`shares_bits`]), the first driving the loop; None for those whose loop would
+/// have parted from the first's.
 fn follow_lanes(
     inputs: &[&RenewalInput],
     opt: RenewalOptions,
     enabled: &mut EnabledMassSeq,
 ) -> Result<Vec<Option<RenewalResult>>> {
     let first = inputs[0];
-    let draws = first.draws();
     let two = first.phases == 2;
-    let repeats_only = draws.low >= 1.0;
-    let mut side = Side::new(bit_process(first, opt)?);
-    let mut tracker = Tracker::new(&opt, "renewal bound", &side.bits);
+    let repeats_only = first.draws().low >= 1.0;
     let mut lanes: Vec<Lane> = inputs[1..]
         .iter()
         .map(|i| Lane {
@@ -126,67 +121,23 @@ fn follow_lanes(
             with_first: true,
         })
         .collect();
-    let mut series = Series::default();
-    let mut j = 0u64;
-    let mut held: Option<f64> = None;
-    let (m, truncated) = loop {
-        j += 1;
-        let u = match held {
-            Some(u) => u,
-            None => enabled.next_mass(),
-        };
-        let s = side.arrival(draws, u);
-        if two {
-            series.alive.push(s.alive);
-            series.c.push(s.sets_cap);
-            series.u.push(u);
-            series.lucky.push(s.lucky);
-        }
-        let exhausted = side.exhausted(draws, u);
+    let f = followed(first, opt, enabled, |a| {
         // The test is read where Q can be exhausted with repeats only, and (one
         // phase) until U is held: there a lane's loop could part from the first's.
-        let read = repeats_only || (!two && held.is_none());
+        let read = repeats_only || (!two && a.drawing);
         for lane in lanes.iter_mut().filter(|l| l.with_first) {
-            let non_repeat = lane.draws.non_repeat(u);
-            lane.c_sum += non_repeat * s.sets_cap;
-            let own = non_repeat <= 1e-9 * lane.c_sum / side.a_sum;
-            lane.with_first = !(read && own != exhausted);
+            let non_repeat = lane.draws.non_repeat(a.u);
+            lane.c_sum += non_repeat * a.summary.sets_cap;
+            let own = non_repeat <= 1e-9 * lane.c_sum / a.a_sum;
+            lane.with_first = !(read && own != a.exhausted);
         }
-        if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two && repeats_only) {
-            break (j, s.alive_cap);
-        }
-        if exhausted && !two && held.is_none() {
-            held = Some(u);
-        }
-        if two && exhausted && repeats_only {
-            return Err(super::never_ends(first.q.len(), s.alive_cap, j));
-        }
-        if two && j.is_power_of_two() && j >= 1 << 20 {
-            crate::resources::check_memory(
-                "the two-phase renewal bound's per-arrival series",
-                48.0 * 2.0 * j as f64,
-            )?;
-        }
-        let exact_cap = repeats_only || j + 1 >= opt.max_arrivals;
-        side.bits
-            .set_cap_floor(if exact_cap { None } else { Some(opt.eps) });
-        side.step(draws, u);
-        tracker.arrival(side.insertions)?;
+    })?;
+    let of = |input: &RenewalInput, c_sum: f64| {
+        result(input, opt, &f.side, c_sum, f.two.as_ref(), f.m, f.truncated)
     };
-    if two {
-        series.u.reserve(m as usize);
-        for _ in 0..m {
-            series.u.push(enabled.next_mass());
-        }
-    }
-    let two = two.then(|| TwoPhaseSums::new(first, opt, &side.bits, &series));
-    let first_result = result(first, opt, &side, side.c_sum, two.as_ref(), m, truncated);
-    let mut out = vec![Some(first_result)];
+    let mut out = vec![Some(of(first, f.side.c_sum))];
     for (input, lane) in inputs[1..].iter().zip(&lanes) {
-        out.push(
-            lane.with_first
-                .then(|| result(input, opt, &side, lane.c_sum, two.as_ref(), m, truncated)),
-        );
+        out.push(lane.with_first.then(|| of(input, lane.c_sum)));
     }
     Ok(out)
 }

@@ -57,6 +57,7 @@ pub mod worst;
 pub use input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
 pub use shared::SharedBits;
 
+use super::bitdist::Summary;
 use super::disabling::EnabledMassSeq;
 use crate::error::{Error, Result};
 use cycle::{Draws, Side, Tracker};
@@ -152,9 +153,39 @@ fn run(
     opt: RenewalOptions,
     enabled: &mut EnabledMassSeq,
 ) -> Result<RenewalResult> {
-    let draws = input.draws();
+    let f = followed(input, opt, enabled, |_| {})?;
+    Ok(result(
+        input,
+        opt,
+        &f.side,
+        f.side.c_sum,
+        f.two.as_ref(),
+        f.m,
+        f.truncated,
+    ))
+}
+
+/// A cycle followed to its truncation: what [`result`] reads.
+struct Followed {
+    side: Side,
+    two: Option<TwoPhaseSums>,
+    /// Arrivals followed.
+    m: u64,
+    /// The mass still running then.
+    truncated: f64,
+}
+
+/// Follows `input`'s cycle ([`follow_cycle`], `each` called at every arrival) and
+/// builds the two-phase sums: the computation [`run`] makes, and the one that
+/// [`lanes`] shares between inputs stepping the same bit process.
+fn followed(
+    input: &RenewalInput,
+    opt: RenewalOptions,
+    enabled: &mut EnabledMassSeq,
+    each: impl FnMut(Arrival<'_>),
+) -> Result<Followed> {
     // The largest p_r of the input (the two-phase numerator's factor, the stopping rules).
-    let p_r = draws.high;
+    let p_r = input.draws().high;
     let mut side = Side::new(bit_process(input, opt)?);
     let mut tracker = Tracker::new(&opt, "renewal bound", &side.bits);
     if opt.progress {
@@ -164,7 +195,8 @@ fn run(
         );
     }
     let two = input.phases == 2;
-    let (mut series, m, truncated) = follow_cycle(input, opt, &mut side, &mut tracker, enabled)?;
+    let (mut series, m, truncated) =
+        follow_cycle(input, opt, &mut side, &mut tracker, enabled, each)?;
     if two {
         // U_s for s up to 2m: keep drawing past the end of the active cycle.
         series.u.reserve(m as usize);
@@ -173,15 +205,12 @@ fn run(
         }
     }
     let two = two.then(|| TwoPhaseSums::new(input, opt, &side.bits, &series));
-    Ok(result(
-        input,
-        opt,
-        &side,
-        side.c_sum,
-        two.as_ref(),
+    Ok(Followed {
+        side,
+        two,
         m,
         truncated,
-    ))
+    })
 }
 
 /// The result of a cycle followed in `side` (over `m` arrivals, `truncated` still
@@ -234,15 +263,31 @@ struct Series {
     lucky: Vec<f64>,
 }
 
-/// Follows one cycle arrival by arrival in `side` until it is truncated (appendix E.1);
-/// returns the series (two phases only), the arrivals followed and the mass still
-/// running then.
+/// What [`follow_cycle`] shows its observer at an arrival, before the stopping rules
+/// read it.
+struct Arrival<'a> {
+    /// U at this arrival.
+    u: f64,
+    /// The bit process's sums before it.
+    summary: &'a Summary,
+    /// The one-phase "Q exhausted" test ([`Side::exhausted`]).
+    exhausted: bool,
+    /// U is still drawn (not yet held at its last value).
+    drawing: bool,
+    /// The denominator's sum so far.
+    a_sum: f64,
+}
+
+/// Follows one cycle arrival by arrival in `side` until it is truncated (appendix E.1),
+/// showing `each` every arrival; returns the series (two phases only), the arrivals
+/// followed and the mass still running then.
 fn follow_cycle(
     input: &RenewalInput,
     opt: RenewalOptions,
     side: &mut Side,
     tracker: &mut Tracker,
     enabled: &mut EnabledMassSeq,
+    mut each: impl FnMut(Arrival<'_>),
 ) -> Result<(Series, u64, f64)> {
     let draws = input.draws();
     let two = input.phases == 2;
@@ -272,6 +317,13 @@ fn follow_cycle(
         // add at most a negligible share to the numerator (p_r = 1 and Q nearly
         // exhausted: cycles may then last almost forever, and the ratio only falls).
         let exhausted = side.exhausted(draws, u);
+        each(Arrival {
+            u,
+            summary: &s,
+            exhausted,
+            drawing: held.is_none(),
+            a_sum: side.a_sum,
+        });
         let repeats_only = draws.low >= 1.0;
         if s.alive_cap < opt.eps || j >= opt.max_arrivals || (exhausted && !two && repeats_only) {
             return Ok((series, j, s.alive_cap));
