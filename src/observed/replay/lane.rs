@@ -93,6 +93,9 @@ pub(super) struct Lane {
     block: Option<Box<PositionBlock>>,
     /// The CPU has AVX2, for [`Lane::run_keys_blockwise`]'s positions.
     avx2: bool,
+    /// Arrivals whose probes the shared kernel left out (`kernel::CycleCut::recorded_now`;
+    /// for tests and benchmarks).
+    pub(super) left_out: u64,
 }
 
 impl Lane {
@@ -112,6 +115,7 @@ impl Lane {
             ring: None,
             block: None,
             avx2: Simd::detect() >= Simd::Avx2,
+            left_out: 0,
         })
     }
 

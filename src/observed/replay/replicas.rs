@@ -380,6 +380,23 @@ impl Replays {
         }
     }
 
+    /// Arrivals whose probes of a filter were left out because the message was
+    /// recorded in the filter's current cycle ([`super::lane`]'s `CycleCut::recorded_now`),
+    /// counted per filter, and per group where the four filters left them out together
+    /// (for tests and benchmarks).
+    pub fn probes_left_out(&self) -> u64 {
+        match &self.kind {
+            Kind::One(_) => 0,
+            Kind::Shared { groups, .. } => groups
+                .iter()
+                .map(|g| {
+                    let quad = g.quad.as_ref().map_or(0, Quad::left_out);
+                    quad + g.lanes.iter().map(|l| l.left_out).sum::<u64>()
+                })
+                .sum(),
+        }
+    }
+
     /// Bytes held by the ground-truth tables.
     pub fn truth_bytes(&self) -> usize {
         match &self.kind {

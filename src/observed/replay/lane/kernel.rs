@@ -37,6 +37,19 @@ pub(super) struct CycleCut {
 }
 
 impl CycleCut {
+    /// Whether a record (relative, flag cleared) says the message was recorded in the
+    /// current cycle. Such a message's probes would find every one of its k bits set
+    /// and change nothing (no new bit, so no trigger, and its record and flag stay as
+    /// they are), so the kernels leave them out: every arrival inserts its k
+    /// positions ([`OnePhase::insert`]), a retained one into the cleared array
+    /// ([`crate::filter::RecyclingFilter::recycle_fired`]), and only a recycle clears
+    /// bits or draws new positions. Exact, not an estimate: tests/it/replay_shared.rs
+    /// compares with separate replays that probe every arrival.
+    #[inline(always)]
+    pub(super) fn recorded_now(self, rel: u32) -> bool {
+        rel == self.current
+    }
+
     pub(super) fn new(cycle: u64, base: u64, window: u64, retaining: bool) -> Self {
         // The group rebases before a block could take a record past SHARED_REL_MAX.
         debug_assert!(base <= cycle && cycle + 2 - base <= SHARED_REL_MAX);
@@ -66,6 +79,11 @@ struct Packed {
 }
 
 impl Packed {
+    /// The arrivals not recorded in the current cycle before they came.
+    fn newly_recorded(self) -> u64 {
+        (self.other >> OTHER_BITS) & ((1 << OTHER_BITS) - 1)
+    }
+
     fn add_to(self, t: &mut Tally) {
         let field = |word: u64, i: u32, bits: u32| (word >> (i * bits)) & ((1 << bits) - 1);
         for (i, c) in (0..).zip(&mut t.class) {
@@ -197,6 +215,8 @@ impl Lane {
                 if first >= warmup {
                     counts.add_to(&mut self.tally);
                 }
+                // An arrival's probes were left out where its record was current.
+                self.left_out += (stop.next - o) as u64 - counts.newly_recorded();
                 o = stop.next;
                 if stop.fired {
                     self.filter.recycle_fired(chunk[o - 1]);
@@ -285,8 +305,15 @@ impl Stretch<'_> {
             // round 2).
             let ahead = col + self.ahead;
             if ahead < columns {
-                for row in &rows {
-                    f.prefetch(row[ahead]);
+                // Not for an arrival whose probes will be left out (recorded_now): beyond
+                // the caches most probes of popular messages are. A record changed
+                // before that arrival comes only changes the hint.
+                // SAFETY: as for `record` below.
+                let r = unsafe { *self.slots[o + self.ahead].record(filter) };
+                if !cut.recorded_now(u32::from(r & !SHARED_FLAG)) {
+                    for row in &rows {
+                        f.prefetch(row[ahead]);
+                    }
                 }
             }
             let positions: [u32; K] = std::array::from_fn(|d| rows[d][col]);
@@ -301,7 +328,13 @@ impl Stretch<'_> {
             let repeat = u32::from(rel > cut.repeat_above);
             let truth = u32::from(!slot.fresh) + repeat;
             let stretch_bit_setting = counts.other & ((1 << OTHER_BITS) - 1);
-            let (new_bits, fired) = f.insert::<K, SIGMA>(positions, stretch_bit_setting);
+            // A message recorded in the current cycle finds its k bits set and sets none
+            // (CycleCut::recorded_now): its probes are left out.
+            let (new_bits, fired) = if cut.recorded_now(rel) {
+                (0, false)
+            } else {
+                f.insert::<K, SIGMA>(positions, stretch_bit_setting)
+            };
             let found = u32::from(new_bits == 0);
             // The first arrival of a stretch sets the flag, a repeat keeps it.
             let flag = found ^ (repeat & (found ^ flagged));

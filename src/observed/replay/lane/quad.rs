@@ -70,6 +70,8 @@ struct Sums {
     repeat_flagged: u64,
     /// ... not yet recorded in the current cycle.
     newly_recorded: u64,
+    /// ... recorded in the current cycle of all four (probes left out; a scalar).
+    all_now: u64,
 }
 
 impl Sums {
@@ -102,6 +104,8 @@ pub(in super::super) struct Quad {
     blocks: Box<Blocks>,
     /// Arrivals replayed here so far (for tests and benchmarks).
     arrivals: u64,
+    /// Of those, the arrivals whose probes were left out (for tests and benchmarks).
+    left_out: u64,
 }
 
 impl Quad {
@@ -128,6 +132,7 @@ impl Quad {
         fits.then(|| Quad {
             blocks: Box::new(Blocks(std::array::from_fn(|_| *PositionBlock::new()))),
             arrivals: 0,
+            left_out: 0,
         })
     }
 
@@ -189,6 +194,11 @@ impl Quad {
     /// Arrivals replayed here so far.
     pub(in super::super) fn arrivals(&self) -> u64 {
         self.arrivals
+    }
+
+    /// Arrivals replayed here whose probes were left out.
+    pub(in super::super) fn left_out(&self) -> u64 {
+        self.left_out
     }
 
     /// [`Quad::run`] for k = K, for arrivals no filter can recycle in, all warm-up or
@@ -258,6 +268,7 @@ impl Quad {
         let Some(sums) = sums else {
             return false;
         };
+        self.left_out += sums.all_now;
         // A block is all warm-up or all measured (Quad::run).
         if seen >= a.options.warmup {
             for (f, lane) in [a, b, c, d].into_iter().enumerate() {
@@ -302,24 +313,33 @@ unsafe fn arrivals<const K: usize>(
     let slots = &slots[..slots.len().min(POSITION_BLOCK)];
     let mut s = Sums::default();
     for (col, slot) in slots.iter().enumerate() {
-        // Bits newly set by this arrival, filter f's in lane f.
-        let mut newly = 0u64;
-        for (f, (&w, block)) in words.iter().zip(&blocks.0).enumerate() {
-            for row in &block.draws[..K] {
-                let p = row[col];
-                let i = (p >> 6) as usize & mask;
-                let bit = 1u64 << (p & 63);
-                let word = *w.add(i);
-                *w.add(i) = word | bit;
-                newly += u64::from(word & bit == 0) << (16 * f);
-            }
-        }
         let at = slot.records_word();
         let r = *at;
+        let rel = r & LOWS;
+        // Bits newly set by this arrival, filter f's in lane f.
+        let mut newly = 0u64;
+        // A message recorded in the current cycle of all four filters set its k bits
+        // in each since their last recycle (every arrival inserts, a retained one
+        // into the cleared array, and only a recycle clears or changes positions):
+        // its probes would find every bit set and change nothing, so they are left
+        // out ([`CycleCut::recorded_now`], for the four at once).
+        let now = rel == cuts.current;
+        s.all_now += u64::from(now);
+        if !now {
+            for (f, (&w, block)) in words.iter().zip(&blocks.0).enumerate() {
+                for row in &block.draws[..K] {
+                    let p = row[col];
+                    let i = (p >> 6) as usize & mask;
+                    let bit = 1u64 << (p & 63);
+                    let word = *w.add(i);
+                    *w.add(i) = word | bit;
+                    newly += u64::from(word & bit == 0) << (16 * f);
+                }
+            }
+        }
         // 1 in the lanes of the filters that set a bit (a lane holds at most 8).
         let set = ((newly | TOPS) - ONES) >> 15 & ONES;
         let found = set ^ ONES;
-        let rel = r & LOWS;
         let flagged = r >> 15 & ONES;
         // rel >= repeat_from, lane by lane (both below 2^15).
         let repeat = ((rel | TOPS) - cuts.repeat_from) >> 15 & ONES;
