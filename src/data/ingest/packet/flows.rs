@@ -239,7 +239,9 @@ impl FlowTable {
         }
         self.live -= self.scratch.len();
         self.tombstones += self.scratch.len();
-        self.scratch.sort_by_key(|r| (r.last_ns, r.key));
+        // The table holds a key once: (last packet, key) has no ties, so an unstable
+        // sort gives the stable one's order, without its buffer.
+        self.scratch.sort_unstable_by_key(|r| (r.last_ns, r.key));
         out.append(&mut self.scratch);
         if self.tombstones > self.live.max(MIN_TOMBSTONES) {
             self.rebuild();
@@ -261,14 +263,24 @@ impl FlowTable {
     /// Exports every live flow at the end of the capture (oldest last packet first).
     pub fn finish(&mut self, out: &mut Vec<FlowRecord>) {
         let now = self.now_ns;
-        let mut all: Vec<FlowRecord> = self
-            .slots
-            .slots_mut()
-            .filter(|s| s[PACKETS] != 0)
-            .map(|s| Self::record(s[0], s, now, ExportReason::EndOfCapture))
-            .collect();
-        all.sort_by_key(|r| (r.last_ns, r.key));
-        out.append(&mut all);
+        // Sized for the live flows (no doubling copies); handed over whole when nothing
+        // is pending (no copy); sorted unstably, as `sweep`: the table holds a key once,
+        // so (last packet, key) has no ties. At the end of a capture this is wall time
+        // with the decoding thread idle: 75 -> 42 ms for 561 627 flows
+        // (docs/PERFORMANCE.md, session 10).
+        let mut all = Vec::with_capacity(self.live);
+        all.extend(
+            self.slots
+                .slots_mut()
+                .filter(|s| s[PACKETS] != 0)
+                .map(|s| Self::record(s[0], s, now, ExportReason::EndOfCapture)),
+        );
+        all.sort_unstable_by_key(|r| (r.last_ns, r.key));
+        if out.is_empty() {
+            *out = all;
+        } else {
+            out.append(&mut all);
+        }
         self.slots = SlotTable::in_place();
         self.live = 0;
         self.tombstones = 0;
