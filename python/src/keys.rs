@@ -13,6 +13,7 @@
 //! `prehashed`, 64-bit integers are rbf's hashed keys themselves (as in a `.rbfs`
 //! stream) and are used as they are.
 
+use std::cell::OnceCell;
 use std::ptr::NonNull;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
@@ -22,7 +23,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+use rbf::ingest::count::DistinctEstimate;
 use rbf::ingest::readahead::ReadAhead;
+use rbf::ingest::sketch;
 use rbf::ingest::{IngestSummary, MessageSource};
 use rbf::message::{KeyHasher, Message};
 
@@ -32,6 +35,9 @@ const POLL_EVERY: usize = 1 << 16;
 /// A key value of an array element type.
 trait KeyValue: Copy + Send + Sync + 'static {
     fn key(self, hasher: &KeyHasher) -> u64;
+    /// A 64-bit value equal for two keys exactly when their keys are (for counting
+    /// distinct keys without hashing them).
+    fn identity(self) -> u64;
 }
 
 /// An integer key: the hash of its decimal text, as a text trace's line holding it.
@@ -44,6 +50,11 @@ macro_rules! decimal_key {
                 let v = i128::from(self);
                 let at = decimal(v.unsigned_abs() as u64, &mut buf, v < 0);
                 hasher.hash(&buf[at..])
+            }
+            #[inline]
+            fn identity(self) -> u64 {
+                // Two's complement: one-to-one within the type.
+                i128::from(self) as u64
             }
         }
     )*};
@@ -64,6 +75,10 @@ impl Word for i64 {}
 impl KeyValue for Hashed {
     #[inline]
     fn key(self, _: &KeyHasher) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn identity(self) -> u64 {
         self.0
     }
 }
@@ -284,6 +299,8 @@ struct MemorySource<T> {
     at: usize,
     hasher: KeyHasher,
     summary: IngestSummary,
+    /// The distinct keys, sketched when first asked.
+    distinct: OnceCell<Option<DistinctEstimate>>,
 }
 
 impl<T: KeyValue> MemorySource<T> {
@@ -306,6 +323,7 @@ impl<T: KeyValue> MemorySource<T> {
                 messages: n,
                 ..IngestSummary::default()
             },
+            distinct: OnceCell::new(),
         })
     }
 
@@ -344,6 +362,15 @@ unsafe impl<T: KeyValue> Send for MemorySource<T> {}
 impl<T: KeyValue> MessageSource for MemorySource<T> {
     fn summary(&self) -> &IngestSummary {
         &self.summary
+    }
+
+    /// Sketched from every key (a pass of about a nanosecond a key), so that the
+    /// replay sizes its table once instead of doubling it ([`rbf::ingest::sketch`]).
+    fn estimated_distinct(&self) -> Option<DistinctEstimate> {
+        *self.distinct.get_or_init(|| {
+            let keys = &self.keys()[self.at..];
+            sketch::distinct_keys(keys.iter().map(|k| k.identity()), keys.len() as u64)
+        })
     }
 
     /// A batch in one loop (the hashing thread's work), ended early by Ctrl-C.

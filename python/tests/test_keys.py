@@ -55,6 +55,19 @@ def test_a_strided_view_is_read_as_its_elements(tmp_path, keys):
     assert observed(rbf.replay(view, **FILTER)) == replay_file(tmp_path, [str(k) for k in view])
 
 
+def test_a_large_array_sizes_its_table_from_a_sketch_and_means_the_same(tmp_path, capfd):
+    # Above 65 536 keys the replay sizes its key table from a sketch of the array
+    # (src/data/ingest/sketch.rs) instead of growing it: the same results as the file.
+    many = np.random.default_rng(3).zipf(1.2, 150000).astype(np.int64)
+    expected = replay_file(tmp_path, [str(k) for k in many])
+    assert observed(rbf.replay(many, **FILTER)) == expected
+    # A table of 64 MiB or more is announced with its size before the work.
+    capfd.readouterr()
+    rbf.replay(np.arange(4_000_000, dtype=np.uint64), prehashed=True, hash_seeds=1, **FILTER)
+    err = capfd.readouterr().err
+    assert "distinct objects estimated from a sketch of its keys" in err, err
+
+
 def test_prehashed_keys_are_used_as_they_are(keys):
     hashed = keys.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     a = rbf.replay(hashed, prehashed=True, **FILTER)

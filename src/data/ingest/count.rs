@@ -28,22 +28,33 @@ pub const BLOCK_RECORDS: u64 = 4096;
 /// Blocks read at most (24 MiB of oracleGeneral records).
 pub const SAMPLE_BLOCKS: u64 = 256;
 
-/// An estimate of the distinct objects of a file.
+/// An estimate of the distinct objects of an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DistinctEstimate {
-    /// Objects: exact, or an upper estimate from a sample.
+    /// Objects: exact, or an upper estimate.
     pub distinct: u64,
-    pub exact: bool,
+    pub basis: Basis,
+}
+
+/// How a [`DistinctEstimate`] was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// Every record's next-access field counted: exact.
+    Counted,
+    /// A sample of the records' next-access field, scaled up ([`estimate`]).
+    Sampled,
+    /// A sketch of every key ([`super::sketch`]: keys in memory).
+    Sketched,
 }
 
 impl DistinctEstimate {
     /// How the count was made, for messages ("counted from its records' next-access
-    /// field" or "estimated from a sample of ...").
+    /// field", "estimated from a sample of ...").
     pub fn describe(&self) -> &'static str {
-        if self.exact {
-            "counted from its records' next-access field"
-        } else {
-            "estimated from a sample of its records' next-access field"
+        match self.basis {
+            Basis::Counted => "counted from its records' next-access field",
+            Basis::Sampled => "estimated from a sample of its records' next-access field",
+            Basis::Sketched => "estimated from a sketch of its keys",
         }
     }
 }
@@ -101,7 +112,7 @@ pub fn estimate(
     if sampled == blocks {
         return Some(DistinctEstimate {
             distinct: last,
-            exact: true,
+            basis: Basis::Counted,
         });
     }
     Some(scaled(&counts, (last, read), blocks, records))
@@ -132,7 +143,7 @@ fn scaled(
     let upper = (point * 1.02 + 3.0 * se).ceil() as u64;
     DistinctEstimate {
         distinct: upper.min(records),
-        exact: false,
+        basis: Basis::Sampled,
     }
 }
 
@@ -188,7 +199,7 @@ mod tests {
             estimated(&bytes, 10),
             Some(DistinctEstimate {
                 distinct: 40_000,
-                exact: true
+                basis: Basis::Counted
             })
         );
         // i64::MAX also means "no next request".
@@ -203,7 +214,7 @@ mod tests {
         // follow.
         let bytes = rounds(400_000, 5);
         let e = estimated(&bytes, 0).unwrap();
-        assert!(!e.exact);
+        assert_eq!(e.basis, Basis::Sampled);
         assert!(
             (400_000..=400_000 * 106 / 100).contains(&e.distinct),
             "{e:?}"

@@ -27,6 +27,7 @@ pub mod progress;
 pub mod rbfs;
 pub mod readahead;
 pub mod series;
+pub mod sketch;
 pub mod source;
 pub mod text;
 
