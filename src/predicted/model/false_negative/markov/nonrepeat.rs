@@ -171,16 +171,21 @@ pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64
     // asked for where its floor is below the best so far: past it the split cannot
     // lower the minimum (the best only falls), and a chain's values do not depend on
     // how far it runs. A split with no such state is not run at all.
-    let mut floors: Vec<(usize, Option<Vec<f64>>)> = splits
+    // Each floor's total over the states asked for, summed once (not per comparison:
+    // a sort compares each split about log2(splits) times).
+    let mut floors: Vec<(f64, usize, Option<Vec<f64>>)> = splits
         .iter()
         .map(|&s| {
             let (ph, pl) = weights(s);
-            (s, biuniform_floor(d, s, ph, pl, last))
+            let floor = biuniform_floor(d, s, ph, pl, last);
+            let total = floor
+                .as_ref()
+                .map_or(0.0, |v| v[first..].iter().sum::<f64>());
+            (total, s, floor)
         })
         .collect();
-    let total = |f: &Option<Vec<f64>>| f.as_ref().map_or(0.0, |v| v[first..].iter().sum::<f64>());
-    floors.sort_by(|a, b| total(&a.1).total_cmp(&total(&b.1)).then(a.0.cmp(&b.0)));
-    for (s, floor) in floors {
+    floors.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    for (_, s, floor) in floors {
         tried += 1;
         // A margin far above the floor's rounding: pruning never changes a value.
         let end = match floor {
