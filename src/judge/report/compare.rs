@@ -151,20 +151,33 @@ fn bound_notes(c: &Comparison, hash_seeds: u64, per_cycle: bool) -> String {
             "    ",
         ));
     }
-    out.push_str(&wrap(
-        &format!(
+    let positions = if per_cycle {
+        "drawing new positions at every recycle (--positions fixed: positions kept, as a \
+         deployed filter's)"
+    } else {
+        "keeping its positions (as a deployed filter)"
+    };
+    let observed = if hash_seeds == 1 {
+        // One filter that keeps its positions holds a single draw of the hash positions
+        // the models average over: said, not passed over.
+        let covered = if per_cycle {
+            "each cycle's new positions vary both"
+        } else {
+            "one filter's positions are one draw of them; --hash-seeds 4, the default, \
+             covers both"
+        };
+        format!(
+            "observed: over the complete cycles of one filter, {positions}, the intervals over \
+             its time batches (the models average over hash positions and arrivals alike; \
+             {covered})"
+        )
+    } else {
+        format!(
             "observed: over the complete cycles of {hash_seeds} filters hashed with different \
-             seeds{}, the intervals over those filters and time batches (the models average over \
-             hash positions and arrivals alike)",
-            if per_cycle {
-                ", each drawing new positions at every recycle (--positions fixed: positions \
-                 kept, as a deployed filter's)"
-            } else {
-                ", each keeping its positions (as a deployed filter)"
-            }
-        ),
-        WIDTH,
-        "    ",
-    ));
+             seeds, each {positions}, the intervals over those filters and time batches (the \
+             models average over hash positions and arrivals alike)"
+        )
+    };
+    out.push_str(&wrap(&observed, WIDTH, "    "));
     out
 }
