@@ -564,7 +564,7 @@ fn alternative_values(
             alternatives
                 .par_iter()
                 .with_max_len(1)
-                .map(|w| FnModel::new(filter, w, eps))
+                .map(|w| FnModel::new(filter, w, eps).map(FnModel::for_range_end))
                 .collect::<Result<Vec<FnModel>>>()
         },
         || FnModel::new(filter, smallest, eps)?.profile(false),

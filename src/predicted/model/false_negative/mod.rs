@@ -89,6 +89,9 @@ pub struct FnModel {
     /// The renewal bound's per-insertion sums when [`FnModel::share_renewal_bits`]
     /// built them: shared by the model's clones (they depend on the filter only).
     renewal_bits: Option<std::sync::Arc<renewal::SharedBits>>,
+    /// Runs of ranks for markov-disabling at large D ([`markov::runs::TOLERANCE`], or
+    /// [`markov::runs::RANGE_TOLERANCE`] for [`FnModel::for_range_end`]).
+    disabling_tolerance: f64,
 }
 
 impl FnModel {
@@ -155,6 +158,7 @@ impl FnModel {
             eps,
             rates: std::sync::OnceLock::new(),
             renewal_bits: None,
+            disabling_tolerance: markov::runs::TOLERANCE,
         })
     }
 
@@ -212,6 +216,15 @@ impl FnModel {
         }
     }
 
+    /// This model as one of a fit's alternative workloads, whose Markov values only set
+    /// the ends of a printed range: markov-disabling then runs on the coarser runs of
+    /// [`markov::runs::RANGE_TOLERANCE`] (agreement [`markov::runs::RANGE_AGREEMENT`],
+    /// far inside a two-digit end rounded outward). Every other method is unchanged.
+    pub fn for_range_end(mut self) -> FnModel {
+        self.disabling_tolerance = markov::runs::RANGE_TOLERANCE;
+        self
+    }
+
     /// Per-state non-repeat estimates for a Markov method (None for the renewal model,
     /// which has no states).
     pub fn estimates(&self, method: Method, profile: &Profile) -> Option<Vec<f64>> {
@@ -222,9 +235,13 @@ impl FnModel {
             Method::MarkovUniform => markov::nonrepeat::uniform(self.q.len(), states),
             Method::MarkovBiuniform => markov::nonrepeat::biuniform(&self.q, states).0,
             Method::DropPins => markov::nonrepeat::drop_pins_of(self.power_sums(), states),
-            Method::MarkovDisabling => {
-                markov::disabling_estimates(&self.q, &self.zeta, self.p_r, profile)
-            }
+            Method::MarkovDisabling => markov::disabling_estimates(
+                &self.q,
+                &self.zeta,
+                self.p_r,
+                profile,
+                self.disabling_tolerance,
+            ),
             Method::Renewal => return None,
         })
     }
@@ -447,6 +464,38 @@ pub fn check_eps(eps: f64) -> Result<()> {
 mod tests {
     use super::*;
     use crate::workload::Placement;
+
+    #[test]
+    fn a_range_end_model_changes_only_markov_disabling_and_within_its_agreement() {
+        // D = 10^6: markov-disabling runs on runs of ranks, coarser for a range end.
+        let filter = FilterConfig::sigma_bounded(60_000, 4, 20_000);
+        let w = Workload::zipf(1_000_000, 0.9, 0.8, Placement::Uniform);
+        let point = FnModel::new(&filter, &w, DEFAULT_EPS).unwrap();
+        let end = point.clone().for_range_end();
+        let profile = point.profile(false).unwrap();
+        for m in [
+            Method::MarkovLower,
+            Method::MarkovSwr,
+            Method::MarkovUniform,
+            Method::MarkovBiuniform,
+            Method::DropPins,
+            Method::MarkovDisabling,
+        ] {
+            let (a, b) = (
+                point.markov(m, &profile).unwrap().fn_rate,
+                end.markov(m, &profile).unwrap().fn_rate,
+            );
+            if m == Method::MarkovDisabling {
+                assert_ne!(a.to_bits(), b.to_bits(), "the coarser runs were not used");
+                assert!(
+                    (a - b).abs() <= markov::runs::RANGE_AGREEMENT * a,
+                    "{a:e} vs {b:e}"
+                );
+            } else {
+                assert_eq!(a.to_bits(), b.to_bits(), "{m:?}");
+            }
+        }
+    }
 
     /// `evaluate` runs the methods side by side; each value, claim and the profile's
     /// size are those of the method computed alone, in the order asked, on one thread

@@ -96,11 +96,18 @@ pub fn two_phase(profile: &Profile, f: &[f64], p_r: f64) -> ChainRates {
 ///
 /// Where the exact update would cost more than [`runs::EXACT_WORK`] (states x ranks,
 /// a tenth of a second), it runs on runs of ranks whose q and zeta agree to
-/// [`runs::TOLERANCE`] ([`runs`]: minutes become about a second at D = 10^7; measured
-/// agreement [`runs::AGREEMENT`]).
-pub fn disabling_estimates(q: &[f64], zeta: &[f64], p_r: f64, profile: &Profile) -> Vec<f64> {
+/// `tolerance` ([`runs`]: minutes become about a second at D = 10^7; measured
+/// agreement [`runs::AGREEMENT`] at [`runs::TOLERANCE`], [`runs::RANGE_AGREEMENT`] at
+/// [`runs::RANGE_TOLERANCE`]).
+pub fn disabling_estimates(
+    q: &[f64],
+    zeta: &[f64],
+    p_r: f64,
+    profile: &Profile,
+    tolerance: f64,
+) -> Vec<f64> {
     if profile.len() as f64 * q.len() as f64 > runs::EXACT_WORK {
-        return disabling_estimates_on_runs(q, zeta, p_r, profile, runs::TOLERANCE);
+        return disabling_estimates_on_runs(q, zeta, p_r, profile, tolerance);
     }
     disabling_estimates_exact(q, zeta, p_r, profile)
 }

@@ -36,6 +36,19 @@ pub const TOLERANCE: f64 = 1e-3;
 /// require (measured: see docs/PERFORMANCE.md, issue 38).
 pub const AGREEMENT: f64 = 1e-4;
 
+/// The tolerance for the alternative workloads of a fit, whose values only set the
+/// ends of a printed range (two significant digits, rounded outward): ten times
+/// [`TOLERANCE`], about ten times fewer runs at large D (an alternative of D = 7 x 10^6
+/// took 0.47 of the 3.5 CPU s of cell 11's compare at TOLERANCE), the agreement
+/// [`RANGE_AGREEMENT`] (second order, as argued above: measured worst 5.8e-4 of 24
+/// random workloads, where TOLERANCE gives 1.6e-5). The point model's own value keeps
+/// TOLERANCE.
+pub const RANGE_TOLERANCE: f64 = 1e-2;
+
+/// Relative agreement with the exact update that the tests require at
+/// [`RANGE_TOLERANCE`]: a tenth of the 1 % step of a two-digit range end.
+pub const RANGE_AGREEMENT: f64 = 1e-3;
+
 /// Exact work (states x ranks) above which the estimate runs on runs of ranks: below
 /// it, a tenth of a second, the exact update runs and the numbers are the exact ones
 /// (a trace of 10^4 arrivals whose fit allows D = 5 x 10^4 spent 0.4 s of its compare
@@ -290,7 +303,7 @@ mod tests {
         use crate::model::false_negative::FnModel;
         use crate::workload::{Placement, Popularity, Workload};
         let mut draw = Draws(38);
-        let mut worst: f64 = 0.0;
+        let mut worst = [0.0f64; 2];
         for case in 0..24 {
             let d = [2_000, 20_000, 100_000][case % 3];
             let alpha = 1.5 * draw.next();
@@ -322,7 +335,6 @@ mod tests {
             let model = FnModel::new(&filter, &w, 1e-10).expect("a valid model");
             let profile = model.profile(false).expect("a sigma-bounded profile");
             let exact = disabling_estimates_exact(&model.q, &model.zeta, p_r, &profile);
-            let runs = disabling_estimates_on_runs(&model.q, &model.zeta, p_r, &profile, TOLERANCE);
             let rate = |f: &[f64]| {
                 if phases == 2 {
                     two_phase(&profile, f, p_r).fn_rate
@@ -330,14 +342,26 @@ mod tests {
                     one_phase(&profile, f, p_r).fn_rate
                 }
             };
-            let (a, b) = (rate(&exact), rate(&runs));
-            let rel = (a - b).abs() / a;
-            worst = worst.max(rel);
-            assert!(
-                rel <= AGREEMENT,
-                "case {case}: D = {d}, alpha = {alpha:.3}, p_r = {p_r:.3}, {placement:?}, {phases} phases: FN {a:e} exact vs {b:e} on runs (relative {rel:.2e})"
-            );
+            let a = rate(&exact);
+            for (k, (tolerance, agreement)) in
+                [(TOLERANCE, AGREEMENT), (RANGE_TOLERANCE, RANGE_AGREEMENT)]
+                    .into_iter()
+                    .enumerate()
+            {
+                let runs =
+                    disabling_estimates_on_runs(&model.q, &model.zeta, p_r, &profile, tolerance);
+                let b = rate(&runs);
+                let rel = (a - b).abs() / a;
+                worst[k] = worst[k].max(rel);
+                assert!(
+                    rel <= agreement,
+                    "case {case}: D = {d}, alpha = {alpha:.3}, p_r = {p_r:.3}, {placement:?}, {phases} phases, tolerance {tolerance}: FN {a:e} exact vs {b:e} on runs (relative {rel:.2e})"
+                );
+            }
         }
-        eprintln!("worst relative difference of the FN rate on runs: {worst:.2e}");
+        eprintln!(
+            "worst relative difference of the FN rate on runs: {:.2e} (tolerance {TOLERANCE}), {:.2e} (tolerance {RANGE_TOLERANCE})",
+            worst[0], worst[1]
+        );
     }
 }
