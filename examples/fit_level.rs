@@ -114,7 +114,17 @@ fn methods() -> Vec<Method> {
 }
 
 fn evaluate(filter: &FilterConfig, w: &Workload) -> Vec<f64> {
-    FnModel::new(filter, w, 1e-10)
+    evaluate_model(FnModel::new(filter, w, 1e-10))
+}
+
+/// [`evaluate`] of an alternative workload as `rbf compare` evaluates it, for a range
+/// end ([`FnModel::for_range_end`]).
+fn evaluate_range_end(filter: &FilterConfig, w: &Workload) -> Vec<f64> {
+    evaluate_model(FnModel::new(filter, w, 1e-10).map(FnModel::for_range_end))
+}
+
+fn evaluate_model(model: rbf::Result<FnModel>) -> Vec<f64> {
+    model
         .and_then(|m| m.evaluate(&methods(), RenewalOptions::default()))
         .map(|r| r.results.iter().map(|x| x.fn_rate).collect())
         .unwrap_or_default()
@@ -195,7 +205,7 @@ fn judge_methods(
     let alternatives: Vec<Vec<f64>> = check
         .alternatives
         .iter()
-        .map(|a| evaluate(filter, a))
+        .map(|a| evaluate_range_end(filter, a))
         .collect();
     t.method_seconds += clock.elapsed().as_secs_f64();
     let detail = std::env::var_os("FIT_LEVEL_DETAIL").is_some();

@@ -9,7 +9,9 @@
 #
 #   scripts/compare-grid.sh OUT_DIR BINARY [BINARY...] > runs.tsv
 #
-# ROUNDS (default 3) and CELLS (default: the list below) are read from the environment.
+# ROUNDS (default 3) and CELLS (default: the list below) are read from the environment;
+# PHASES (1 or 2), when set, replaces every cell's number of phases. The list holds all 14
+# cells of fit_level's 64 with at most 10^6 arrivals (the issue's "every cell").
 # The first binary synthesises the traces (into OUT_DIR, reused when present).
 set -euo pipefail
 out=${1:?usage: compare-grid.sh OUT_DIR BINARY [BINARY...]}
@@ -28,11 +30,15 @@ declare -A grid=(
   [18]="0.5 10000 0.7 segments:0.4,0.3,0.2,0.1 200000 1"
   [23]="1.1 10000 0.98 uniform 200000 1"
   [29]="0.9 10000 0.5 uniform 1000000 1"
+  [32]="0.9 1000 1 segments:0.4,0.3,0.2,0.1 1000000 1"
+  [33]="1.1 1000 0.9 segments:0.4,0.3,0.2,0.1 100000 1"
   [45]="0.5 1000 0.7 segments:0.4,0.3,0.2,0.1 1000000 1"
+  [46]="0.7 1000 0.9 top 100000 1"
   [47]="0.5 10000 0.5 bottom 200000 2"
+  [54]="1.3 1000 1 segments:0.4,0.3,0.2,0.1 100000 1"
   [58]="1.3 10000 0.9 bottom 1000000 2"
 )
-cells=${CELLS:-"0 8 11 17 18 23 29 45 47 58"}
+cells=${CELLS:-"0 8 11 17 18 23 29 32 33 45 46 47 54 58"}
 
 timed() { # label binary args...
   local label=$1 bin=$2
@@ -46,6 +52,7 @@ timed() { # label binary args...
 printf 'cell\tcommand\tbinary\twall\tuser\tsys\n'
 for c in $cells; do
   read -r zipf d p_r placement arrivals phases <<<"${grid[$c]}"
+  phases=${PHASES:-$phases}
   trace="$out/cell$c.csv"
   [ -s "$trace" ] || "${binaries[0]}" synth --distinct "$d" --zipf "$zipf" --p-repeat "$p_r" \
     --placement "$placement" --arrivals "$arrivals" --seed "$c" -o "$trace" 2>/dev/null

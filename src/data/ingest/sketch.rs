@@ -18,6 +18,9 @@
 //! what is counted.
 
 use super::count::{Basis, DistinctEstimate};
+// A bijective 64-bit mix (SplitMix64's finaliser): every input bit moves every output
+// bit, so the registers see uniform values whatever the keys' pattern.
+use crate::filter::mix64 as mix;
 
 /// Index bits: 2^14 registers.
 const P: u32 = 14;
@@ -88,15 +91,6 @@ pub fn distinct_keys(keys: impl IntoIterator<Item = u64>, n: u64) -> Option<Dist
         distinct: upper.clamp(1, n),
         basis: Basis::Sketched,
     })
-}
-
-/// A bijective 64-bit mix (the finaliser of SplitMix64): every input bit moves every
-/// output bit, so the registers see uniform values whatever the keys' pattern.
-#[inline(always)]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Ertl's sigma(x) = x + sum_k x^(2^k) 2^(k-1), for the registers still 0.
