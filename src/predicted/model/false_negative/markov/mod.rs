@@ -107,35 +107,46 @@ pub fn disabling_estimates(
     tolerance: f64,
 ) -> Vec<f64> {
     if profile.len() as f64 * q.len() as f64 > runs::EXACT_WORK {
-        return disabling_estimates_on_runs(q, zeta, p_r, profile, tolerance);
+        return per_state(runs::RunDisabling::new(q, zeta, p_r, tolerance), profile);
     }
     disabling_estimates_exact(q, zeta, p_r, profile)
 }
 
 /// [`disabling_estimates`] rank by rank, whatever the cost.
 pub fn disabling_estimates_exact(q: &[f64], zeta: &[f64], p_r: f64, profile: &Profile) -> Vec<f64> {
-    let mut d = Disabling::new(q, zeta, p_r);
-    let mut out = Vec::with_capacity(profile.len());
-    for _ in 0..profile.len() {
-        out.push(d.enabled_mass());
-        d.distinct_arrival();
-    }
-    out
+    per_state(Disabling::new(q, zeta, p_r), profile)
 }
 
-/// [`disabling_estimates`] on runs of ranks formed at `tolerance` ([`runs`]).
-pub fn disabling_estimates_on_runs(
-    q: &[f64],
-    zeta: &[f64],
-    p_r: f64,
-    profile: &Profile,
-    tolerance: f64,
-) -> Vec<f64> {
-    let mut d = runs::RunDisabling::new(q, zeta, p_r, tolerance);
+/// A disabling chain: the enabled mass U, and one distinct arrival.
+pub trait DisablingChain {
+    fn enabled_mass(&self) -> f64;
+    fn distinct_arrival(&mut self);
+}
+
+impl DisablingChain for Disabling<'_> {
+    fn enabled_mass(&self) -> f64 {
+        Disabling::enabled_mass(self)
+    }
+    fn distinct_arrival(&mut self) {
+        Disabling::distinct_arrival(self)
+    }
+}
+
+impl DisablingChain for runs::RunDisabling {
+    fn enabled_mass(&self) -> f64 {
+        runs::RunDisabling::enabled_mass(self)
+    }
+    fn distinct_arrival(&mut self) {
+        runs::RunDisabling::distinct_arrival(self)
+    }
+}
+
+/// f^[i] for each of the profile's states: U after i distinct arrivals of `chain`.
+pub fn per_state(mut chain: impl DisablingChain, profile: &Profile) -> Vec<f64> {
     let mut out = Vec::with_capacity(profile.len());
     for _ in 0..profile.len() {
-        out.push(d.enabled_mass());
-        d.distinct_arrival();
+        out.push(chain.enabled_mass());
+        chain.distinct_arrival();
     }
     out
 }

@@ -298,7 +298,7 @@ mod tests {
     fn runs_agree_with_the_exact_update_on_random_workloads() {
         use crate::filter::FilterConfig;
         use crate::model::false_negative::markov::{
-            disabling_estimates_exact, disabling_estimates_on_runs, one_phase, two_phase,
+            disabling_estimates_exact, one_phase, per_state, two_phase,
         };
         use crate::model::false_negative::FnModel;
         use crate::workload::{Placement, Popularity, Workload};
@@ -348,8 +348,8 @@ mod tests {
                     .into_iter()
                     .enumerate()
             {
-                let runs =
-                    disabling_estimates_on_runs(&model.q, &model.zeta, p_r, &profile, tolerance);
+                let chain = RunDisabling::new(&model.q, &model.zeta, p_r, tolerance);
+                let runs = per_state(chain, &profile);
                 let b = rate(&runs);
                 let rel = (a - b).abs() / a;
                 worst[k] = worst[k].max(rel);
