@@ -56,7 +56,7 @@ pub use data::{filter, ingest, message, synth, workload};
 pub use foundations::{console, error, output_file, progress, resources, signals, stats, stop};
 pub(crate) use foundations::{numbers, prefetch, simd, slot_table};
 pub use judge::{compare, experiment, report, size};
-pub use observed::{fit, replay};
+pub use observed::{fit, replay, trace_renewal};
 pub use predicted::model;
 pub use study::coverage;
 

@@ -53,3 +53,4 @@ mod safety_sweep;
 mod safety_weights;
 mod size;
 mod svg_layout;
+mod trace_bound;

@@ -45,6 +45,8 @@ const COUNT: usize = {
     while i < METHODS.len() {
         n += if METHODS[i].on_conservative.is_some() {
             3
+        } else if matches!(METHODS[i].reads, Reads::Trace) {
+            1
         } else {
             2
         };
@@ -114,8 +116,15 @@ impl Bound {
                             None
                         },
                     ],
-                    (1, false) => [Some(EvaluatedOn::Model), None, None],
-                    (2, false) => [Some(EvaluatedOn::FittedPoint), None, None],
+                    (0, false) if matches!(e.reads, Reads::Trace) => {
+                        [Some(EvaluatedOn::Model), None, None]
+                    }
+                    (1, false) if !matches!(e.reads, Reads::Trace) => {
+                        [Some(EvaluatedOn::Model), None, None]
+                    }
+                    (2, false) if !matches!(e.reads, Reads::Trace) => {
+                        [Some(EvaluatedOn::FittedPoint), None, None]
+                    }
                     _ => [None, None, None],
                 };
                 let mut j = 0;
@@ -329,6 +338,7 @@ mod tests {
             "renewal renewal fn_renewal_upper | renewal upper bound | renewal | #d62728",
             "renewal-fitted renewal_fitted fn_renewal_fitted | renewal, fitted point estimate | fitted | #f4a582",
             "renewal-conservative renewal_conservative fn_renewal_conservative | renewal, conservative end of the fit | conserv. | #67001f",
+            "renewal-trace renewal_trace fn_renewal_trace | renewal bound on the trace's own recycles | trace | #2ca02c",
             "markov-lower markov_lower fn_markov_lower | markov lower bound | mk-lower | #1f77b4",
             "markov-swr markov_swr fn_markov_swr | markov swr | mk-swr | #17becf",
             "markov-uniform markov_uniform fn_markov_uniform | markov uniform | mk-unif. | #9467bd",

@@ -19,6 +19,7 @@ use crate::model::false_negative::{FnReport, Method, RenewalMode, DEFAULT_EPS};
 use crate::replay::sizing::distinct_up_front;
 use crate::replay::{ReplayOptions, ReplayReport, DEFAULT_HASH_SEEDS};
 use crate::stats::Interval;
+use crate::trace_renewal::TraceBound;
 
 /// What `rbf compare` is asked: the filter, how to replay and fit, which bounds.
 /// Built by [`CompareOptions::new`], which settles sigma and checks the filter before
@@ -153,6 +154,10 @@ pub struct CompareOutput<'a> {
     #[serde(flatten)]
     values: BTreeMap<&'static str, Option<f64>>,
     fn_renewal_conservative_detail: Option<&'a ConservativeRenewal>,
+    /// The renewal argument on this trace's own recycles: `upper` is the bound
+    /// (`fn_renewal_trace`), with the paths' mean and spread (null: not covered, two
+    /// phases without copy-over).
+    fn_renewal_trace_detail: Option<&'a TraceBound>,
     /// Which engine produced the renewal bound (exact or certified) and its proven
     /// tolerance: exact <= fn_renewal_upper <= exact (1 + tolerance).
     fn_renewal_mode: Option<RenewalMode>,
@@ -198,6 +203,7 @@ impl CompareRun {
             model_distinct: self.observation.fit.distinct_estimate(),
             values: values_by_key(&j.records),
             fn_renewal_conservative_detail: j.conservative.as_ref(),
+            fn_renewal_trace_detail: self.observation.trace.as_ref(),
             fn_renewal_mode: renewal.map(|r| r.mode),
             fn_renewal_tolerance: renewal.map(|r| r.certified_tolerance),
             fn_methods_not_run: self.not_run(),

@@ -16,6 +16,7 @@ use crate::fit::adequacy::QFitCheck;
 use crate::fit::Fit;
 use crate::model::false_negative::renewal::worst::renewal_worst_case;
 use crate::model::false_negative::{Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions};
+use crate::trace_renewal::TraceBound;
 use crate::workload::Workload;
 
 /// A workload fitted from a trace, as the judge uses it.
@@ -80,6 +81,10 @@ pub struct Subject<'a> {
     /// fit (then `model` is its point estimate), or a synthetic source's fit of its own
     /// trace (then `model` is the true workload).
     pub fit: Option<&'a Fitted>,
+    /// The renewal argument on the trace's own recycles, where a trace was read
+    /// ([`crate::trace_renewal`]): the renewal-trace record, and the floor below which
+    /// the fitted model's renewal bound is not a bound for the trace.
+    pub trace: Option<&'a TraceBound>,
 }
 
 impl<'a> Subject<'a> {
@@ -91,6 +96,7 @@ impl<'a> Subject<'a> {
             model,
             fitted_model: is_fitted(model),
             fit: None,
+            trace: None,
         }
     }
 
@@ -101,6 +107,7 @@ impl<'a> Subject<'a> {
             model: &fit.point,
             fitted_model: true,
             fit: Some(fit),
+            trace: None,
         }
     }
 }
@@ -262,7 +269,20 @@ pub fn judge(
         records.push(record);
         conservative = Some(c);
     }
+    let mut notes = Vec::new();
+    if methods.contains(&Method::RenewalTrace) {
+        match subject.trace {
+            Some(t) => {
+                records.push(super::trace::record(t));
+                super::trace::demote_fitted_bounds_below(t, &mut records);
+            }
+            None => notes.push(super::trace::NEEDS_THE_TRACE.to_string()),
+        }
+    }
     records.sort_by_key(|r| r.bound);
+    if filter.phases == 2 {
+        product_form_is_no_bound(&mut records);
+    }
     judge_all(&mut records, observed);
     state_identified_as_points(&mut records);
     Ok(Judgement {
@@ -270,7 +290,7 @@ pub fn judge(
         report: Some(report),
         conservative,
         not_run,
-        notes: Vec::new(),
+        notes,
     })
 }
 
@@ -290,6 +310,7 @@ fn never_recycling_records(subject: &Subject, methods: &[Method]) -> Vec<Record>
     };
     let mut records: Vec<Record> = methods
         .iter()
+        .filter(|m| !m.reads_trace() || subject.trace.is_some())
         .map(|m| record(Bound::of(*m), 0.0, None, standing, note.clone()))
         .collect();
     records.sort_by_key(|r| r.bound);
@@ -374,6 +395,24 @@ fn conservative_record(
     };
     let r = record(Bound::conservative(), c.fn_upper, None, standing, note);
     Ok(Some((r, c)))
+}
+
+/// Why a two-phase Markov "upper bound" is no bound: the product form (FN paper eqs.
+/// 12-15) multiplies the halves' non-repeat chances as if independent, which no
+/// argument covers with either shared or independent positions, and replays show it
+/// below the observed FN by orders of magnitude (3e-16 against 8 %).
+pub const PRODUCT_FORM_NOTE: &str = "two phases: the Markov product form (eqs. 12-15) treats the halves as independent, which no argument covers; an approximation, not an upper bound";
+
+/// Two phases: the Markov upper bounds are the product form, which bounds nothing;
+/// they are shown as approximations (no verdict), saying why.
+fn product_form_is_no_bound(records: &mut [Record]) {
+    for r in records {
+        if r.claim == Claim::UpperBound && r.bound.reads_q() {
+            r.claim = Claim::Approximation;
+            r.standing = Standing::NotProven;
+            r.note = format!("{PRODUCT_FORM_NOTE}; {}", r.note);
+        }
+    }
 }
 
 /// Each record's verdict against `observed` ([`judge_record`]), when something was

@@ -18,6 +18,7 @@ pub mod judge;
 pub mod model_fn;
 pub mod observed;
 pub mod record;
+pub mod trace;
 pub mod verdict;
 
 pub use bound::{Bound, EvaluatedOn};
@@ -34,6 +35,7 @@ use crate::filter::{FilterConfig, Positions};
 use crate::fit::{Fit, FitOptions, Fitter};
 use crate::message::{for_each_key_batch, Message};
 use crate::replay::{ReplayOptions, ReplayReport, Replays};
+use crate::trace_renewal::{TraceBound, TraceRenewal};
 
 /// The FP paper's average FP rate for a filter: f_sigma (sigma-bounded) or f_a
 /// (N-bounded), an estimate of the count-instance rate, with the model's caveats for
@@ -93,6 +95,9 @@ pub struct Observation {
     pub fit: Fit,
     /// Arrivals read, warm-up included.
     pub seen: u64,
+    /// The renewal argument on this trace's own recycles ([`crate::trace_renewal`]);
+    /// None where it does not cover the filter (two phases without copy-over).
+    pub trace: Option<TraceBound>,
 }
 
 /// Replays (with `hash_seeds` filters, [`Replays`], with [`with_judged_positions`]) and fits
@@ -109,8 +114,12 @@ pub fn observe<I: IntoIterator<Item = Message>>(
     stream: I,
 ) -> Result<Observation> {
     let mut r = Replays::new(&with_judged_positions(filter), replay, hash_seeds)?;
+    let mut t = TraceRenewal::new(filter, replay.warmup);
     if let Some(d) = expected_distinct {
         r.expect_distinct(d);
+        if let Some(t) = t.as_mut() {
+            t.expect_distinct(d);
+        }
     }
     let mut f = Fitter::new(FitOptions {
         warmup: replay.warmup,
@@ -119,11 +128,15 @@ pub fn observe<I: IntoIterator<Item = Message>>(
     for_each_key_batch(stream, |keys| {
         r.run_keys(keys);
         f.run_keys(keys);
+        if let Some(t) = t.as_mut() {
+            t.run_keys(keys);
+        }
     });
     Ok(Observation {
         replay: r.report(),
         seen: f.seen(),
         fit: f.finish()?,
+        trace: t.and_then(|t| t.finish()),
     })
 }
 
@@ -151,7 +164,10 @@ pub fn judge_observation(
     let fitted = Fitted::from_fit(&observation.fit, label)?;
     let observed_fn = observed(Rate::Fn);
     let judgement = judge(
-        &Subject::fitted(filter, &fitted),
+        &Subject {
+            trace: observation.trace.as_ref(),
+            ..Subject::fitted(filter, &fitted)
+        },
         options,
         Some(&observed_fn),
     )?;

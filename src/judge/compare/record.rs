@@ -18,6 +18,9 @@ pub enum Standing {
     /// A proof covers this exact number: the FN paper's theorem for this variant, on a
     /// workload given as the truth.
     Proven,
+    /// A bound for this trace itself, read off its own recycles at 99 % confidence over
+    /// hash positions (`crate::trace_renewal`): no workload model assumed.
+    ThisTrace,
     /// A bound for the model fitted from a trace (its reuse profile, p_r, Q): proven for
     /// that model where the variant's bound is, not a proof for the trace itself.
     FittedModel,
@@ -36,6 +39,7 @@ impl Standing {
     pub fn label(self) -> &'static str {
         match self {
             Standing::Proven => "proven",
+            Standing::ThisTrace => "this trace",
             Standing::FittedModel => "fitted model",
             Standing::Checked => "checked",
             Standing::NotProven => "not proven",
@@ -47,6 +51,7 @@ impl Standing {
     pub fn token(self) -> &'static str {
         match self {
             Standing::Proven => "proven",
+            Standing::ThisTrace => "this-trace",
             Standing::FittedModel => "fitted-model",
             Standing::Checked => "checked",
             Standing::NotProven => "not-proven",

@@ -13,10 +13,12 @@ use crate::compare::verdict::MIN_STEADY_CYCLES;
 use crate::compare::{judge, FpModel, JudgeOptions, Observed, Rate, Regime, Seeds, Subject};
 use crate::error::Result;
 use crate::filter::FilterConfig;
+use crate::message::for_each_key_batch;
 use crate::model::false_negative::{Method, RenewalMode};
 use crate::model::false_positive::{capacity, sigma_for_target, CapacityQuery};
 use crate::progress::{check_interrupt, interrupted, Progress};
 use crate::replay::{ReplayOptions, ReplayReport, Replays};
+use crate::trace_renewal::{TraceBound, TraceRenewal};
 
 /// Runs `points` (already sharded) and returns one row per point, in point order.
 /// Points in `journal` (from an interrupted earlier run) are taken from it, and every
@@ -89,9 +91,13 @@ pub fn evaluate(config: &ExperimentConfig, source: &Prepared, point: &Point) -> 
         }
     }
     let mut observed = None;
+    let mut trace = None;
     if config.wants(Measure::Observed) {
         match replay_point(config, source, point, &filter, &mut row) {
-            Ok(o) => observed = Some(o),
+            Ok((o, t)) => {
+                observed = Some(o);
+                trace = t;
+            }
             Err(e) => row.note(format!("observed: {e}")),
         }
     }
@@ -104,6 +110,7 @@ pub fn evaluate(config: &ExperimentConfig, source: &Prepared, point: &Point) -> 
             &filter,
             methods,
             observed.as_ref(),
+            trace.as_ref(),
             &mut row,
         ) {
             row.note(format!("FN models: {e}"));
@@ -158,11 +165,14 @@ fn capacity_columns(point: &Point, filter: &FilterConfig, row: &mut Row) -> Resu
     Ok(())
 }
 
+/// One replay of the source; with `trace`, the trace's own recycles are followed in the
+/// same pass ([`crate::trace_renewal`]).
 fn replay_once(
     config: &ExperimentConfig,
     source: &Prepared,
     filter: &FilterConfig,
     seed: u64,
+    mut trace: Option<&mut TraceRenewal>,
 ) -> Result<ReplayReport> {
     // One filter per hash seed, so that the intervals cover the hash positions.
     let mut filter = filter.clone();
@@ -178,9 +188,18 @@ fn replay_once(
     let stream = source.source.messages(seed)?;
     if let Some(d) = stream.distinct_up_front(&filter, u64::from(config.hash_seeds)) {
         r.expect_distinct(d);
+        if let Some(t) = trace.as_deref_mut() {
+            t.expect_distinct(d);
+        }
     }
-    // `run` works in batches so that ground-truth lookups are prefetched.
-    r.run(stream);
+    match trace {
+        Some(t) => for_each_key_batch(stream, |keys| {
+            r.run_keys(keys);
+            t.run_keys(keys);
+        }),
+        // `run` works in batches so that ground-truth lookups are prefetched.
+        None => r.run(stream),
+    }
     Ok(r.report())
 }
 
@@ -192,12 +211,22 @@ fn replay_point(
     point: &Point,
     filter: &FilterConfig,
     row: &mut Row,
-) -> Result<Observed> {
+) -> Result<(Observed, Option<TraceBound>)> {
     let mut reports = Vec::with_capacity(config.seeds.len());
-    for &seed in &config.seeds {
+    // The trace's own recycles, followed beside its replay: the seeds of a trace file
+    // replay the same arrivals (followed once), a synthetic source's seeds are other
+    // traces (followed on each, the bound the mean of theirs as the observed rate is).
+    let follow = |i: usize| match source.source {
+        Source::Trace(_) if i > 0 => None,
+        _ => TraceRenewal::new(filter, source.warmup),
+    };
+    let mut traces = Vec::new();
+    for (i, &seed) in config.seeds.iter().enumerate() {
         let mut f = filter.clone();
         f.seed = seed;
-        reports.push(replay_once(config, source, &f, seed)?);
+        let mut t = follow(i);
+        reports.push(replay_once(config, source, &f, seed, t.as_mut())?);
+        traces.extend(t.and_then(|t| t.finish()));
     }
     let level = config.confidence;
     // Seeds of a synthetic source are new traces; seeds of a trace file, new hash
@@ -232,7 +261,7 @@ fn replay_point(
     if point.phases == 2 && !point.copy_over {
         row.note("observed without copy-over");
     }
-    Ok(fn_)
+    Ok((fn_, TraceBound::mean_of(&traces)))
 }
 
 /// The FN paper's models on the source's workload, judged against the observed FN
@@ -243,18 +272,20 @@ fn fn_models(
     filter: &FilterConfig,
     methods: Vec<Method>,
     observed: Option<&Observed>,
+    trace: Option<&TraceBound>,
     row: &mut Row,
 ) -> Result<()> {
     let Some(workload) = &source.workload else {
         return Ok(());
     };
-    let subject = match (&source.source, &source.fitted) {
+    let mut subject = match (&source.source, &source.fitted) {
         (Source::Trace(_), Some(fitted)) => Subject::fitted(filter, fitted),
         (_, fitted) => Subject {
             fit: fitted.as_ref(),
             ..Subject::given(filter, workload)
         },
     };
+    subject.trace = trace;
     let j = judge(
         &subject,
         &JudgeOptions::new(methods, config.eps, config.renewal_tolerance, false),

@@ -15,7 +15,7 @@ use crate::report::{sci, sci_or_dash, wrap, Table, WIDTH};
 /// Proven and fitted-model bounds need none: the standing says it.
 fn weak(r: &Row) -> impl Iterator<Item = &Record> {
     r.models.iter().filter(|m| match m.standing {
-        Standing::Proven | Standing::FittedModel => false,
+        Standing::Proven | Standing::ThisTrace | Standing::FittedModel => false,
         Standing::NotProven => m.claim != Claim::Approximation,
         Standing::Checked | Standing::NotJudged => true,
     })

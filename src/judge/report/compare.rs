@@ -126,6 +126,7 @@ fn bound_notes(c: &Comparison, hash_seeds: u64, per_cycle: bool) -> String {
             "    ",
         ));
     }
+
     out.push_str(&wrap(
         "verdict: holds = the whole observed FN interval is on the bound's side, VIOLATED = \
          the whole interval is on the other side, undecided = it straddles the bound (in \

@@ -14,6 +14,9 @@ use crate::error::{Error, Result};
 pub enum Method {
     /// Renewal upper bound (§5).
     Renewal,
+    /// The renewal argument on a trace's own recycles (`crate::trace_renewal`): needs
+    /// the trace, not a workload.
+    RenewalTrace,
     /// Markov chain with the "most popular recorded" lower bound (eq. 5).
     MarkovLower,
     /// Markov chain with sampling with replacement (eq. 6).
@@ -46,6 +49,8 @@ pub enum Reads {
     ReuseProfile,
     /// The popularity Q, D and the placement as well.
     Popularity,
+    /// The trace itself (its arrivals in order), not a workload.
+    Trace,
 }
 
 /// How a number is shown: a label for people, a column header of at most 9
@@ -90,7 +95,7 @@ const fn look(label: &'static str, short: &'static str, color: &'static str) -> 
 }
 
 /// Every method, in the order of every output.
-pub const METHODS: [MethodEntry; 7] = [
+pub const METHODS: [MethodEntry; 8] = [
     MethodEntry {
         method: Method::Renewal,
         name: "renewal",
@@ -104,6 +109,24 @@ pub const METHODS: [MethodEntry; 7] = [
             "conserv.",
             "#67001f",
         )),
+    },
+    MethodEntry {
+        method: Method::RenewalTrace,
+        name: "renewal-trace",
+        claim: Claim::UpperBound,
+        reads: Reads::Trace,
+        value_key: "fn_renewal_trace",
+        on_model: look(
+            "renewal bound on the trace's own recycles",
+            "trace",
+            "#2ca02c",
+        ),
+        on_fitted: look(
+            "renewal bound on the trace's own recycles",
+            "trace",
+            "#2ca02c",
+        ),
+        on_conservative: None,
     },
     MethodEntry {
         method: Method::MarkovLower,
@@ -190,6 +213,12 @@ impl Method {
     /// a fit for it alone skips fitting Q (docs/FIT.md).
     pub const fn reads_popularity(self) -> bool {
         matches!(self.entry().reads, Reads::Popularity)
+    }
+
+    /// Whether the method reads the trace itself (its arrivals in order): it has a
+    /// value only where a trace is read, never on a workload alone.
+    pub const fn reads_trace(self) -> bool {
+        matches!(self.entry().reads, Reads::Trace)
     }
 
     pub const fn name(self) -> &'static str {
@@ -303,7 +332,8 @@ mod tests {
     /// and CSV keys, table rows, plot series and `--method` help come from the entry.
     fn next(m: Method) -> Option<Method> {
         match m {
-            Method::Renewal => Some(Method::MarkovLower),
+            Method::Renewal => Some(Method::RenewalTrace),
+            Method::RenewalTrace => Some(Method::MarkovLower),
             Method::MarkovLower => Some(Method::MarkovSwr),
             Method::MarkovSwr => Some(Method::MarkovUniform),
             Method::MarkovUniform => Some(Method::MarkovBiuniform),
@@ -325,6 +355,6 @@ mod tests {
             assert_eq!(METHODS[i].method, *m);
             assert_eq!(Method::parse(m.name()).unwrap(), *m);
         }
-        assert!(Method::choices().starts_with("all, renewal, markov-lower"));
+        assert!(Method::choices().starts_with("all, renewal, renewal-trace, markov-lower"));
     }
 }

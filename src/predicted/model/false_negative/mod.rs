@@ -242,7 +242,7 @@ impl FnModel {
                 profile,
                 self.disabling_tolerance,
             ),
-            Method::Renewal => return None,
+            Method::Renewal | Method::RenewalTrace => return None,
         })
     }
 
@@ -346,6 +346,9 @@ impl FnModel {
                     "the two-phase product form (eq. 15) multiplies per-half averages, which under-estimates the joint miss probability"
                 },
             ),
+            Method::RenewalTrace => g(true,
+                "the renewal argument on the trace's own recycles: needs the trace itself",
+            ),
             Method::DropPins => g(false, "average-case approximation (eqs. 10-11)"),
             Method::MarkovDisabling => g(false,
                 "mean-field approximation with new arrivals (appendix G.2)",
@@ -366,7 +369,9 @@ impl FnModel {
                 .then(|| timed(|| self.renewal(options)))
         };
         let chains = || {
-            let markov_asked = methods.iter().any(|&m| m != Method::Renewal);
+            let markov_asked = methods
+                .iter()
+                .any(|&m| m != Method::Renewal && !m.reads_trace());
             markov_asked.then(|| {
                 let (profile, seconds) = timed(|| self.profile(options.progress));
                 let chains = match &profile {
@@ -397,6 +402,10 @@ impl FnModel {
         let mut results = Vec::new();
         let mut renewal_result = None;
         for (i, &m) in methods.iter().enumerate() {
+            if m.reads_trace() {
+                // Not a model of a workload: the judge reads it off the trace.
+                continue;
+            }
             let (fn_rate, fp_rate, guarantee, seconds) = match (m, chains.get(i)) {
                 (Method::Renewal, _) => {
                     // Computed once, however often the list names it.
@@ -504,9 +513,15 @@ mod tests {
     #[test]
     fn evaluated_side_by_side_is_each_method_alone() {
         let mut cases = 0;
+        // The models of a workload: renewal-trace reads a trace, and `evaluate` leaves
+        // it to the judge (checked below: asking for it adds no result).
+        let models: Vec<Method> = Method::ALL
+            .into_iter()
+            .filter(|m| !m.reads_trace())
+            .collect();
         let lists: [Vec<Method>; 3] = [
-            Method::ALL.to_vec(),
-            Method::ALL.iter().rev().copied().collect(),
+            models.clone(),
+            models.iter().rev().copied().collect(),
             vec![Method::DropPins, Method::Renewal, Method::MarkovSwr],
         ];
         for (memory, k, sigma, n, phases) in [
@@ -538,6 +553,15 @@ mod tests {
                         let report = pool.install(|| model.evaluate(methods, options)).unwrap();
                         let got: Vec<Method> = report.results.iter().map(|r| r.method).collect();
                         assert_eq!(&got, methods);
+                        let with_trace: Vec<Method> = methods
+                            .iter()
+                            .copied()
+                            .chain([Method::RenewalTrace])
+                            .collect();
+                        let again = pool.install(|| model.evaluate(&with_trace, options));
+                        let again: Vec<Method> =
+                            again.unwrap().results.iter().map(|r| r.method).collect();
+                        assert_eq!(&again, methods);
                         assert_eq!(report.markov_states, Some(profile.len()));
                         for r in &report.results {
                             let (fn_rate, fp_rate, guarantee) =
