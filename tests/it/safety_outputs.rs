@@ -563,3 +563,39 @@ fn a_fifo_trace_in_a_config_is_refused_at_once() {
         stderr(&out)
     );
 }
+
+/// Two outputs of one command on one file (`fit -o w.csv --table w.csv`, through
+/// `./`, a symbolic link or a hard link, existing or not) are refused naming both
+/// flags, and the file is left as it was.
+#[test]
+fn two_outputs_on_one_file_are_refused_naming_both_flags() {
+    let dir = Scratch::new("safe-two-outputs");
+    synth(&dir, "t.csv", "2000");
+    std::fs::write(dir.join("w.csv"), "kept\n").unwrap();
+    std::os::unix::fs::symlink("w.csv", dir.join("link.csv")).unwrap();
+    std::os::unix::fs::symlink("new.csv", dir.join("dangling.csv")).unwrap();
+    std::fs::hard_link(dir.join("w.csv"), dir.join("hard.csv")).unwrap();
+    for (o, table) in [
+        ("w.csv", "w.csv"),
+        ("w.csv", "./w.csv"),
+        ("w.csv", "link.csv"),
+        ("hard.csv", "w.csv"),
+        ("fresh.csv", "fresh.csv"),
+        ("new.csv", "dangling.csv"),
+    ] {
+        let out = rbf(&dir, &["fit", "t.csv", "-o", o, "--table", table]);
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{o} {table}: {said}");
+        assert!(
+            said.contains(&format!("`-o {o}`")) && said.contains(&format!("`--table {table}`")),
+            "{o} {table}: {said}"
+        );
+    }
+    assert_eq!(std::fs::read(dir.join("w.csv")).unwrap(), b"kept\n");
+    assert!(!dir.join("fresh.csv").exists() && !dir.join("new.csv").exists());
+    // Two different files are still written.
+    ok(&rbf(
+        &dir,
+        &["fit", "t.csv", "-o", "w.json", "--table", "r.csv"],
+    ));
+}

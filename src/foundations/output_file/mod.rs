@@ -21,7 +21,7 @@ pub mod pending;
 
 pub use check::{check_dir_writable, check_output_dir, check_outputs};
 pub use dir::{discard_dir, replace_dir, temp_dir_for};
-pub use paths::resolved_path;
+pub use paths::{resolved_path, same_file};
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
