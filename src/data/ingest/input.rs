@@ -186,6 +186,13 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>> {
 /// a FIFO) that would not fit in memory beside what is parsed from it is refused with
 /// its size, and binary data (a NUL byte) is refused at once, not read to the end.
 pub fn read_text(path: &Path) -> Result<String> {
+    // Opening a FIFO blocks until a writer opens it: say so first, as a trace does.
+    if std::fs::metadata(path).is_ok_and(|m| read_once_kind(&m) == Some(FIFO)) {
+        crate::console::note(&format!(
+            "reading {}: {FIFO}, waiting for data",
+            display_name(path)
+        ));
+    }
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     // The text and what is parsed from it are in memory together: a third of what is
     // available is the most a text input may take.
