@@ -62,9 +62,14 @@ pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
                 message: "is a directory, not a trace file".into(),
             });
         }
-        // A regular file's length is known; a FIFO's or a device's is not.
+        // A regular file's length is known; a FIFO's or a device's is not. A regular
+        // file's content is hashed on the way ([`super::digest`]).
         let total = meta.filter(|m| m.is_file()).map(|m| m.len());
-        (Box::new(file), total)
+        let raw: Box<dyn Read + Send> = match total {
+            Some(_) => Box::new(super::digest::Hashing::new(file, path)),
+            None => Box::new(file),
+        };
+        (raw, total)
     };
     let raw: Box<dyn Read + Send> = if progress {
         match ProgressReader::wrap(raw, display_name(path), total) {
