@@ -397,3 +397,38 @@ fn a_rejected_fit_is_named_by_every_command_reading_its_workload() {
     args.push("--json");
     assert!(json(&rbf(&dir, &args))["workload_misfit"].is_null());
 }
+
+/// `rbf fit` of a trace its model does not fit marks every line that shows the rejected
+/// fit's numbers (Q's exponents, the placement) and every file it writes of them.
+#[test]
+fn a_rejected_fit_marks_its_exponents_placement_and_files() {
+    let dir = Scratch::new("safe-numbers-fit-lines");
+    let trace = tragen_head(&dir, 20_000);
+    let out = rbf(
+        &dir,
+        &[
+            "fit",
+            trace.to_str().expect("utf-8"),
+            "-o",
+            "w.json",
+            "--table",
+            "r.csv",
+        ],
+    );
+    let text = stdout(&out);
+    assert!(text.contains("DOES NOT FIT"), "the case needs a misfit");
+    for row in [
+        "Q: Zipf exponent per rank decade",
+        "placement: top, bottom, segments",
+    ] {
+        let line = text.lines().find(|l| l.contains(row)).expect(row);
+        assert!(line.contains("rejected fit"), "{line}");
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    for what in ["workload", "rank table"] {
+        assert!(
+            said.contains(&format!("wrote {what} of a rejected fit")),
+            "{said}"
+        );
+    }
+}

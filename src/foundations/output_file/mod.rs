@@ -64,6 +64,9 @@ impl OutputFile {
     /// until [`OutputFile::commit`].
     pub fn create(path: &Path) -> Result<OutputFile> {
         let sink = if is_stdio(path) {
+            if crate::console::stdout_closed() {
+                return Err(crate::console::closed_stdout_error());
+            }
             Sink::Stdout(BufWriter::with_capacity(1 << 16, std::io::stdout()))
         } else {
             let target = resolved(path);

@@ -92,13 +92,22 @@ pub fn run(
     on_read(source.summary());
     source.summary().require_data()?;
     let fit = fitter.finish()?;
+    // A rejected fit's files hold the closest member of a family the trace rejects.
+    let rejected = fit.q_check.as_ref().is_some_and(|c| !c.fits);
+    let what = |name: &str| {
+        if rejected {
+            format!("{name} of a rejected fit (the model does not fit this trace)")
+        } else {
+            name.to_string()
+        }
+    };
     if let Some(path) = &request.workload {
         fit.workload()?.save(path)?;
-        on_written("workload", path);
+        on_written(&what("workload"), path);
     }
     if let Some(path) = &request.table {
         table::write_rank_table(&fit, path)?;
-        on_written("rank table", path);
+        on_written(&what("rank table"), path);
     }
     Ok(FitRun { fit })
 }
