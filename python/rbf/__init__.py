@@ -11,8 +11,8 @@ Results are :class:`Result` objects: the JSON object the command prints with
 ``--json``, as a dict whose keys are also attributes (``r.fn_rate`` is
 ``r["fn_rate"]``), plus polars DataFrames for its tables.
 
-A trace is a path (a ``str`` or ``os.PathLike``; or a list of paths read as one
-series), in any format the command line reads, or keys already in memory: a NumPy
+A trace is a path (a ``str``, ``bytes`` or ``os.PathLike``; or a list of paths read as
+one series), in any format the command line reads, or keys already in memory: a NumPy
 array or polars Series of integers, read in place without a copy, or of strings; or
 a list of ``bytes`` or ``int`` keys (a list of ``str`` is a list of paths). A key means what it means on a line of a text trace (an integer is
 its decimal text), so an array and a file listing the same keys give the same
@@ -84,20 +84,33 @@ def _result(value: Any) -> Any:
 
 
 def _is_path(x: Any) -> bool:
-    return isinstance(x, (str, os.PathLike))
+    # A bytes object is a path, as os.open takes it (os.fsdecode), never keys.
+    return isinstance(x, (str, bytes, os.PathLike))
+
+
+def _path(x: Any) -> str:
+    return os.fsdecode(os.fspath(x))
 
 
 def _trace(trace: Any) -> tuple[list[str], Any]:
     """The positional trace arguments and the keys in memory (None for paths)."""
     if _is_path(trace):
-        return [os.fspath(trace)], None
+        return [_path(trace)], None
     if isinstance(trace, (list, tuple)) and trace and all(_is_path(t) for t in trace):
-        return [os.fspath(t) for t in trace], None
+        if all(isinstance(t, bytes) for t in trace):
+            # A list of bytes is a list of keys (as documented), not of paths.
+            return ["-"], trace
+        return [_path(t) for t in trace], None
     keys = trace
     module = type(trace).__module__.split(".")[0]
     if module == "polars":
         import polars as pl
 
+        if trace.dtype.is_float() or trace.dtype == pl.Boolean:
+            raise TypeError(
+                f"keys: expected str, bytes or int, found a Series of {trace.dtype} "
+                "(a float or Boolean is not a key; cast it to what it stands for)"
+            )
         if trace.dtype.is_integer():
             if trace.null_count():
                 raise ValueError("keys: the Series has nulls; a key cannot be missing")
@@ -141,7 +154,7 @@ def _argv(path: tuple[str, ...], positional: dict[str, Any], options: dict[str, 
         for v in values:
             if isinstance(v, bool):
                 raise TypeError(f"{name}(): {key} takes a {flag['value_type']}, not {v!r}")
-            target.extend([flag["long"], os.fspath(v) if isinstance(v, os.PathLike) else str(v)])
+            target.extend([flag["long"], _path(v) if isinstance(v, (bytes, os.PathLike)) else str(v)])
     if "json" in flags:
         argv.append("--json")
     return head + argv

@@ -1,5 +1,7 @@
 """Keys in memory: read in place, and meaning what they mean on a line of a text trace."""
 
+import os
+
 import numpy as np
 import polars as pl
 import pytest
@@ -121,3 +123,16 @@ def test_bad_keys_are_refused():
         rbf.replay(pl.Series([1, None, 3]), **FILTER)
     with pytest.raises(ValueError, match="do not apply to keys in memory"):
         rbf.replay(np.arange(10, dtype=np.uint64), key="dst", **FILTER)
+
+
+def test_a_bytes_path_is_a_path_and_float_or_boolean_series_are_refused(tmp_path, keys):
+    # A bytes path names the file, as os.open takes it: not the path's bytes as keys.
+    expected = replay_file(tmp_path, [str(k) for k in keys])
+    path = str(tmp_path / "keys.txt")
+    r = rbf.replay(os.fsencode(path), format="lines", **FILTER)
+    assert r.ingest.messages == len(keys)
+    assert observed(r) == observed(rbf.replay(path, format="lines", **FILTER)) == expected
+    # Floats and Booleans are no keys, in a Series as in a numpy array.
+    for series in (pl.Series([1.5, 2.5]), pl.Series([True, False])):
+        with pytest.raises(TypeError, match="expected str, bytes or int, found a Series of"):
+            rbf.replay(series, **FILTER)

@@ -132,7 +132,11 @@ impl FilterArgs {
                 let text = crate::ingest::input::read_text(path)?;
                 let f: FilterFile = toml::from_str(&text).map_err(|e| Error::Config {
                     key: "filter".into(),
-                    message: format!("{}: {e}", path.display()),
+                    message: format!(
+                        "{}: {}",
+                        path.display(),
+                        crate::error::clip_lines(&e.to_string())
+                    ),
                 })?;
                 Ok(f.filter)
             }

@@ -16,27 +16,53 @@ pub fn plain_numbers(cmd: Command) -> Command {
     cmd.mut_args(numeric_arg).mut_subcommands(plain_numbers)
 }
 
+/// Flags whose allowed values are a narrower range than their type's: the range's
+/// ends, said in the flag's error instead of the type's largest value.
+fn range_of(id: &str) -> Option<(u64, u64)> {
+    match id {
+        "hash_seeds" => Some((1, u64::from(crate::replay::MAX_HASH_SEEDS))),
+        _ => None,
+    }
+}
+
+/// A whole number in `lo..=hi`.
+fn in_range(s: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let range = || format!("allowed range is {lo}-{hi}");
+    match whole(s, hi) {
+        Ok(v) if v >= lo => Ok(v),
+        Ok(_) => Err(range()),
+        Err(e) if e.contains("too large") => Err(range()),
+        Err(e) => Err(e),
+    }
+}
+
 fn numeric_arg(arg: Arg) -> Arg {
     let t = arg.get_value_parser().type_id();
-    let parser: Option<ValueParser> = if t == TypeId::of::<u64>() {
-        Some(ValueParser::new(|s: &str| whole(s, u64::MAX)))
-    } else if t == TypeId::of::<usize>() {
-        Some(ValueParser::new(|s: &str| {
-            whole(s, usize::MAX as u64).map(|v| v as usize)
-        }))
-    } else if t == TypeId::of::<u32>() {
-        Some(ValueParser::new(|s: &str| {
-            whole(s, u64::from(u32::MAX)).map(|v| v as u32)
-        }))
-    } else if t == TypeId::of::<u8>() {
-        Some(ValueParser::new(|s: &str| {
-            whole(s, u64::from(u8::MAX)).map(|v| v as u8)
-        }))
-    } else if t == TypeId::of::<f64>() {
-        Some(ValueParser::new(real))
-    } else {
-        None
-    };
+    let range = range_of(arg.get_id().as_str());
+    let parser: Option<ValueParser> =
+        if let (Some((lo, hi)), true) = (range, t == TypeId::of::<u32>()) {
+            Some(ValueParser::new(move |s: &str| {
+                in_range(s, lo, hi).map(|v| v as u32)
+            }))
+        } else if t == TypeId::of::<u64>() {
+            Some(ValueParser::new(|s: &str| whole(s, u64::MAX)))
+        } else if t == TypeId::of::<usize>() {
+            Some(ValueParser::new(|s: &str| {
+                whole(s, usize::MAX as u64).map(|v| v as usize)
+            }))
+        } else if t == TypeId::of::<u32>() {
+            Some(ValueParser::new(|s: &str| {
+                whole(s, u64::from(u32::MAX)).map(|v| v as u32)
+            }))
+        } else if t == TypeId::of::<u8>() {
+            Some(ValueParser::new(|s: &str| {
+                whole(s, u64::from(u8::MAX)).map(|v| v as u8)
+            }))
+        } else if t == TypeId::of::<f64>() {
+            Some(ValueParser::new(real))
+        } else {
+            None
+        };
     match parser {
         Some(p) => arg.value_parser(p).allow_negative_numbers(true),
         None => arg,
@@ -96,6 +122,19 @@ mod tests {
         assert!(e.contains("too large") && e.len() < 80, "{e}");
         assert_eq!(shown(&long), "a number of 300 characters");
         assert!(whole("ten", u64::MAX).unwrap_err().contains("expected"));
+    }
+
+    #[test]
+    fn narrower_ranges_are_said() {
+        assert_eq!(in_range("2^6", 1, 64), Ok(64));
+        for v in ["2^32", "65", "0", "1e300"] {
+            assert_eq!(
+                in_range(v, 1, 64),
+                Err("allowed range is 1-64".into()),
+                "{v}"
+            );
+        }
+        assert!(in_range("x", 1, 64).unwrap_err().contains("expected"));
     }
 
     #[test]

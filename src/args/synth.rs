@@ -30,6 +30,12 @@ pub struct SynthArgs {
 pub fn run(a: SynthArgs) -> Result<()> {
     let spec = a.workload.spec();
     let request = SynthRequest::new(&spec, a.arrivals, a.seed, !a.no_prologue, &a.output)?;
+    if let Some(why) = crate::size::misfit(request.workload()) {
+        crate::errln!(
+            "{}",
+            crate::report::size::misfit_warning(&why, "the trace written is drawn")
+        );
+    }
     let SynthRun { written, prologue } = command::run(&request)?;
     crate::errln!(
         "wrote {written} arrivals to {} ({prologue} prologue + {} drawn); replay with --warmup {prologue} or more to measure the model's steady state",

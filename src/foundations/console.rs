@@ -17,6 +17,45 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::error::{Error, Result};
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// For a binary's `main`: stdout was closed when the process started (the shell's
+/// `>&-`). The Rust runtime has put /dev/null in its place by then (so that no file
+/// takes its descriptor); results written to it would vanish, so writing them is an
+/// error instead ([`stdout_closed`]).
+pub fn set_stdout_closed(closed: bool) {
+    STDOUT_CLOSED.store(closed, Ordering::Relaxed);
+}
+
+/// Whether stdout was closed when rbf started ([`set_stdout_closed`]).
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Stands for a stdout the shell closed: every write is an error saying so.
+pub struct ClosedStdout;
+
+impl Write for ClosedStdout {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(closed_stdout_io())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn closed_stdout_io() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::BrokenPipe,
+        "standard output is closed (`>&-`): nothing can be written to it",
+    )
+}
+
+/// The error for writing to a closed stdout.
+pub fn closed_stdout_error() -> Error {
+    Error::io("<standard output>", closed_stdout_io())
+}
 
 /// Turns notes, estimates and every progress display off (`--quiet`).
 pub fn set_quiet(quiet: bool) {
@@ -36,6 +75,9 @@ pub fn note(text: &str) {
 
 /// Writes `text` to stdout; a failure (a full device) is an error naming stdout.
 pub fn out(text: &str) -> Result<()> {
+    if stdout_closed() {
+        return Err(closed_stdout_error());
+    }
     let mut o = std::io::stdout().lock();
     o.write_all(text.as_bytes())
         .and_then(|()| o.flush())

@@ -107,3 +107,47 @@ impl Error {
         }
     }
 }
+
+/// Longest line of a parser's message quoted in an error: a TOML parser quotes the
+/// offending line, which may be a file's whole content.
+const QUOTED_LINE: usize = 160;
+
+/// `text` (a parser's message) with every line longer than [`QUOTED_LINE`] characters
+/// cut, saying how much was left out, and trailing whitespace removed.
+pub fn clip_lines(text: &str) -> String {
+    let lines: Vec<String> = text
+        .trim_end()
+        .lines()
+        .map(|l| match l.char_indices().nth(QUOTED_LINE) {
+            Some((at, _)) => format!(
+                "{}... ({} more characters)",
+                &l[..at],
+                l[at..].chars().count()
+            ),
+            None => l.to_string(),
+        })
+        .collect();
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod clip_tests {
+    use super::clip_lines;
+
+    #[test]
+    fn long_lines_are_cut_and_counted() {
+        let long = format!(
+            "1 | a = {}\n  |     ^\nrecursion limit",
+            "[".repeat(400_000)
+        );
+        let c = clip_lines(&long);
+        assert!(c.len() < 400, "{}", c.len());
+        assert!(c.contains("(399848 more characters)"), "{c}");
+        assert!(c.ends_with("recursion limit"));
+        assert_eq!(clip_lines("short\n"), "short");
+        assert_eq!(
+            clip_lines(&"é".repeat(161)),
+            format!("{}... (1 more characters)", "é".repeat(160))
+        );
+    }
+}

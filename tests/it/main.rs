@@ -42,6 +42,7 @@ mod report_page;
 mod safety_configs;
 mod safety_flags;
 mod safety_inputs;
+mod safety_links;
 mod safety_numbers;
 mod safety_outputs;
 mod safety_readers;

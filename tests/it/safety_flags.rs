@@ -127,3 +127,45 @@ fn compare_checks_the_model_settings_before_reading() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("malformed"), "{}", stderr(&out));
 }
+
+/// `--hash-seeds` out of its range 1-64 (`2^32`, 65, 0) says that range, before any
+/// trace is opened, for `replay` and `compare` alike.
+#[test]
+fn hash_seeds_out_of_range_say_the_range() {
+    let dir = Scratch::new("safe-flags-hash-seeds");
+    for cmd in ["replay", "compare"] {
+        for v in ["2^32", "65", "0"] {
+            let out = rbf(
+                &dir,
+                &format!("{cmd} missing.csv -m 4096 -k 3 --sigma 1000 --hash-seeds {v}"),
+            );
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {v}: {said}");
+            assert!(
+                said.contains(&format!(
+                    "--hash-seeds: allowed range is 1-64 (found `{v}`)"
+                )),
+                "{cmd} {v}: {said}"
+            );
+        }
+    }
+}
+
+/// A TOML config nested past the parser's recursion limit (a 400 KB line) is refused
+/// in a few lines, the quoted line cut and its length said, as `rbf run` config and as
+/// `--filter-config`.
+#[test]
+fn a_toml_error_quotes_a_long_line_cut() {
+    let dir = Scratch::new("safe-flags-toml-depth");
+    let deep = format!("a = {}\n", "[".repeat(400_000));
+    std::fs::write(dir.join("deep.toml"), &deep).unwrap();
+    std::fs::write(dir.join("t.csv"), "0,1,1\n1,2,1\n").unwrap();
+    for args in ["run deep.toml", "replay t.csv --filter-config deep.toml"] {
+        let out = rbf(&dir, args);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args}: {said}");
+        assert!(said.len() < 2_000, "{args}: {} bytes of error", said.len());
+        assert!(said.contains("deep.toml"), "{args}: {said}");
+        assert!(said.contains("more characters)"), "{args}: {said}");
+    }
+}

@@ -318,3 +318,117 @@ fn a_long_n_bounded_model_announces_itself_and_stops_at_sigterm() {
     assert!(err.contains("`max_inserts`"), "{err}");
     assert!(err.contains("never ends"), "{err}");
 }
+
+/// A rejected fit warns wherever its workload file is read: `model fn --workload`
+/// (text, first line, and `workload_misfit` in `--json`) and `synth --workload`
+/// (stderr), as `size` does; a workload given as the truth gets no warning.
+#[test]
+fn a_rejected_fit_is_named_by_every_command_reading_its_workload() {
+    let dir = Scratch::new("safe-numbers-misfit");
+    let trace = tragen_head(&dir, 20_000);
+    let fit = rbf(
+        &dir,
+        &["fit", trace.to_str().expect("utf-8"), "-o", "w.json", "-q"],
+    );
+    assert!(
+        stdout(&fit).contains("DOES NOT FIT"),
+        "the case needs a misfit"
+    );
+    let model = [
+        "model",
+        "fn",
+        "--workload",
+        "w.json",
+        "-m",
+        "65536",
+        "-k",
+        "4",
+        "--sigma",
+        "20000",
+    ];
+    let text = stdout(&rbf(&dir, &model));
+    assert!(
+        text.starts_with("warning: the workload does not fit its trace (model does not fit"),
+        "{text}"
+    );
+    assert!(text.contains("D and the bounds below are for"), "{text}");
+    let mut args = model.to_vec();
+    args.push("--json");
+    let v = json(&rbf(&dir, &args));
+    let misfit = v["workload_misfit"].as_str().expect("workload_misfit");
+    assert!(misfit.contains("does not fit"), "{misfit}");
+
+    let synth = rbf(
+        &dir,
+        &[
+            "synth",
+            "--workload",
+            "w.json",
+            "--arrivals",
+            "1000",
+            "-o",
+            "s.csv",
+        ],
+    );
+    let said = String::from_utf8_lossy(&synth.stderr);
+    assert!(synth.status.success(), "{said}");
+    assert!(
+        said.contains("warning: the workload does not fit its trace"),
+        "{said}"
+    );
+
+    // Given as the truth: no warning, a null in the JSON.
+    let given = [
+        "model",
+        "fn",
+        "--distinct",
+        "500",
+        "--p-repeat",
+        "0.9",
+        "-m",
+        "65536",
+        "-k",
+        "4",
+        "--sigma",
+        "20000",
+    ];
+    assert!(!stdout(&rbf(&dir, &given)).contains("warning"));
+    let mut args = given.to_vec();
+    args.push("--json");
+    assert!(json(&rbf(&dir, &args))["workload_misfit"].is_null());
+}
+
+/// `rbf fit` of a trace its model does not fit marks every line that shows the rejected
+/// fit's numbers (Q's exponents, the placement) and every file it writes of them.
+#[test]
+fn a_rejected_fit_marks_its_exponents_placement_and_files() {
+    let dir = Scratch::new("safe-numbers-fit-lines");
+    let trace = tragen_head(&dir, 20_000);
+    let out = rbf(
+        &dir,
+        &[
+            "fit",
+            trace.to_str().expect("utf-8"),
+            "-o",
+            "w.json",
+            "--table",
+            "r.csv",
+        ],
+    );
+    let text = stdout(&out);
+    assert!(text.contains("DOES NOT FIT"), "the case needs a misfit");
+    for row in [
+        "Q: Zipf exponent per rank decade",
+        "placement: top, bottom, segments",
+    ] {
+        let line = text.lines().find(|l| l.contains(row)).expect(row);
+        assert!(line.contains("rejected fit"), "{line}");
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    for what in ["workload", "rank table"] {
+        assert!(
+            said.contains(&format!("wrote {what} of a rejected fit")),
+            "{said}"
+        );
+    }
+}

@@ -563,3 +563,107 @@ fn a_fifo_trace_in_a_config_is_refused_at_once() {
         stderr(&out)
     );
 }
+
+/// Two outputs of one command on one file (`fit -o w.csv --table w.csv`, through
+/// `./`, a symbolic link or a hard link, existing or not) are refused naming both
+/// flags, and the file is left as it was.
+#[test]
+fn two_outputs_on_one_file_are_refused_naming_both_flags() {
+    let dir = Scratch::new("safe-two-outputs");
+    synth(&dir, "t.csv", "2000");
+    std::fs::write(dir.join("w.csv"), "kept\n").unwrap();
+    std::os::unix::fs::symlink("w.csv", dir.join("link.csv")).unwrap();
+    std::os::unix::fs::symlink("new.csv", dir.join("dangling.csv")).unwrap();
+    std::fs::hard_link(dir.join("w.csv"), dir.join("hard.csv")).unwrap();
+    for (o, table) in [
+        ("w.csv", "w.csv"),
+        ("w.csv", "./w.csv"),
+        ("w.csv", "link.csv"),
+        ("hard.csv", "w.csv"),
+        ("fresh.csv", "fresh.csv"),
+        ("new.csv", "dangling.csv"),
+    ] {
+        let out = rbf(&dir, &["fit", "t.csv", "-o", o, "--table", table]);
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{o} {table}: {said}");
+        assert!(
+            said.contains(&format!("`-o {o}`")) && said.contains(&format!("`--table {table}`")),
+            "{o} {table}: {said}"
+        );
+    }
+    assert_eq!(std::fs::read(dir.join("w.csv")).unwrap(), b"kept\n");
+    assert!(!dir.join("fresh.csv").exists() && !dir.join("new.csv").exists());
+    // Two different files are still written.
+    ok(&rbf(
+        &dir,
+        &["fit", "t.csv", "-o", "w.json", "--table", "r.csv"],
+    ));
+}
+
+/// With stdout closed by the shell (`>&-`), `ingest -o -`, `synth -o -` and a command
+/// printing its table fail naming standard output, where they reported success with
+/// nothing written; a file written meanwhile is written whole.
+#[test]
+fn a_closed_stdout_is_an_error_not_a_success() {
+    let dir = Scratch::new("safe-closed-stdout");
+    synth(&dir, "t.csv", "3000");
+    for args in [
+        "ingest t.csv -o -",
+        "synth --distinct 10 --p-repeat 0.5 --arrivals 100 -o -",
+        "replay t.csv -m 3000 -k 3 --sigma 900",
+    ] {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec \"$0\" {args} >&-"))
+            .arg(env!("CARGO_BIN_EXE_rbf"))
+            .current_dir(&*dir)
+            .output()
+            .unwrap();
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args}: {said}");
+        assert!(said.contains("standard output is closed"), "{args}: {said}");
+    }
+    // An output file written with stdout closed is written whole.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" ingest t.csv -o x.rbfs -q >&-")
+        .arg(env!("CARGO_BIN_EXE_rbf"))
+        .current_dir(&*dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again = rbf(&dir, &["ingest", "x.rbfs", "-o", "y.rbfs", "-q"]);
+    ok(&again);
+}
+
+/// `-o /proc/self/x`: refused before any work (exit 2, as other refused outputs),
+/// naming the path as given and the directory it leads to.
+#[test]
+fn an_output_in_an_unwritable_directory_is_named_as_given() {
+    let dir = Scratch::new("safe-proc-output");
+    synth(&dir, "t.csv", "2000");
+    for args in [
+        vec!["ingest", "t.csv", "-o", "/proc/self/x"],
+        vec![
+            "synth",
+            "--distinct",
+            "10",
+            "--p-repeat",
+            "0.5",
+            "--arrivals",
+            "10",
+            "-o",
+            "/proc/self/x",
+        ],
+        vec!["fit", "t.csv", "--table", "/proc/self/x.csv"],
+    ] {
+        let out = rbf(&dir, &args);
+        let said = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert!(
+            said.contains("refusing to write /proc/self/x")
+                && said.contains("its directory /proc/"),
+            "{args:?}: {said}"
+        );
+    }
+}

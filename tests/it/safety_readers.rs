@@ -401,3 +401,273 @@ fn hidden_files_are_not_part_of_a_directory_series() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("1 hidden"), "{}", stderr(&out));
 }
+
+/// CSV fields follow RFC 4180 quoting: a delimiter inside quotes is part of the key, the
+/// quotes are not (so `"k231"` and `k231` are one key), `""` is a quote, and a quoted
+/// field that does not close on its line is refused by line number.
+#[test]
+fn quoted_csv_fields_are_keys_whole() {
+    let dir = scratch("csv-quotes");
+    let csv_options = || IngestOptions {
+        format: Format::Csv,
+        csv: rbf::ingest::csv::CsvSpec {
+            key_column: 2,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut text = String::new();
+    for i in 0..3000 {
+        text.push_str(&format!("{i},\"cdn.example,/obj{i}\",100\n"));
+    }
+    std::fs::write(dir.join("q.csv"), &text).unwrap();
+    let (ms, s) = read(&dir.join("q.csv"), &csv_options());
+    assert_eq!(
+        (ms.len(), distinct(&ms), s.malformed),
+        (3000, 3000, 0),
+        "{s:?}"
+    );
+
+    // Mixed quoting: the same 100 keys, every other one quoted.
+    let mut text = String::new();
+    for i in 0..200 {
+        let k = i % 100;
+        if i % 2 == 0 {
+            text.push_str(&format!("{i},\"k{k}\",1\n"));
+        } else {
+            text.push_str(&format!("{i},k{k},1\n"));
+        }
+    }
+    std::fs::write(dir.join("mixed.csv"), &text).unwrap();
+    let (ms, s) = read(&dir.join("mixed.csv"), &csv_options());
+    assert_eq!(
+        (ms.len(), distinct(&ms), s.malformed),
+        (200, 100, 0),
+        "{s:?}"
+    );
+
+    // A quoted field spanning lines: both of its lines are counted as malformed (the
+    // first with the line number and why, the second has one column), and the records
+    // around them are read.
+    std::fs::write(
+        dir.join("open.csv"),
+        "1,a,1\n2,\"b\nc\"\n3,d,1\n4,\"say \"\"hi\"\"\",1\n",
+    )
+    .unwrap();
+    let (ms, s) = read(&dir.join("open.csv"), &csv_options());
+    assert_eq!((ms.len(), distinct(&ms), s.malformed), (3, 3, 2), "{s:?}");
+    let examples = s.examples.join("\n");
+    assert!(examples.contains("open.csv:2:"), "{examples}");
+    assert!(
+        examples.contains("does not close on its line"),
+        "{examples}"
+    );
+}
+
+/// A directory series reads its subdirectories (`ser/a.csv`, `ser/b.csv`,
+/// `ser/sub/c.csv`: every record, in path order), a directory holding only
+/// subdirectories is a series of their files, a symbolic link back up the tree reads
+/// nothing twice, and hidden subdirectories (`.git`) are left out and counted.
+#[test]
+fn a_directory_series_reads_its_subdirectories() {
+    let dir = scratch("subdirs");
+    let jedi = |from: u64| -> String {
+        (from..from + 5000)
+            .map(|i| format!("{i},{},1\n", i % 700))
+            .collect()
+    };
+    std::fs::create_dir_all(dir.join("ser/sub")).unwrap();
+    std::fs::write(dir.join("ser/a.csv"), jedi(0)).unwrap();
+    std::fs::write(dir.join("ser/b.csv"), jedi(5000)).unwrap();
+    std::fs::write(dir.join("ser/sub/c.csv"), jedi(10_000)).unwrap();
+    std::os::unix::fs::symlink("..", dir.join("ser/sub/up")).unwrap();
+    let o = options(Format::Auto, FlowKeyKind::FiveTuple);
+    let (ms, s) = read(&dir.join("ser"), &o);
+    assert_eq!(ms.len(), 15_000, "{s:?}");
+    let files: Vec<&str> = s.files.iter().map(|f| f.source.as_str()).collect();
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(files[2].ends_with("sub/c.csv"), "{files:?}");
+
+    std::fs::create_dir_all(dir.join("only/2026/01")).unwrap();
+    std::fs::create_dir_all(dir.join("only/.git")).unwrap();
+    std::fs::write(dir.join("only/.git/HEAD"), "ref: x\n").unwrap();
+    std::fs::write(dir.join("only/2026/01/x.csv"), jedi(0)).unwrap();
+    let (ms, _) = read(&dir.join("only"), &o);
+    assert_eq!(ms.len(), 5000);
+
+    std::fs::create_dir_all(dir.join("none/sub/.cache")).unwrap();
+    std::fs::write(dir.join("none/sub/.cache/x.csv"), jedi(0)).unwrap();
+    let out = rbf(&dir, &["ingest", "none", "-o", "x.rbfs"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds no files, in it or in its subdirectories but 1 hidden"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A JEDI log of `n` records (keys cycling over 5 000) written as `.rbfs` at `path`.
+fn rbfs_of(dir: &Path, name: &str, n: usize, key_offset: usize) -> Vec<u8> {
+    let csv: String = (0..n)
+        .map(|i| format!("{i},{},1\n", key_offset + i % 5000))
+        .collect();
+    let src = dir.join(format!("{name}.csv"));
+    std::fs::write(&src, csv).unwrap();
+    let out = rbf(
+        dir,
+        &[
+            "ingest",
+            &format!("{name}.csv"),
+            "-o",
+            &format!("{name}.rbfs"),
+            "-q",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::read(dir.join(format!("{name}.rbfs"))).unwrap()
+}
+
+/// Streams written one after another are read whole (`cat a.rbfs b.rbfs`, and two
+/// `rbf ingest -o -` into one pipe), and any other bytes after a trailer are reported
+/// with their offset and length, not passed as intact.
+#[test]
+fn concatenated_rbfs_streams_are_read_whole_and_trailing_bytes_reported() {
+    let dir = scratch("rbfs-cat");
+    let o = options(Format::Auto, FlowKeyKind::FiveTuple);
+    let a = rbfs_of(&dir, "a", 20_000, 0);
+    let b = rbfs_of(&dir, "b", 70_000, 100_000);
+    let (ma, _) = read(&dir.join("a.rbfs"), &o);
+    let (mb, _) = read(&dir.join("b.rbfs"), &o);
+    let both = [a.clone(), b.clone()].concat();
+    std::fs::write(dir.join("ab.rbfs"), &both).unwrap();
+    let (ms, s) = read(&dir.join("ab.rbfs"), &o);
+    assert_eq!(ms.len(), 90_000, "{s:?}");
+    assert_eq!(ms[..20_000], ma[..]);
+    assert_eq!(ms[20_000..], mb[..]);
+    assert!(s.damage.is_none(), "{:?}", s.damage);
+    assert_eq!(s.notes.values().sum::<u64>(), 1, "{:?}", s.notes);
+
+    // Two streamed ingests into one pipe, replayed from stdin.
+    let streamed: Vec<u8> = ["a.csv", "b.csv"]
+        .iter()
+        .flat_map(|f| {
+            let out = rbf(&dir, &["ingest", f, "-o", "-", "-q"]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            out.stdout
+        })
+        .collect();
+    std::fs::write(dir.join("piped.rbfs"), &streamed).unwrap();
+    let (ms, s) = read(&dir.join("piped.rbfs"), &o);
+    assert_eq!(ms.len(), 90_000, "{s:?}");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rbf"))
+        .current_dir(&*dir)
+        .args(["ingest", "-", "-o", "x.rbfs"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&streamed).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("90000 records") && said.contains("1 .rbfs stream(s) written after"),
+        "{said}"
+    );
+
+    // Bytes after the trailer that are not a stream: read all of `a`, then a warning
+    // with the offset and length.
+    let tail = [a.clone(), b"appended by mistake\n".to_vec()].concat();
+    std::fs::write(dir.join("tail.rbfs"), &tail).unwrap();
+    let (ms, s) = read(&dir.join("tail.rbfs"), &o);
+    assert_eq!(ms.len(), 20_000);
+    let d = s.damage.expect("trailing bytes reported");
+    assert!(
+        d.contains(&format!("byte offset {}", a.len()))
+            && d.contains("20 byte(s) after the stream's trailer"),
+        "{d}"
+    );
+}
+
+/// One flipped byte in block 1 of 4: blocks 0, 2 and 3 are read, and the warning gives
+/// the corrupt block's byte offset and the 65 536 declared records not read.
+#[test]
+fn a_corrupt_rbfs_block_loses_only_itself() {
+    let dir = scratch("rbfs-corrupt");
+    let o = options(Format::Auto, FlowKeyKind::FiveTuple);
+    let bytes = rbfs_of(&dir, "t", 252_000, 0);
+    let (all, _) = read(&dir.join("t.rbfs"), &o);
+    // Walk the chunk headers (n u32, len u32) to block 1.
+    let chunk = |at: usize| {
+        let n = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let len = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        (n, len)
+    };
+    let first = rbfs::HEADER_LEN;
+    let (n0, len0) = chunk(first);
+    assert_eq!(n0, rbfs::BLOCK);
+    let second = first + 8 + len0;
+    let (n1, len1) = chunk(second);
+    assert_eq!(n1, rbfs::BLOCK);
+    let mut bad = bytes.clone();
+    bad[second + 8 + len1 / 2] ^= 0x01;
+    std::fs::write(dir.join("bad.rbfs"), &bad).unwrap();
+    let (ms, s) = read(&dir.join("bad.rbfs"), &o);
+    assert_eq!(ms.len(), 252_000 - rbfs::BLOCK, "{s:?}");
+    assert_eq!(ms[..rbfs::BLOCK], all[..rbfs::BLOCK]);
+    assert_eq!(ms[rbfs::BLOCK..], all[2 * rbfs::BLOCK..]);
+    let d = s.damage.expect("damage");
+    assert!(
+        d.contains(&format!("byte offset {second}"))
+            && d.contains("65536 declared message(s) in 1 corrupt block(s) were not read"),
+        "{d}"
+    );
+    // On the command line: a warning, every other record replayed.
+    let out = rbf(&dir, &["ingest", "bad.rbfs", "-o", "again.rbfs"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("65536 declared"), "{}", stderr(&out));
+}
+
+/// A FIFO named where a config, a filter config or a workload file is read says it is
+/// waiting, as a trace FIFO does, and reads what a writer then gives it.
+#[test]
+fn a_fifo_config_or_workload_says_it_is_waiting() {
+    let dir = scratch("fifo-configs");
+    std::fs::write(dir.join("t.csv"), "0,1,1\n1,2,1\n2,1,1\n").unwrap();
+    let cases: [(&str, Vec<&str>); 3] = [
+        (
+            "f.toml",
+            vec!["replay", "t.csv", "--filter-config", "f.toml"],
+        ),
+        (
+            "w.json",
+            vec![
+                "model",
+                "fn",
+                "--workload",
+                "w.json",
+                "-m",
+                "4096",
+                "-k",
+                "3",
+                "--sigma",
+                "1000",
+            ],
+        ),
+        ("run.toml", vec!["run", "run.toml", "-o", "out"]),
+    ];
+    for (name, args) in &cases {
+        mkfifo(&dir.join(name));
+        let mut child = crate::cli::spawn(&dir, args, Stdio::null());
+        let err = chunks(child.stderr.take().unwrap());
+        let said = read_until(&err, "waiting for data", Duration::from_secs(8));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            said.contains(&format!(
+                "reading {name}: a FIFO (named pipe), waiting for data"
+            )),
+            "{args:?}: {said:?}"
+        );
+    }
+}

@@ -472,3 +472,131 @@ fn a_failed_run_keeps_its_journal_only_when_it_holds_points() {
     journal.finish().expect("removed");
     assert!(!journal_dir.exists());
 }
+
+/// A JEDI log of `lines` requests (keys over 5 000) whose key at line `changed` is
+/// another of the same length: every byte but a few in the middle is the same.
+fn jedi_log(lines: usize, changed: Option<usize>) -> String {
+    (0..lines)
+        .map(|i| {
+            let key = 10_000 + i % 5000 + if Some(i) == changed { 1 } else { 0 };
+            format!("{i},{key},1\n")
+        })
+        .collect()
+}
+
+/// Writes `text` over `path` keeping its modification time, as `cp -p` of a file of the
+/// same age would.
+fn replace_keeping_time(path: &Path, text: &str) {
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
+
+/// A config over the one trace `cur.csv`, two grid points.
+const CUR_GRID: &str = r#"name = "cur"
+seeds = [1]
+measures = ["observed", "fp-model"]
+
+[[trace]]
+name = "current"
+path = "cur.csv"
+
+[grid]
+memory = [2048, 4096]
+hashes = [3]
+sigma_fraction = [0.5]
+"#;
+
+/// Shard 0 of a run on `cur.csv`, then `cur.csv` replaced by a trace of the same size
+/// whose first and last MiB (and modification time) are the same, then shard 1: the
+/// merge is refused naming the file, by the digests of the whole contents.
+#[test]
+fn merge_refuses_shards_of_a_trace_changed_in_the_middle() {
+    let dir = Scratch::new("safe-merge-digest");
+    let d: &Path = &dir;
+    let lines = 300_000;
+    let old = jedi_log(lines, None);
+    let new = jedi_log(lines, Some(lines / 2));
+    assert_eq!(old.len(), new.len());
+    assert!(
+        old.len() > 3 << 20,
+        "the change must be beyond both ends' MiB"
+    );
+    let mib = 1 << 20;
+    assert_eq!(old[..mib], new[..mib]);
+    assert_eq!(old[old.len() - mib..], new[new.len() - mib..]);
+    std::fs::write(d.join("cur.csv"), &old).unwrap();
+    std::fs::write(d.join("g.toml"), CUR_GRID).unwrap();
+    ok(&rbf(
+        d,
+        &["run", "g.toml", "--shard", "0/2", "-o", "s0", "-q"],
+    ));
+    replace_keeping_time(&d.join("cur.csv"), &new);
+    ok(&rbf(
+        d,
+        &["run", "g.toml", "--shard", "1/2", "-o", "s1", "-q"],
+    ));
+    let e = refused_merge(d, &["s0", "s1"]);
+    assert!(
+        e.contains("input `") && e.contains("cur.csv`: same size, other content"),
+        "{e}"
+    );
+    // The same trace on both sides merges.
+    replace_keeping_time(&d.join("cur.csv"), &old);
+    ok(&rbf(
+        d,
+        &["run", "g.toml", "--shard", "1/2", "-o", "s1-old", "-q"],
+    ));
+    ok(&rbf(d, &["merge", "s0", "s1-old", "-o", "m", "-q"]));
+}
+
+/// A run stopped with every point journalled, its trace then replaced by another of the
+/// same size and modification time (`cp -p`): the rerun does not resume (it says which
+/// file differs and starts afresh), and its results are those of a run on the new trace;
+/// unchanged, the journal is resumed.
+#[test]
+fn a_resume_onto_a_replaced_trace_starts_afresh_naming_it() {
+    let dir = Scratch::new("safe-resume-digest");
+    let d: &Path = &dir;
+    let old = jedi_log(40_000, None);
+    let new = jedi_log(40_000, Some(20_000));
+    std::fs::write(d.join("cur.csv"), &old).unwrap();
+    std::fs::write(d.join("g.toml"), CUR_GRID).unwrap();
+    let c = ExperimentConfig::load(&d.join("g.toml")).expect("config");
+    let options = RunOptions::default();
+    let run = |out: &str| {
+        let journal = Journal::open(&d.join(out), &c, Shard::ALL).expect("journal");
+        let r = experiment::run_resumable(&c, options, Some(&journal)).expect("run");
+        // Stopped here, as by kill -9 after the last point: the journal stays.
+        drop(journal);
+        r
+    };
+    let first = run("out");
+    replace_keeping_time(&d.join("cur.csv"), &new);
+    let journal = Journal::open(&d.join("out"), &c, Shard::ALL).expect("journal again");
+    assert_eq!(journal.resumed(), 0, "points of the old trace resumed");
+    let why = journal.afresh_because().expect("a reason").to_string();
+    assert!(
+        why.contains("cur.csv is not the file the interrupted run read"),
+        "{why}"
+    );
+    let second = experiment::run_resumable(&c, options, Some(&journal)).expect("rerun");
+    journal.finish().expect("journal removed");
+    assert_ne!(
+        second.fingerprint, first.fingerprint,
+        "the results name the content they came from"
+    );
+    let fresh = experiment::run(&c, options).expect("fresh run");
+    assert_eq!(second, fresh);
+    // Unchanged since, the journal is resumed, its results the same.
+    let third = run("again");
+    let journal = Journal::open(&d.join("again"), &c, Shard::ALL).expect("journal");
+    assert_eq!(journal.resumed(), third.rows.len());
+    assert!(journal.afresh_because().is_none());
+    journal.finish().expect("journal removed");
+}

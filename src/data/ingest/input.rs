@@ -62,9 +62,14 @@ pub fn open_with_progress(path: &Path, progress: bool) -> Result<Input> {
                 message: "is a directory, not a trace file".into(),
             });
         }
-        // A regular file's length is known; a FIFO's or a device's is not.
+        // A regular file's length is known; a FIFO's or a device's is not. A regular
+        // file's content is hashed on the way ([`super::digest`]).
         let total = meta.filter(|m| m.is_file()).map(|m| m.len());
-        (Box::new(file), total)
+        let raw: Box<dyn Read + Send> = match total {
+            Some(_) => Box::new(super::digest::Hashing::new(file, path)),
+            None => Box::new(file),
+        };
+        (raw, total)
     };
     let raw: Box<dyn Read + Send> = if progress {
         match ProgressReader::wrap(raw, display_name(path), total) {
@@ -186,6 +191,13 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>> {
 /// a FIFO) that would not fit in memory beside what is parsed from it is refused with
 /// its size, and binary data (a NUL byte) is refused at once, not read to the end.
 pub fn read_text(path: &Path) -> Result<String> {
+    // Opening a FIFO blocks until a writer opens it: say so first, as a trace does.
+    if std::fs::metadata(path).is_ok_and(|m| read_once_kind(&m) == Some(FIFO)) {
+        crate::console::note(&format!(
+            "reading {}: {FIFO}, waiting for data",
+            display_name(path)
+        ));
+    }
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     // The text and what is parsed from it are in memory together: a third of what is
     // available is the most a text input may take.

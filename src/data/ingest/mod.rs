@@ -16,6 +16,7 @@ pub mod command;
 pub mod compressed;
 pub mod count;
 pub mod csv;
+pub mod digest;
 pub mod flowlog;
 pub mod gzip;
 pub mod input;

@@ -34,6 +34,14 @@
 //! and times (small deltas) never share a zstd block: the keys are stored, the times
 //! compressed, as when they were columns of the whole block. Version 1 put all of a
 //! block's keys before its times: a cut block there yields nothing.
+//!
+//! A block whose frame is corrupt (its checksum fails, or its content does not hold
+//! the messages its header declares) is skipped, reported with its byte offset and its
+//! declared message count, and the blocks after it are read. Streams written one after
+//! another (`cat a.rbfs b.rbfs`, `{ rbf ingest x -o -; rbf ingest y -o -; }`) are read
+//! whole: a header after a trailer starts the next one (its keys must be hashed with the
+//! same seed). Any other bytes after a trailer are damage, reported with their offset
+//! and length.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -545,13 +553,60 @@ pub struct RbfsReader {
     trailer: Option<IngestSummary>,
     damage: Option<String>,
     done: bool,
+    /// Messages read in the current stream, and declared in its skipped blocks (a
+    /// stream's header count covers both).
+    stream_read: u64,
+    stream_lost: u64,
+    /// Declared messages of every skipped corrupt block, and what each was.
+    lost: u64,
+    skipped: Vec<String>,
+    skipped_blocks: u64,
+    /// Streams read one after another (1 for a single stream).
+    streams: u64,
 }
 
-/// A chunk read from the body: whole, or cut by the end of the input after `got` of
-/// its frame's bytes.
+/// Skipped blocks described one by one in the damage report; the rest are counted.
+const SKIPPED_LISTED: usize = 8;
+
+/// A chunk read from the body: whole, cut by the end of the input after `got` of its
+/// frame's bytes, or whole but corrupt (a frame that does not decompress).
 enum Chunk {
     Whole(usize),
     Cut { n: usize, got: usize },
+    Corrupt { n: usize, what: String },
+}
+
+/// What an `.rbfs` header says.
+struct Header {
+    version: u16,
+    seed: u64,
+    declared: Option<u64>,
+    streamed: bool,
+}
+
+/// Parses a 32-byte header: the byte offset within it and what is wrong, if anything.
+fn parse_header(h: &[u8; HEADER_LEN]) -> std::result::Result<Header, (u64, String)> {
+    if h[..4] != MAGIC {
+        return Err((0, "not an .rbfs stream (magic is not \"RBFS\")".into()));
+    }
+    let version = u16::from_le_bytes([h[4], h[5]]);
+    if version != VERSION && version != VERSION_1 {
+        return Err((
+            4,
+            format!(".rbfs version {version}; this rbf reads versions {VERSION_1} and {VERSION}"),
+        ));
+    }
+    let u64_at = |i: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&h[i..i + 8]);
+        u64::from_le_bytes(b)
+    };
+    Ok(Header {
+        version,
+        seed: u64_at(8),
+        declared: Some(u64_at(16)).filter(|&n| n != UNFINISHED),
+        streamed: u16::from_le_bytes([h[6], h[7]]) & STREAMED != 0,
+    })
 }
 
 impl RbfsReader {
@@ -562,40 +617,21 @@ impl RbfsReader {
             offset: 0,
             message: format!("truncated .rbfs: the header has fewer than {HEADER_LEN} bytes"),
         })?;
-        if h[..4] != MAGIC {
-            return Err(Error::Format {
-                path,
-                offset: 0,
-                message: "not an .rbfs stream (magic is not \"RBFS\")".into(),
-            });
-        }
-        let version = u16::from_le_bytes([h[4], h[5]]);
-        if version != VERSION && version != VERSION_1 {
-            return Err(Error::Format {
-                path,
-                offset: 4,
-                message: format!(
-                    ".rbfs version {version}; this rbf reads versions {VERSION_1} and {VERSION}"
-                ),
-            });
-        }
-        let u64_at = |i: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&h[i..i + 8]);
-            u64::from_le_bytes(b)
-        };
-        let declared = Some(u64_at(16)).filter(|&n| n != UNFINISHED);
-        let streamed = u16::from_le_bytes([h[6], h[7]]) & STREAMED != 0;
+        let header = parse_header(&h).map_err(|(offset, message)| Error::Format {
+            path: path.clone(),
+            offset,
+            message,
+        })?;
         let decompressor = zstd::bulk::Decompressor::new().map_err(|e| Error::io(&path, e))?;
         Ok(RbfsReader {
             path,
             body: input,
             decompressor,
             frame: Vec::new(),
-            seed: u64_at(8),
-            declared,
-            streamed,
-            version,
+            seed: header.seed,
+            declared: header.declared,
+            streamed: header.streamed,
+            version: header.version,
             block: Vec::with_capacity(BLOCK),
             raw: Vec::new(),
             read: 0,
@@ -605,17 +641,111 @@ impl RbfsReader {
             trailer: None,
             damage: None,
             done: false,
+            stream_read: 0,
+            stream_lost: 0,
+            lost: 0,
+            skipped: Vec::new(),
+            skipped_blocks: 0,
+            streams: 1,
         })
     }
 
+    /// Ends the stream: the damage report is every skipped block, then `what` (the
+    /// damage that ended it, if any), then how many declared messages were not read.
     fn fail(&mut self, what: String) {
-        self.damage = Some(format!(
-            "{}: byte offset {}: {what}; the {} message(s) before the damage were read",
-            self.path.display(),
-            self.chunk_start,
-            self.read
-        ));
+        self.finish(Some(what));
+    }
+
+    fn finish(&mut self, what: Option<String>) {
         self.done = true;
+        let mut parts: Vec<String> = self.skipped.clone();
+        if self.skipped_blocks > self.skipped.len() as u64 {
+            parts.push(format!(
+                "{} more corrupt block(s) skipped",
+                self.skipped_blocks - self.skipped.len() as u64
+            ));
+        }
+        if let Some(what) = what {
+            parts.push(format!(
+                "byte offset {}: {what}; the {} message(s) before the damage were read",
+                self.chunk_start, self.read
+            ));
+        }
+        if parts.is_empty() {
+            return;
+        }
+        let mut report = format!("{}: {}", self.path.display(), parts.join("; "));
+        if self.lost > 0 {
+            report.push_str(&format!(
+                "; {} declared message(s) in {} corrupt block(s) were not read, {} were",
+                self.lost, self.skipped_blocks, self.read
+            ));
+        }
+        self.damage = Some(report);
+    }
+
+    /// A corrupt block of `n` declared messages, whose frame was read whole: skipped,
+    /// and recorded for the damage report.
+    fn skip_block(&mut self, n: usize, what: String) {
+        self.block.clear();
+        self.lost += n as u64;
+        self.stream_lost += n as u64;
+        self.skipped_blocks += 1;
+        if self.skipped.len() < SKIPPED_LISTED {
+            self.skipped.push(format!(
+                "byte offset {}: {what}: the block's {n} declared message(s) were not read, the blocks after it were",
+                self.chunk_start
+            ));
+        }
+    }
+
+    /// After a trailer: the end of the input, or the header of another stream written
+    /// after this one (true). Other bytes are damage, measured to the end.
+    fn next_stream(&mut self) -> Result<bool, String> {
+        self.chunk_start = self.offset;
+        let got = self.read_up_to(HEADER_LEN)?;
+        if got == 0 {
+            return Ok(false);
+        }
+        let mut h = [0u8; HEADER_LEN];
+        h[..got].copy_from_slice(&self.frame[..got]);
+        let header = if got == HEADER_LEN {
+            parse_header(&h).ok()
+        } else {
+            None
+        };
+        let Some(header) = header else {
+            let mut rest = 0u64;
+            loop {
+                let k = self.read_up_to(1 << 16)?;
+                if k == 0 {
+                    break;
+                }
+                rest += k as u64;
+            }
+            return Err(format!(
+                "{} byte(s) after the stream's trailer that are not another .rbfs stream were not read",
+                got as u64 + rest
+            ));
+        };
+        if header.seed != self.seed {
+            return Err(format!(
+                "another .rbfs stream starts here, its keys hashed with seed {:#x} where the first's were hashed with {:#x}: it was not read (ingest both with one --hash-seed)",
+                header.seed, self.seed
+            ));
+        }
+        self.version = header.version;
+        self.declared = header.declared;
+        self.streamed = header.streamed;
+        self.stream_read = 0;
+        self.stream_lost = 0;
+        self.streams += 1;
+        Ok(true)
+    }
+
+    /// How many streams written one after another were read (1: a single one).
+    pub fn streams(&self) -> u64 {
+        self.streams
     }
 
     /// Reads up to `len` bytes of the body into `frame`; fewer only at its end.
@@ -676,9 +806,18 @@ impl RbfsReader {
         }
         self.raw.clear();
         self.raw.reserve(max);
-        self.decompressor
+        if let Err(e) = self
+            .decompressor
             .decompress_to_buffer(&self.frame, &mut self.raw)
-            .map_err(|e| format!("corrupt .rbfs block: {e}"))?;
+        {
+            if n == 0 {
+                return Err(format!("corrupt .rbfs trailer: {e}"));
+            }
+            return Ok(Chunk::Corrupt {
+                n,
+                what: format!("corrupt .rbfs block: {e}"),
+            });
+        }
         Ok(Chunk::Whole(n))
     }
 
@@ -695,7 +834,7 @@ impl RbfsReader {
         match self.decode_block() {
             Ok(true) => Some(&self.block),
             Ok(false) => {
-                self.done = true;
+                self.finish(None);
                 None
             }
             Err(what) => {
@@ -706,21 +845,36 @@ impl RbfsReader {
     }
 
     fn decode_block(&mut self) -> Result<bool, String> {
-        let n = match self.read_chunk()? {
-            Chunk::Whole(0) => {
-                self.read_trailer()?;
-                return Ok(false);
+        loop {
+            let n = match self.read_chunk()? {
+                Chunk::Whole(0) => {
+                    self.read_trailer()?;
+                    if self.next_stream()? {
+                        continue;
+                    }
+                    return Ok(false);
+                }
+                Chunk::Whole(n) => n,
+                Chunk::Cut { n, got } => return self.salvage(n, got),
+                Chunk::Corrupt { n, what } => {
+                    self.skip_block(n, what);
+                    continue;
+                }
+            };
+            let decoded = if self.version == VERSION_1 {
+                decode_v1(&self.raw, n, &mut self.block)
+            } else {
+                decode_v2(&self.raw, n, &mut self.block, false)
+            };
+            match decoded {
+                Ok(records) => {
+                    self.read += records as u64;
+                    self.stream_read += records as u64;
+                    return Ok(true);
+                }
+                Err(what) => self.skip_block(n, what),
             }
-            Chunk::Whole(n) => n,
-            Chunk::Cut { n, got } => return self.salvage(n, got),
-        };
-        let records = if self.version == VERSION_1 {
-            decode_v1(&self.raw, n, &mut self.block)?
-        } else {
-            decode_v2(&self.raw, n, &mut self.block, false)?
-        };
-        self.read += records as u64;
-        Ok(true)
+        }
     }
 
     /// A block cut after `got` of its frame's bytes: the messages whose bytes the
@@ -757,6 +911,7 @@ impl RbfsReader {
             0
         };
         self.read += kept as u64;
+        self.stream_read += kept as u64;
         if kept == 0 {
             return Err(what(0));
         }
@@ -767,11 +922,12 @@ impl RbfsReader {
     fn read_trailer(&mut self) -> Result<(), String> {
         let s: IngestSummary =
             serde_json::from_slice(&self.raw).map_err(|e| format!("corrupt .rbfs trailer: {e}"))?;
-        self.trailer = Some(s);
+        // Streams one after another: the first one's summary is the origin.
+        self.trailer.get_or_insert(s);
         match self.declared {
-            Some(d) if d != self.read => Err(format!(
+            Some(d) if d != self.stream_read + self.stream_lost => Err(format!(
                 "the header declares {d} messages but the stream holds {}",
-                self.read
+                self.stream_read + self.stream_lost
             )),
             Some(_) => Ok(()),
             None if self.streamed => Ok(()),
@@ -953,6 +1109,12 @@ impl RbfsSource {
         if n == 0 {
             self.summary.damage = self.reader.damage().map(str::to_string);
             self.summary.origin = self.reader.origin().cloned().map(Box::new);
+            if self.reader.streams() > 1 {
+                self.summary.notes.insert(
+                    ".rbfs stream(s) written after the first one's trailer, read on".into(),
+                    self.reader.streams() - 1,
+                );
+            }
             return false;
         }
         self.summary.records += n as u64;

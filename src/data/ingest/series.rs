@@ -1,7 +1,7 @@
 //! Capture series: several files read as one trace, as capture tools and flow
 //! collectors leave them (`tcpdump -G/-C` rotation, hourly flow logs).
 //!
-//! Inputs are files, directories (their files, by name), glob patterns (`*`, `?`,
+//! Inputs are files, directories (their files and their subdirectories', by path), glob patterns (`*`, `?`,
 //! `[...]`, sorted by name) and `-` (standard input). Hidden files (names starting
 //! with `.`: `.DS_Store`, an editor's swap file, rsync's temporaries) are not part of
 //! a directory's series, and a pattern matches them only where it spells the dot, as
@@ -53,28 +53,63 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// A directory's files, sorted by name, hidden ones and subdirectories left out.
+/// How deep a directory series' subdirectories may nest.
+const MAX_DIRECTORY_DEPTH: usize = 32;
+
+/// A directory's files and its subdirectories', sorted by path (so `a.csv`, `b.csv`,
+/// `sub/c.csv`), hidden ones left out.
 fn directory_files(p: &Path) -> Result<Vec<PathBuf>> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-        .map_err(|e| Error::io(p, e))?
-        .map(|e| e.map(|e| e.path()).map_err(|e| Error::io(p, e)))
-        .collect::<Result<_>>()?;
-    entries.retain(|e| !e.is_dir());
-    let all = entries.len();
-    entries.retain(|e| !is_hidden(e));
+    let mut entries = Vec::new();
+    let mut hidden = 0usize;
+    let mut visited = std::collections::HashSet::new();
+    walk_directory(p, 0, &mut entries, &mut hidden, &mut visited)?;
     entries.sort();
     if entries.is_empty() {
-        let hidden = match all {
+        let hidden = match hidden {
             0 => String::new(),
             n => format!(" but {n} hidden one(s), whose names start with `.`"),
         };
         return Err(Error::NoData(format!(
-            "{}: the directory holds no files{hidden}",
+            "{}: the directory holds no files, in it or in its subdirectories{hidden}",
             p.display()
         )));
     }
     refuse_read_once(&entries, &format!("in directory {}", p.display()))?;
     Ok(entries)
+}
+
+/// Collects the files under `dir` into `files`, counting hidden entries (files and
+/// directories) into `hidden`. A directory reached twice (through a symbolic link) is
+/// read once.
+fn walk_directory(
+    dir: &Path,
+    depth: usize,
+    files: &mut Vec<PathBuf>,
+    hidden: &mut usize,
+    visited: &mut std::collections::HashSet<PathBuf>,
+) -> Result<()> {
+    if depth > MAX_DIRECTORY_DEPTH {
+        return Err(Error::invalid(format!(
+            "{}: directories nested more than {MAX_DIRECTORY_DEPTH} deep in a series",
+            dir.display()
+        )));
+    }
+    if let Ok(canonical) = std::fs::canonicalize(dir) {
+        if !visited.insert(canonical) {
+            return Ok(());
+        }
+    }
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let path = e.map_err(|e| Error::io(dir, e))?.path();
+        if is_hidden(&path) {
+            *hidden += 1;
+        } else if path.is_dir() {
+            walk_directory(&path, depth + 1, files, hidden, visited)?;
+        } else {
+            files.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// The files a glob pattern matches, sorted (`*` does not match a leading dot).

@@ -51,6 +51,13 @@ impl SynthRequest {
     }
 }
 
+impl SynthRequest {
+    /// The workload the trace is drawn from.
+    pub fn workload(&self) -> &crate::workload::Workload {
+        &self.config.workload
+    }
+}
+
 /// What [`run`] wrote.
 pub struct SynthRun {
     /// Arrivals written, prologue included.

@@ -89,7 +89,19 @@ pub fn check_outputs(outputs: &[&Path], inputs: &[&Path]) -> Result<()> {
                 ),
             });
         }
-        check_dir_writable(&dir)?;
+        // Named as given, and where it leads (`/proc/self/x` is in /proc/<pid>).
+        check_dir_writable(&dir).map_err(|e| {
+            refuse(
+                out,
+                match e {
+                    Error::Io { source, .. } => format!(
+                        "no file can be created in its directory {} ({source})",
+                        dir.display()
+                    ),
+                    e => e.to_string(),
+                },
+            )
+        })?;
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ pub mod pending;
 
 pub use check::{check_dir_writable, check_output_dir, check_outputs};
 pub use dir::{discard_dir, replace_dir, temp_dir_for};
-pub use paths::resolved_path;
+pub use paths::{resolved_path, same_file};
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -64,6 +64,9 @@ impl OutputFile {
     /// until [`OutputFile::commit`].
     pub fn create(path: &Path) -> Result<OutputFile> {
         let sink = if is_stdio(path) {
+            if crate::console::stdout_closed() {
+                return Err(crate::console::closed_stdout_error());
+            }
             Sink::Stdout(BufWriter::with_capacity(1 << 16, std::io::stdout()))
         } else {
             let target = resolved(path);

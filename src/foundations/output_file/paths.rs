@@ -31,6 +31,12 @@ pub(super) fn id_of(path: &Path) -> Option<FileId> {
     std::fs::metadata(path).ok().as_ref().and_then(file_id)
 }
 
+/// Whether `a` and `b` are one file: the same inode where both exist (hard links
+/// too), else the same resolved path (a symbolic link to a file not written yet).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((id_of(a), id_of(b)), (Some(x), Some(y)) if x == y) || resolved(a) == resolved(b)
+}
+
 /// `path` with symlinks resolved: the file a rename must replace ([`resolved_path`]).
 pub(super) fn resolved(path: &Path) -> PathBuf {
     resolved_path(path)

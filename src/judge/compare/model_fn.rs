@@ -7,9 +7,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::judge::misfit_note;
 use super::{judge, values_by_key, JudgeOptions, Judgement, Record, Subject};
 use crate::error::Result;
 use crate::filter::FilterConfig;
+use crate::fit::adequacy::QFitCheck;
 use crate::model::false_negative::{Method, MethodResult, RenewalMode, RenewalResult};
 use crate::workload::{Placement, Workload};
 
@@ -40,6 +42,15 @@ pub fn model_fn<'a>(
 }
 
 impl FnRun<'_> {
+    /// Why the workload's fit does not reproduce its trace, when it is a file `rbf fit`
+    /// wrote whose test failed (or could not be run): D and every bound are then the
+    /// fitted model's, not the trace's.
+    pub fn workload_misfit(&self) -> Option<String> {
+        QFitCheck::recorded(self.workload)
+            .filter(|c| !c.fits)
+            .map(|c| misfit_note(&c))
+    }
+
     /// How the renewal bound was computed, when it was.
     pub fn renewal(&self) -> Option<RenewalResult> {
         self.judgement.report.as_ref().and_then(|r| r.renewal)
@@ -78,6 +89,7 @@ impl FnRun<'_> {
             models: &j.records,
             renewal,
             markov_states: report.and_then(|r| r.markov_states),
+            workload_misfit: self.workload_misfit(),
         }
     }
 }
@@ -115,4 +127,7 @@ pub struct FnOutput<'a> {
     models: &'a [Record],
     renewal: Option<&'a RenewalResult>,
     markov_states: Option<usize>,
+    /// Why the workload file's fit was rejected (null: given as the truth, or a fit
+    /// that passed its test): the numbers are then the fitted model's only.
+    workload_misfit: Option<String>,
 }

@@ -52,6 +52,12 @@ pub struct ExperimentRun {
 pub fn run(request: &RunRequest) -> Result<ExperimentRun> {
     install_interrupt_handler();
     let journal = Journal::open(&request.dir, &request.config, request.shard)?;
+    if let Some(why) = journal.afresh_because() {
+        crate::console::err(&format!(
+            "warning: not resuming the interrupted run (journal {}): {why}; starting afresh\n",
+            journal.dir().display()
+        ));
+    }
     if journal.resumed() > 0 {
         note(&format!(
             "resuming: {} point(s) were finished by an interrupted run (journal {})",

@@ -560,7 +560,11 @@ impl ExperimentConfig {
     /// Parses `text` (read from `path`, used for messages and relative paths).
     pub fn parse(text: &str, path: &Path) -> Result<ExperimentConfig> {
         let mut c: ExperimentConfig = toml::from_str(text).map_err(|e| {
-            Error::invalid(format!("{}: {}", path.display(), e.to_string().trim_end()))
+            Error::invalid(format!(
+                "{}: {}",
+                path.display(),
+                crate::error::clip_lines(&e.to_string())
+            ))
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
         c.output = relative_to(base, &c.output);

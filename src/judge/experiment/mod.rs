@@ -134,8 +134,9 @@ pub fn run_resumable(
         .collect();
     let total = grid::expand(config).len();
     let needs_workload = !config.fn_methods().is_empty();
-    // Taken before the sources are read: what this run's results were computed from.
-    let fingerprint = results::RunFingerprint::of(config)?;
+    // What this run's results are computed from: the config and the inputs' sizes now,
+    // their contents' digests once the sources are read (below).
+    let mut fingerprint = results::RunFingerprint::of(config)?;
     let n = (config.traces.len() + config.synthetic.len()).max(1);
     let used = used_sources(&points, journal, n);
     // Sources with no point left to compute in this shard are not read. Each is
@@ -152,6 +153,10 @@ pub fn run_resumable(
             }
         })
         .collect::<Result<Vec<_>>>()?;
+    fingerprint.take_digests()?;
+    if let Some(j) = journal {
+        j.record_inputs(&fingerprint.inputs);
+    }
     let infos = source_infos(&sources, &used, journal);
     if options.progress {
         announce_replays(config, &points, journal);

@@ -1,7 +1,6 @@
 //! `results.json`: what a run computed, in the form `rbf merge` and the resume journal
 //! read back: the rows, the sources, and where they came from.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -72,21 +71,22 @@ pub struct RunFingerprint {
     pub inputs: Vec<InputIdentity>,
 }
 
-/// A trace file as a fingerprint knows it: cheap to compute for files of any size,
-/// and different for a different trace in practice.
+/// A trace file as a fingerprint knows it: its path, size and the digest of its whole
+/// content, taken while the run read it ([`crate::ingest::digest`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputIdentity {
     pub path: PathBuf,
     pub bytes: u64,
-    /// XXH3-128 (hex) of the file's first and last [`SAMPLE_BYTES`].
-    pub sample: String,
+    /// XXH3-128 (hex) of the whole file; absent where this run did not read it (a
+    /// shard with no point of its source) and in results of an rbf that sampled the
+    /// file's ends instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
-/// Bytes hashed at each end of an input file.
-pub const SAMPLE_BYTES: u64 = 1 << 20;
-
 impl RunFingerprint {
-    /// The fingerprint of a run of `config` (reads up to 2 MiB of each trace file).
+    /// The fingerprint of a run of `config`, its inputs' digests not yet known (see
+    /// [`RunFingerprint::take_digests`]): nothing is read.
     pub fn of(config: &ExperimentConfig) -> Result<RunFingerprint> {
         let mut normal = config.clone();
         normal.output = PathBuf::new();
@@ -103,26 +103,38 @@ impl RunFingerprint {
             inputs,
         })
     }
+
+    /// Fills in the digest of every input this process read to its end (or verified
+    /// against a journal); an input whose size is no longer the one the run started
+    /// with is an error naming it.
+    pub fn take_digests(&mut self) -> Result<()> {
+        for i in &mut self.inputs {
+            let Some(d) = crate::ingest::digest::recorded(&i.path) else {
+                continue;
+            };
+            if d.bytes != i.bytes {
+                return Err(Error::invalid(format!(
+                    "{}: the file changed while this run read it ({} bytes, then {}): its results would mix two traces; run again once it is complete",
+                    i.path.display(),
+                    i.bytes,
+                    d.bytes
+                )));
+            }
+            i.digest = Some(d.hex());
+        }
+        Ok(())
+    }
 }
 
 impl InputIdentity {
     fn of(path: &Path) -> Result<InputIdentity> {
-        let io = |e| Error::io(path, e);
-        let mut f = std::fs::File::open(path).map_err(io)?;
-        let bytes = f.metadata().map_err(io)?.len();
-        let mut buf = Vec::new();
-        (&mut f)
-            .take(SAMPLE_BYTES)
-            .read_to_end(&mut buf)
-            .map_err(io)?;
-        if bytes > 2 * SAMPLE_BYTES {
-            f.seek(SeekFrom::End(-(SAMPLE_BYTES as i64))).map_err(io)?;
-            f.take(SAMPLE_BYTES).read_to_end(&mut buf).map_err(io)?;
-        }
+        let bytes = std::fs::metadata(path)
+            .map_err(|e| Error::io(path, e))?
+            .len();
         Ok(InputIdentity {
             path: path.to_path_buf(),
             bytes,
-            sample: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&buf)),
+            digest: None,
         })
     }
 }

@@ -8,8 +8,10 @@
 //! outputs are byte for byte those of an uninterrupted run: a journal line holds the
 //! row exactly (rows that would not survive JSON exactly, e.g. with a NaN, are not
 //! journalled and are recomputed). The journal belongs to one config, shard, rbf
-//! version and set of input files (sizes and modification times): any change starts
-//! afresh. It is removed once the outputs are in place.
+//! version and set of input files (sizes and modification times, and the digest of each
+//! file's whole content, taken while the run read it): any change starts afresh, and a
+//! file replaced by another of the same size and time (`cp -p`) is named. It is removed
+//! once the outputs are in place, under the lock that keeps a second run out.
 //!
 //! A journal line is written whole with one `write` call; a line cut by a crash (no
 //! line break, or not JSON) is ignored, so the worst a crash costs is that one cell.
@@ -24,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::ExperimentConfig;
 use super::grid::Shard;
-use super::results::SourceInfo;
+use super::results::{InputIdentity, SourceInfo};
 use super::row::Row;
 use crate::error::{Error, Result};
 
@@ -32,7 +34,17 @@ const JOURNAL: &str = "cells.jsonl";
 /// One line per prepared source: `{"index": i, "info": SourceInfo}`.
 const SOURCES: &str = "sources.jsonl";
 const FINGERPRINT: &str = "fingerprint.json";
+/// One line per input file read to its end: `{"path", "bytes", "digest"}`.
+const DIGESTS: &str = "digests.jsonl";
 const LOCK: &str = "lock";
+
+/// A journalled input file's content digest.
+#[derive(Debug, Serialize, Deserialize)]
+struct DigestLine {
+    path: PathBuf,
+    bytes: u64,
+    digest: String,
+}
 
 /// What a journal belongs to: a rerun resumes only when all of it is the same.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -86,6 +98,11 @@ pub struct Journal {
     sources: BTreeMap<usize, SourceInfo>,
     /// Cells recorded by this run (with `done`: whether the journal holds anything).
     recorded: std::sync::atomic::AtomicUsize,
+    digest_log: Mutex<File>,
+    /// Input files whose digests the journal holds.
+    digested: Mutex<std::collections::BTreeSet<PathBuf>>,
+    /// Why the journal of an interrupted run of the same config was not resumed.
+    afresh: Option<String>,
     /// Holds an exclusive lock on the journal for the life of the run.
     _lock: File,
     /// Said if the process is stopped by a signal (`crate::signals`).
@@ -165,17 +182,19 @@ impl Journal {
         // By the resolved path: a run into `out/x` and one into a symlink to it (or any
         // other spelling of it) share one journal and its lock, so the second is refused.
         let dir = journal_dir(&crate::output_file::resolved_path(output));
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let lock = lock(&dir.join(LOCK), output)?;
+        let lock = lock_journal(&dir, output)?;
         let fingerprint = Fingerprint::new(config, shard);
         let fp_path = dir.join(FINGERPRINT);
-        let same = std::fs::read_to_string(&fp_path)
+        let mut same = std::fs::read_to_string(&fp_path)
             .ok()
             .and_then(|t| serde_json::from_str::<Fingerprint>(&t).ok())
             .is_some_and(|f| f == fingerprint);
         let log_path = dir.join(JOURNAL);
         let sources_path = dir.join(SOURCES);
+        let digests_path = dir.join(DIGESTS);
         let (mut done, mut sources) = (BTreeMap::new(), BTreeMap::new());
+        let mut digested = std::collections::BTreeSet::new();
+        let mut afresh = None;
         if same {
             for row in complete_lines::<Row>(&log_path) {
                 done.insert(row.point, row);
@@ -183,15 +202,32 @@ impl Journal {
             for s in complete_lines::<SourceLine>(&sources_path) {
                 sources.insert(s.index, s.info);
             }
-        } else {
+            let digests: BTreeMap<PathBuf, DigestLine> =
+                complete_lines::<DigestLine>(&digests_path)
+                    .into_iter()
+                    .map(|d| (d.path.clone(), d))
+                    .collect();
+            match same_contents(config, &done, &sources, &digests) {
+                Ok(()) => digested.extend(digests.into_keys()),
+                Err(why) => {
+                    afresh = Some(why);
+                    same = false;
+                    done.clear();
+                    sources.clear();
+                }
+            }
+        }
+        if !same {
             let _ = std::fs::remove_file(&log_path);
             let _ = std::fs::remove_file(&sources_path);
+            let _ = std::fs::remove_file(&digests_path);
             let text = serde_json::to_string_pretty(&fingerprint)
                 .map_err(|e| Error::invalid(format!("cannot serialise the run's identity: {e}")))?;
             std::fs::write(&fp_path, text).map_err(|e| Error::io(&fp_path, e))?;
         }
         let log = append(&log_path)?;
         let source_log = append(&sources_path)?;
+        let digest_log = append(&digests_path)?;
         let kept = crate::output_file::pending::keep(format!(
             "the finished grid points are kept in {}: run the same command again to resume",
             dir.display()
@@ -203,9 +239,42 @@ impl Journal {
             source_log: Mutex::new(source_log),
             sources,
             recorded: Default::default(),
+            digest_log: Mutex::new(digest_log),
+            digested: Mutex::new(digested),
+            afresh,
             _lock: lock,
             _kept: kept,
         })
+    }
+
+    /// Records the content digest of every input that has one and is not journalled yet:
+    /// before any of the points computed from it, so that a resumed run can tell the
+    /// files the journalled points came from.
+    pub fn record_inputs(&self, inputs: &[InputIdentity]) {
+        let Ok(mut digested) = self.digested.lock() else {
+            return;
+        };
+        for i in inputs {
+            let Some(digest) = &i.digest else { continue };
+            if digested.contains(&i.path) {
+                continue;
+            }
+            let line = DigestLine {
+                path: i.path.clone(),
+                bytes: i.bytes,
+                digest: digest.clone(),
+            };
+            if let Ok(line) = serde_json::to_string(&line) {
+                write_line(&self.digest_log, line);
+                digested.insert(i.path.clone());
+            }
+        }
+    }
+
+    /// Why the journal an interrupted run of the same config left was discarded (an
+    /// input file is not the one it read, naming it), when it was.
+    pub fn afresh_because(&self) -> Option<&str> {
+        self.afresh.as_deref()
     }
 
     /// The row of `point` from an earlier, interrupted run.
@@ -263,12 +332,21 @@ impl Journal {
         false
     }
 
-    /// Removes the journal once the outputs are in place.
+    /// Removes the journal once the outputs are in place. The lock is held until the
+    /// journal is gone: a run started meanwhile is refused as busy, or finds no journal
+    /// and starts afresh; it never resumes the points of a run that has committed them.
     pub fn finish(self) -> Result<()> {
+        self.finish_then(|| {})
+    }
+
+    /// [`Journal::finish`], calling `locked` once the journal is removed and before the
+    /// lock is released.
+    fn finish_then(self, locked: impl FnOnce()) -> Result<()> {
         let Journal {
             dir,
             log,
             source_log,
+            digest_log,
             _lock,
             _kept,
             ..
@@ -276,8 +354,88 @@ impl Journal {
         drop(_kept);
         drop(log);
         drop(source_log);
+        drop(digest_log);
+        let removed = std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e));
+        locked();
         drop(_lock);
-        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))
+        removed
+    }
+}
+
+/// Whether the input files the journalled points (and source reports) of `config` came
+/// from are the files there now: each trace source with something journalled must have
+/// every file's digest in the journal, equal to the file's content now (read here, the
+/// one pass a resumed run makes over a source it does not replay). Else why not,
+/// naming the file.
+fn same_contents(
+    config: &ExperimentConfig,
+    done: &BTreeMap<usize, Row>,
+    sources: &BTreeMap<usize, SourceInfo>,
+    digests: &BTreeMap<PathBuf, DigestLine>,
+) -> std::result::Result<(), String> {
+    let points = super::grid::expand(config);
+    let mut used: std::collections::BTreeSet<usize> = sources.keys().copied().collect();
+    used.extend(
+        done.keys()
+            .filter_map(|&i| points.iter().find(|p| p.index == i).map(|p| p.source)),
+    );
+    for s in used {
+        let Some(t) = config.traces.get(s) else {
+            continue; // a synthetic source: no file
+        };
+        let files = super::source::trace_files(t).map_err(|e| e.to_string())?;
+        for f in files {
+            let Some(d) = digests.get(&f) else {
+                return Err(format!(
+                    "the journal holds no content digest of {}",
+                    f.display()
+                ));
+            };
+            let now = crate::ingest::digest::of_file(&f).map_err(|e| e.to_string())?;
+            if now.hex() != d.digest || now.bytes != d.bytes {
+                return Err(format!(
+                    "{} is not the file the interrupted run read (its content differs, though its size and modification time may not)",
+                    f.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Creates the journal directory and locks it. A run that finished removes the
+/// directory, lock file included, before it releases its lock: a lock taken on a file
+/// no longer at its path is such a run's, and the directory is made again.
+fn lock_journal(dir: &Path, output: &Path) -> Result<File> {
+    for _ in 0..16 {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(LOCK);
+        let f = lock(&path, output)?;
+        if still_linked(&f, &path) {
+            return Ok(f);
+        }
+    }
+    Err(Error::invalid(format!(
+        "the journal {} keeps being removed by other rbf runs writing to {}; wait for them",
+        dir.display(),
+        output.display()
+    )))
+}
+
+/// Whether the open file `f` is the one at `path`.
+fn still_linked(f: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (f.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (f, path);
+        true
     }
 }
 
@@ -321,6 +479,44 @@ mod tests {
         assert!(encode(&row).is_some());
         row.fp_model = Some(f64::NAN);
         assert!(encode(&row).is_none());
+    }
+
+    /// A config of one trace file `t.csv` in `dir`, output `out`.
+    fn config_in(dir: &Path) -> ExperimentConfig {
+        std::fs::write(dir.join("t.csv"), "0,1,1\n1,2,1\n2,1,1\n").unwrap();
+        let text = "name = \"r\"\noutput = \"out\"\n[[trace]]\npath = \"t.csv\"\n[grid]\nmemory = [1000]\nhashes = [2]\nsigma_fraction = [0.5]\n";
+        ExperimentConfig::parse(text, &dir.join("c.toml")).unwrap()
+    }
+
+    #[test]
+    fn the_lock_is_held_until_the_journal_is_gone() {
+        let dir = std::env::temp_dir().join(format!("rbf-journal-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = config_in(&dir);
+        let out = dir.join("out");
+        let shard = Shard { index: 0, count: 1 };
+        let first = Journal::open(&out, &config, shard).unwrap();
+        first.record(&Row::default());
+        let journal = first.dir().to_path_buf();
+        let mut second_said = None;
+        first
+            .finish_then(|| {
+                // Between the journal's removal and the lock's release.
+                assert!(!journal.exists(), "the journal is removed under the lock");
+                second_said = Some(match Journal::open(&out, &config, shard) {
+                    Ok(j) => format!("opened, {} resumed", j.resumed()),
+                    Err(e) => e.to_string(),
+                });
+            })
+            .unwrap();
+        // A run started then does not resume the committed run's points: it starts
+        // afresh (or, had it opened the old lock file first, it would be refused).
+        assert_eq!(second_said.as_deref(), Some("opened, 0 resumed"));
+        // Once released, a new run finds no journal and takes the lock.
+        let third = Journal::open(&out, &config, shard).unwrap();
+        assert_eq!(third.resumed(), 0);
+        third.finish().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -304,11 +304,13 @@ fn input_differences(
                 x.bytes,
                 y.bytes
             ));
-        } else if x.sample != y.sample {
-            d.push(format!(
-                "input `{}`: same size, other content",
-                y.path.display()
-            ));
+        } else if let (Some(dx), Some(dy)) = (&x.digest, &y.digest) {
+            if dx != dy {
+                d.push(format!(
+                    "input `{}`: same size, other content (content digests {dx} vs {dy})",
+                    y.path.display()
+                ));
+            }
         }
     }
     d

@@ -175,11 +175,20 @@ pub fn popularity_rows(fit: &Fit) -> Vec<(&'static str, String)> {
         .map(|a| format!("{a:.3}"))
         .collect::<Vec<_>>()
         .join(" ");
-    rows.push(("Q: Zipf exponent per rank decade", shown));
+    // A rejected fit's Q and placement are the closest member's, not the trace's.
+    let caveat = if c.fits {
+        ""
+    } else {
+        " (rejected fit: not the trace's)"
+    };
+    rows.push((
+        "Q: Zipf exponent per rank decade",
+        format!("{shown}{caveat}"),
+    ));
     rows.push((
         "placement: top, bottom, segments",
         format!(
-            "{:.3}, {:.3}, {}",
+            "{:.3}, {:.3}, {}{caveat}",
             p.placement_top,
             p.placement_bottom,
             p.placement_segments

@@ -9,13 +9,21 @@ use crate::compare::Record;
 /// The whole text of `rbf model fn` for `run`.
 pub fn model_fn_text(run: &FnRun) -> String {
     let w = run.workload;
-    let mut out = format!(
+    let mut out = match run.workload_misfit() {
+        Some(why) => wrap(
+            &crate::report::size::misfit_warning(&why, "D and the bounds below are"),
+            WIDTH,
+            "    ",
+        ),
+        None => String::new(),
+    };
+    out.push_str(&format!(
         "filter: {}\nworkload: D = {}, p_r = {:.5}, placement {}\n",
         run.filter.describe(),
         w.distinct(),
         w.p_repeat,
         w.placement.describe()
-    );
+    ));
     out.push_str(&table(&run.judgement.records));
     if let Some(r) = run.renewal() {
         out.push_str(&wrap(&renewal_mode_line(&r), WIDTH, "    "));

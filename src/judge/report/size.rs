@@ -18,7 +18,11 @@ pub fn size_text(run: &SizeRun) -> Result<String> {
     let c = run.confirmation.as_ref();
     let mut out = String::new();
     if let Some(why) = &run.misfit {
-        out.push_str(&misfit_warning(why));
+        out.push_str(&wrap(
+            &misfit_warning(why, "the size below is"),
+            WIDTH,
+            "    ",
+        ));
     }
     out.push_str(&wrap(&headline(run), WIDTH, "    "));
     let filter = format!(
@@ -35,15 +39,13 @@ pub fn size_text(run: &SizeRun) -> Result<String> {
     Ok(out)
 }
 
-/// Warns that the size is for a fitted model whose fit failed its test.
-fn misfit_warning(why: &str) -> String {
-    wrap(
-        &format!(
-            "warning: the workload does not fit its trace ({why}): the size below is for \
-             the fitted model, not a promise for the trace"
-        ),
-        WIDTH,
-        "    ",
+/// Warns that `what` ("the size below is", "the bounds below are") is for a fitted
+/// model whose fit failed its test: every command that reads such a workload file
+/// says so.
+pub fn misfit_warning(why: &str, what: &str) -> String {
+    format!(
+        "warning: the workload does not fit its trace ({why}): {what} for the fitted \
+         model, not a promise for the trace"
     )
 }
 

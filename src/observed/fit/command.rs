@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{table, Fit, FitOptions, FitSummary, Fitter};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ingest::{series, IngestSummary, MessageSource};
-use crate::output_file::{check_outputs, is_stdio};
+use crate::output_file::{check_outputs, is_stdio, same_file};
 
 /// What `rbf fit` is asked: the fit's settings and the files to write. Built by
 /// [`FitRequest::new`], which checks every output before any trace is opened.
@@ -32,6 +32,9 @@ impl FitRequest {
         workload: Option<&Path>,
         table: Option<&Path>,
     ) -> Result<Self> {
+        if let (Some(w), Some(t)) = (workload, table) {
+            refuse_one_file_for_both(w, t)?;
+        }
         if let Some(t) = table.filter(|t| !is_stdio(t)) {
             table::TableFormat::from_path(t)?;
         }
@@ -51,6 +54,22 @@ impl FitRequest {
     pub fn writes_stdout(&self) -> bool {
         self.workload.iter().chain(&self.table).any(|p| is_stdio(p))
     }
+}
+
+/// Refuses a workload file and a rank table that are one file (one path, two
+/// spellings of it, a symbolic or hard link): the second written would replace the first.
+fn refuse_one_file_for_both(workload: &Path, table: &Path) -> Result<()> {
+    if is_stdio(workload) || is_stdio(table) {
+        return Ok(());
+    }
+    if same_file(workload, table) {
+        return Err(Error::invalid(format!(
+            "the workload file (`-o {}`) and the rank table (`--table {}`) are one file: the table would replace the workload; give them different names",
+            workload.display(),
+            table.display()
+        )));
+    }
+    Ok(())
 }
 
 /// What [`run`] fitted.
@@ -73,13 +92,22 @@ pub fn run(
     on_read(source.summary());
     source.summary().require_data()?;
     let fit = fitter.finish()?;
+    // A rejected fit's files hold the closest member of a family the trace rejects.
+    let rejected = fit.q_check.as_ref().is_some_and(|c| !c.fits);
+    let what = |name: &str| {
+        if rejected {
+            format!("{name} of a rejected fit (the model does not fit this trace)")
+        } else {
+            name.to_string()
+        }
+    };
     if let Some(path) = &request.workload {
         fit.workload()?.save(path)?;
-        on_written("workload", path);
+        on_written(&what("workload"), path);
     }
     if let Some(path) = &request.table {
         table::write_rank_table(&fit, path)?;
-        on_written("rank table", path);
+        on_written(&what("rank table"), path);
     }
     Ok(FitRun { fit })
 }

@@ -170,7 +170,11 @@ impl CoverageConfig {
     pub fn load(path: &Path) -> Result<CoverageConfig> {
         let text = crate::ingest::input::read_text(path)?;
         let c: CoverageConfig = toml::from_str(&text).map_err(|e| {
-            Error::invalid(format!("{}: {}", path.display(), e.to_string().trim_end()))
+            Error::invalid(format!(
+                "{}: {}",
+                path.display(),
+                crate::error::clip_lines(&e.to_string())
+            ))
         })?;
         c.validate()?;
         Ok(c)

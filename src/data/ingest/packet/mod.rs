@@ -1,7 +1,8 @@
 //! Packet captures: pcap and pcapng files become one message per IP packet or per
 //! exported flow record.
 //!
-//! * [`link`]: link layers (Ethernet + VLAN/QinQ, Linux SLL/SLL2, raw IP, BSD NULL).
+//! * [`link`]: link layers (Ethernet + VLAN/QinQ, MPLS, PPPoE, PPP, Cisco HDLC, Linux
+//!   SLL/SLL2, raw IP, BSD NULL).
 //! * this file: the IP layer (etherparse's lax parser, so truncated packets still
 //!   yield their addresses) and the transport ports.
 //! * [`key`]: flow keys (`--key`), their canonical bytes and readable names.
@@ -103,7 +104,7 @@ fn ether_type_name(t: u16) -> &'static str {
         0x0806 => " (ARP)",
         0x8035 => " (RARP)",
         0x8847 | 0x8848 => " (MPLS)",
-        0x8863 | 0x8864 => " (PPPoE)",
+        0x8863 => " (PPPoE discovery)",
         0x88CC => " (LLDP)",
         0x888E => " (EAPOL)",
         0x88A2 => " (ATA over Ethernet)",
