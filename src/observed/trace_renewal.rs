@@ -139,6 +139,9 @@ pub struct TraceRenewal {
     warmup: u64,
     last: HashMap<u64, u64, BuildHasherDefault<MixHasher>>,
     paths: Vec<Path>,
+    /// The latest cycle start of any path: an arrival whose message was seen at or after
+    /// it is in every path's cycle, an attempt on none (most arrivals of packet traces).
+    latest_start: u64,
     arrivals: u64,
 }
 
@@ -217,6 +220,7 @@ impl TraceRenewal {
             warmup,
             last: HashMap::default(),
             paths,
+            latest_start: 0,
             arrivals: 0,
         })
     }
@@ -233,8 +237,12 @@ impl TraceRenewal {
             let t = self.arrivals;
             self.arrivals += 1;
             let previous = self.last.insert(key, t);
+            if previous.is_some_and(|p| p >= self.latest_start) {
+                continue;
+            }
             for path in &mut self.paths {
                 step(&self.chain, path, t, previous, self.warmup);
+                self.latest_start = self.latest_start.max(path.start);
             }
         }
     }

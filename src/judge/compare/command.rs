@@ -97,6 +97,7 @@ pub fn compare(
             ..FitOptions::default()
         },
         distinct,
+        methods.contains(&Method::RenewalTrace),
         &mut *source,
     )?;
     on_read(source.summary());

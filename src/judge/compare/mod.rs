@@ -104,17 +104,21 @@ pub struct Observation {
 /// `stream` in one pass. The fitter's warm-up is the replay's, so both describe the
 /// same measured arrivals. `expected_distinct` sizes the ground truth up front (from
 /// [`crate::replay::sizing::distinct_up_front`] for a trace that declares or estimates
-/// its keys; None: grown as keys arrive).
+/// its keys; None: grown as keys arrive). With `trace`, the trace's own recycles are
+/// followed in the same pass ([`crate::trace_renewal`], the renewal-trace bound).
 pub fn observe<I: IntoIterator<Item = Message>>(
     filter: &FilterConfig,
     replay: ReplayOptions,
     hash_seeds: u32,
     fit: FitOptions,
     expected_distinct: Option<u64>,
+    trace: bool,
     stream: I,
 ) -> Result<Observation> {
     let mut r = Replays::new(&with_judged_positions(filter), replay, hash_seeds)?;
-    let mut t = TraceRenewal::new(filter, replay.warmup);
+    let mut t = trace
+        .then(|| TraceRenewal::new(filter, replay.warmup))
+        .flatten();
     if let Some(d) = expected_distinct {
         r.expect_distinct(d);
         if let Some(t) = t.as_mut() {
