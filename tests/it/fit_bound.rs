@@ -70,6 +70,7 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
                 ..FitOptions::default()
             },
             None,
+            false,
             synth.messages(KeyHasher::default()),
         )
         .expect("replay and fit");
