@@ -176,11 +176,7 @@ pub fn popularity_rows(fit: &Fit) -> Vec<(&'static str, String)> {
         .collect::<Vec<_>>()
         .join(" ");
     // A rejected fit's Q and placement are the closest member's, not the trace's.
-    let caveat = if c.fits {
-        ""
-    } else {
-        " (rejected fit: not the trace's)"
-    };
+    let caveat = if c.fits { "" } else { " (rejected fit)" };
     rows.push((
         "Q: Zipf exponent per rank decade",
         format!("{shown}{caveat}"),

@@ -96,7 +96,7 @@ pub fn run(
     let rejected = fit.q_check.as_ref().is_some_and(|c| !c.fits);
     let what = |name: &str| {
         if rejected {
-            format!("{name} of a rejected fit (the model does not fit this trace)")
+            format!("{name} of a rejected fit")
         } else {
             name.to_string()
         }
