@@ -142,6 +142,33 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     )
 }
 
+/// The paths against `seeds` replays of `filter` on `keys`: the paths' mean and the
+/// replays' mean, the standard error of their difference (independent draws on both
+/// sides: `seeds` filters, 32 paths), and how many filters lie above the bound.
+struct Against {
+    paths: f64,
+    replays: f64,
+    se: f64,
+    above: usize,
+}
+
+fn against(filter: &FilterConfig, keys: &[u64], seeds: u64) -> Against {
+    let obs = observed(filter, keys, 0, seeds);
+    let (m, sd) = mean_sd(&obs);
+    let b = trace_bound(filter, keys, 0);
+    assert!(b.over_complete_cycles);
+    assert!(
+        m > 0.0 && b.estimate > 0.0,
+        "the trace must give false negatives"
+    );
+    Against {
+        paths: b.estimate,
+        replays: m,
+        se: ((sd * sd) / seeds as f64 + (b.sd * b.sd) / 32.0).sqrt(),
+        above: obs.iter().filter(|&&x| x > b.upper).count(),
+    }
+}
+
 #[test]
 fn the_paths_mean_is_the_hash_averaged_fn_of_a_non_stationary_trace() {
     let mut one = FilterConfig::sigma_bounded(4096, 4, 1228);
@@ -150,53 +177,34 @@ fn the_paths_mean_is_the_hash_averaged_fn_of_a_non_stationary_trace() {
         ("regimes", hostile_trace(11, 150_000)),
         ("trains", trains(13, 200_000)),
     ] {
-        let seeds = 64;
-        let obs = observed(&one, &keys, 0, seeds);
-        let (m, sd) = mean_sd(&obs);
-        let b = trace_bound(&one, &keys, 0);
-        assert!(b.over_complete_cycles);
-        // Both are means of independent draws: 64 filters, 32 paths.
-        let se = ((sd * sd) / seeds as f64 + (b.sd * b.sd) / 32.0).sqrt();
-        assert!(m > 0.0 && b.estimate > 0.0, "{name}");
+        let a = against(&one, &keys, 64);
         assert!(
-            (b.estimate - m).abs() <= 4.0 * se,
-            "{name}: paths {:.5e} against replays {m:.5e} (standard error {se:.2e})",
-            b.estimate
+            (a.paths - a.replays).abs() <= 4.0 * a.se,
+            "{name}: paths {:.5e} against replays {:.5e} (standard error {:.2e})",
+            a.paths,
+            a.replays,
+            a.se
         );
         // The limit is for one filter: a 99 % limit exceeded by more than 6 of 64
         // filters happens with probability below 1e-4 when it holds.
-        let above = obs.iter().filter(|&&x| x > b.upper).count();
-        assert!(
-            above <= 6,
-            "{name}: {above} of {seeds} above {:.4e}",
-            b.upper
-        );
+        assert!(a.above <= 6, "{name}: {} of 64 filters above", a.above);
     }
 }
 
 #[test]
 fn two_phases_with_shared_positions_stay_at_or_below_the_paths() {
-    let keys = hostile_trace(12, 150_000);
     let mut two = FilterConfig::sigma_bounded(4096, 4, 614);
     two.phases = 2;
     two.positions = Some(Positions::Fixed);
-    let seeds = 48;
-    let obs = observed(&two, &keys, 0, seeds);
-    let (m, sd) = mean_sd(&obs);
-    let b = trace_bound(&two, &keys, 0);
-    let se = ((sd * sd) / seeds as f64 + (b.sd * b.sd) / 32.0).sqrt();
-    assert!(m > 0.0, "the trace must give two-phase false negatives");
+    let a = against(&two, &hostile_trace(12, 150_000), 48);
     assert!(
-        b.estimate >= m - 4.0 * se,
-        "paths {:.5e} below replays {m:.5e} (standard error {se:.2e})",
-        b.estimate
+        a.paths >= a.replays - 4.0 * a.se,
+        "paths {:.5e} below replays {:.5e} (standard error {:.2e})",
+        a.paths,
+        a.replays,
+        a.se
     );
-    let above = obs.iter().filter(|&&x| x > b.upper).count();
-    assert!(
-        above <= 5,
-        "{above} of {seeds} filters above {:.4e}",
-        b.upper
-    );
+    assert!(a.above <= 5, "{} of 48 filters above", a.above);
 }
 
 #[test]
