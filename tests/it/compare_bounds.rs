@@ -178,9 +178,21 @@ fn tragen_bounds_against_the_replay() {
         // One phase: the ratio is non-decreasing in every U_j (docs/FIT.md), and the
         // conservative end has every U_j at least the point estimate's.
         assert!(cons >= ren, "M = {m}: conservative {cons} < point {ren}");
-        // A real trace: a bound for the fitted model, not a proof for the trace.
+        // A real trace: a bound for the fitted model, not a proof for the trace; and not
+        // even that where the trace's own recycles show (99 %) an expected FN above it
+        // (docs/TRACE-BOUND.md), which on this log happens within 0.3 % of the observed FN.
+        let floor = num(&v["fn_renewal_trace_detail"], "lower");
         for bound in ["renewal", "renewal-conservative"] {
-            assert_eq!(record(&v, bound)["standing"], "fitted-model", "M = {m}");
+            let r = record(&v, bound);
+            let value = r["value"].as_f64().expect("value");
+            if value >= floor {
+                assert_eq!(r["standing"], "fitted-model", "M = {m}: {bound}");
+            } else {
+                assert_eq!(r["standing"], "not-proven", "M = {m}: {bound}");
+                assert!(value >= 0.99 * ci.estimate, "M = {m}: {bound} {value}");
+                let note = r["note"].as_str().expect("note");
+                assert!(note.contains("below this trace's own recycles"), "{note}");
+            }
         }
         // p_r < 1 (a CDN log has new requests): Theorem 3 covers repeat draws only. And
         // no fitted (Q, zeta) reproduces this log's repeat statistics (correlated

@@ -97,7 +97,7 @@ pub fn compare(
             ..FitOptions::default()
         },
         distinct,
-        methods.contains(&Method::RenewalTrace),
+        super::trace::follow_the_trace(methods),
         &mut *source,
     )?;
     on_read(source.summary());

@@ -270,14 +270,19 @@ pub fn judge(
         conservative = Some(c);
     }
     let mut notes = Vec::new();
-    if methods.contains(&Method::RenewalTrace) {
-        match subject.trace {
-            Some(t) => {
+    match subject.trace {
+        Some(t) => {
+            if methods.contains(&Method::RenewalTrace) {
                 records.push(super::trace::record(t));
-                super::trace::demote_fitted_bounds_below(t, &mut records);
             }
-            None => notes.push(super::trace::NEEDS_THE_TRACE.to_string()),
+            // Asked for or not, the trace's own recycles decide whether a fitted
+            // model's bound is one for this trace.
+            super::trace::demote_fitted_bounds_below(t, &mut records);
         }
+        None if methods.contains(&Method::RenewalTrace) => {
+            notes.push(super::trace::NEEDS_THE_TRACE.to_string())
+        }
+        None => {}
     }
     records.sort_by_key(|r| r.bound);
     if filter.phases == 2 {

@@ -37,22 +37,31 @@ pub fn record(b: &TraceBound) -> Record {
     }
 }
 
+/// Whether a replay of a trace follows its own recycles for `methods`: for the
+/// renewal-trace bound, and for the renewal bound, whose standing on this trace they
+/// decide ([`demote_fitted_bounds_below`]).
+pub fn follow_the_trace(methods: &[Method]) -> bool {
+    methods.contains(&Method::RenewalTrace) || methods.contains(&Method::Renewal)
+}
+
 /// Why a method that reads the trace has no value on a workload alone.
 pub const NEEDS_THE_TRACE: &str = "renewal-trace: reads the trace itself, so it has a value where a trace is replayed (rbf compare, rbf run on a trace), not on a workload alone";
 
-/// The renewal bound's records on the fitted model whose value lies below this
-/// trace's own estimate: "not proven", saying why (the verdict against the observed
-/// FN is judged as for any bound).
+/// The renewal bound's records on the fitted model whose value lies below what this
+/// trace's own recycles show its expected FN to be at least (the lower end of the 99 %
+/// interval of the paths' mean: within the paths' own noise the trace does not tell):
+/// "not proven", saying why (the verdict against the observed FN is judged as for any
+/// bound).
 pub fn demote_fitted_bounds_below(b: &TraceBound, records: &mut [Record]) {
     for r in records {
         let fitted_renewal = r.bound.method() == Method::Renewal
             && r.claim == Claim::UpperBound
             && !matches!(r.standing, Standing::NotProven | Standing::NotJudged);
-        if fitted_renewal && r.value < b.estimate {
+        if fitted_renewal && r.value < b.lower {
             r.standing = Standing::NotProven;
             r.note = format!(
-                "below this trace's own recycles (renewal-trace mean {:.3e}): the trace is not stationary at this filter's scale, so the fitted model's bound is not a bound for it; {}",
-                b.estimate, r.note
+                "below this trace's own recycles (renewal-trace: expected FN at least {:.3e}, 99 %): the trace is not stationary at this filter's scale, so the fitted model's bound is not a bound for it; {}",
+                b.lower, r.note
             );
         }
     }

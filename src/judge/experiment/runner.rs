@@ -216,7 +216,7 @@ fn replay_point(
     // The trace's own recycles, followed beside its replay: the seeds of a trace file
     // replay the same arrivals (followed once), a synthetic source's seeds are other
     // traces (followed on each, the bound the mean of theirs as the observed rate is).
-    let wanted = config.fn_methods().contains(&Method::RenewalTrace);
+    let wanted = crate::compare::trace::follow_the_trace(&config.fn_methods());
     let follow = |i: usize| match source.source {
         _ if !wanted => None,
         Source::Trace(_) if i > 0 => None,
