@@ -31,6 +31,20 @@ fn tragen_head(dir: &std::path::Path, lines: usize) -> std::path::PathBuf {
     path
 }
 
+/// `w.json` in `dir`: `rbf fit` of the TRAGEN log's first 20 000 lines, a fit that
+/// fails its test (the cases below need one).
+fn rejected_fit(dir: &std::path::Path) {
+    let trace = tragen_head(dir, 20_000);
+    let fit = rbf(
+        dir,
+        &["fit", trace.to_str().expect("utf-8"), "-o", "w.json", "-q"],
+    );
+    assert!(
+        stdout(&fit).contains("DOES NOT FIT"),
+        "the case needs a misfit"
+    );
+}
+
 /// Every `low` in a JSON value, wherever it is nested.
 fn lows(v: &serde_json::Value, out: &mut Vec<(String, f64)>, at: &str) {
     match v {
@@ -187,15 +201,7 @@ fn count_intervals_never_go_negative() {
 #[test]
 fn size_says_the_fit_failed_and_never_calls_a_missed_target_met() {
     let dir = Scratch::new("safe-numbers-size");
-    let trace = tragen_head(&dir, 20_000);
-    let fit = rbf(
-        &dir,
-        &["fit", trace.to_str().expect("utf-8"), "-o", "w.json", "-q"],
-    );
-    assert!(
-        stdout(&fit).contains("DOES NOT FIT"),
-        "the case needs a misfit"
-    );
+    rejected_fit(&dir);
     let w: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("w.json")).expect("w.json"))
             .expect("workload JSON");
@@ -325,15 +331,7 @@ fn a_long_n_bounded_model_announces_itself_and_stops_at_sigterm() {
 #[test]
 fn a_rejected_fit_is_named_by_every_command_reading_its_workload() {
     let dir = Scratch::new("safe-numbers-misfit");
-    let trace = tragen_head(&dir, 20_000);
-    let fit = rbf(
-        &dir,
-        &["fit", trace.to_str().expect("utf-8"), "-o", "w.json", "-q"],
-    );
-    assert!(
-        stdout(&fit).contains("DOES NOT FIT"),
-        "the case needs a misfit"
-    );
+    rejected_fit(&dir);
     let model = [
         "model",
         "fn",
