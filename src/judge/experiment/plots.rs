@@ -332,8 +332,9 @@ fn series(
         _ => (Style::Approx, Some("approx.")),
     };
     let mut label = measure.label.to_string();
-    // On a fitted workload, say so (unless the standing already does).
-    let fitted = matches!(measure.kind, Kind::Model(_))
+    // On a fitted workload, say so (unless the standing already does); a bound read off
+    // the trace itself is on no workload.
+    let fitted = matches!(measure.kind, Kind::Model(b) if !b.method().reads_trace())
         && rows.iter().any(|r| r.fitted_workload)
         && why != Some(Standing::FittedModel.label());
     if fitted {
