@@ -232,8 +232,16 @@ def model_fn(**options: Any) -> Result:
     return r
 
 
-def size(**options: Any) -> Result:
-    r = _json_call(("size",), {}, options)
+def size(trace: Any = None, *, prehashed: bool = False, **options: Any) -> Result:
+    if trace is None:
+        if prehashed:
+            raise TypeError("size: prehashed applies to a trace of keys in memory, and no trace was given")
+        r = _json_call(("size",), {}, options)
+    else:
+        # Sized on the trace itself: by the renewal-trace bound, next to the memory
+        # its replay shows sufficient.
+        paths, keys = _trace(trace)
+        r = _json_call(("size",), {"trace": paths}, options, keys, prehashed)
     r.table = _records_frame(r["models"])
     return r
 

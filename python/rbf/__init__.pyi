@@ -191,11 +191,26 @@ def model_fn(
     """False-negative bounds and approximations for a workload (FN paper)."""
 
 def size(
+    trace: Trace | None = None,
     *,
+    prehashed: bool = False,
+    format: Literal['auto', 'jedi', 'lines', 'pcap', 'csv', 'binary', 'lcs', 'rbfs', 'zeek', 'nfdump-csv'] | None = None,
+    key: Literal['five-tuple', 'five-tuple-vlan', 'src-dst', 'dst', 'dst-prefix', 'src-prefix'] | None = None,
+    prefix_v4: int | None = None,
+    prefix_v6: int | None = None,
+    flows: bool = False,
+    inactive_timeout: str | None = None,
+    active_timeout: str | None = None,
+    csv_key_column: int | None = None,
+    csv_time_column: int | None = None,
+    csv_time_unit: Literal['s', 'ms', 'us', 'ns'] | None = None,
+    csv_delimiter: str | None = None,
+    csv_header: bool = False,
+    sort_by_time: bool = False,
+    warmup: int | None = None,
+    hash_seeds: int | None = None,
     workload: str | os.PathLike[str] | None = None,
     zipf: float | None = None,
-    distinct: int | None = None,
-    p_repeat: float | None = None,
     placement: str | None = None,
     target_fp: float | None = None,
     target_fn: float | None = None,
@@ -207,6 +222,8 @@ def size(
     seed: int | None = None,
     eps: float | None = None,
     tolerance: float | None = None,
+    distinct: int | None = None,
+    p_repeat: float | None = None,
     quiet: bool = False,
 ) -> Result:
     """Find the smallest filter meeting FP and FN targets (models), confirmed by replay."""

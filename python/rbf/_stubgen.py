@@ -15,7 +15,7 @@ _FUNCTIONS = [
     ("model_fp", ("model", "fp"), None),
     ("model_capacity", ("model", "capacity"), None),
     ("model_fn", ("model", "fn"), None),
-    ("size", ("size",), None),
+    ("size", ("size",), "optional-trace"),
     ("run", ("run",), "config"),
 ]
 
@@ -65,6 +65,8 @@ def stub() -> str:
         params = []
         if positional == "trace":
             params += ["trace: Trace", "*", "prehashed: bool = False"]
+        elif positional == "optional-trace":
+            params += ["trace: Trace | None = None", "*", "prehashed: bool = False"]
         elif positional == "config":
             params += ["config: str | os.PathLike[str]", "*"]
         else:

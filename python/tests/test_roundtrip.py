@@ -81,6 +81,23 @@ def test_size_equals_cli():
     assert r.table.height == len(c["models"])
 
 
+def test_size_on_a_trace_equals_cli_for_a_file_and_for_keys_in_memory(tmp_path):
+    keys = [f"k{(i * 7919) % 600 + (i // 2000) * 300}" for i in range(12000)]
+    trace = tmp_path / "t.txt"
+    trace.write_text("\n".join(keys) + "\n")
+    args = dict(target_fp=0.01, target_fn=0.01, max_hashes=3, phases="1", format="lines")
+    r = rbf.size(str(trace), **args)
+    c = cli_json("size", str(trace), "--target-fp", "0.01", "--target-fn", "0.01",
+                 "--max-hashes", "3", "--phases", "1", "--format", "lines")
+    assert without_timings({k: v for k, v in r.items() if k != "table"}) == without_timings(c)
+    assert r.table.height == len(c["models"])
+    # Keys in memory (ints: a list of strings is a list of paths) are sized the same way.
+    ints = [int(k[1:]) for k in keys]
+    m = rbf.size(ints, target_fp=0.01, target_fn=0.01, max_hashes=3, phases="1")
+    assert m.arrivals == len(keys) and m.chosen.bound.upper <= 0.01
+    assert m.by_replay.observed_fn.rate <= 0.01 and m.table.height == len(m.models)
+
+
 def test_run_writes_the_experiment_and_returns_its_results(tmp_path):
     config = tmp_path / "grid.toml"
     config.write_text(

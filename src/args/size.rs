@@ -1,20 +1,46 @@
 //! `rbf size`: the smallest filter meeting FP and FN targets, or the best FN at a given
 //! memory (FN paper §7.1), by the models, confirmed by replay.
 
+use std::path::PathBuf;
+
 use clap::{ArgGroup, Args};
 
-use crate::report::size::size_text;
+use crate::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
+use crate::report::size::{size_text, trace_size_text};
 use crate::size::command::{DEFAULT_CONFIRM_ARRIVALS, DEFAULT_SEED};
+use crate::size::trace::{size_from_trace, TraceSizeRequest};
 use crate::size::{size, ConfirmReplay, Goal, SizeRequest};
 use crate::Result;
 
 use super::filter_args::HashingArg;
 use super::model_args::ModelArgs;
+use super::trace_args::TraceArgs;
 use super::workload_args::WorkloadArgs;
+
+/// The workload flags, which a trace replaces (it is fitted instead).
+const WORKLOAD_FLAGS: [&str; 5] = ["workload", "zipf", "distinct", "p_repeat", "placement"];
 
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("goal").required(true).args(["target_fn", "memory"])))]
+#[command(mut_arg("distinct", |a| a.required_unless_present_any(["workload", "trace"])))]
+#[command(mut_arg("p_repeat", |a| a.required_unless_present_any(["workload", "trace"])))]
 pub struct SizeArgs {
+    /// Trace to size the filter on (files, a directory or a glob read as one series, or
+    /// `-` for standard input; decoded once, its keys kept in a temporary file for the
+    /// search's later passes). The filter is sized
+    /// by the bound that holds on this trace (renewal-trace) and confirmed by replaying
+    /// the trace itself; the smallest memory the replay shows sufficient is printed
+    /// beside it. Without a trace, the workload flags describe the traffic.
+    #[arg(num_args = 1.., conflicts_with_all = WORKLOAD_FLAGS)]
+    pub trace: Vec<PathBuf>,
+    #[command(flatten)]
+    pub trace_args: TraceArgs,
+    /// With a trace: arrivals that update state but are not counted.
+    #[arg(long, default_value_t = 0, requires = "trace")]
+    pub warmup: u64,
+    /// With a trace: filters (hash seeds) replayed per candidate.
+    #[arg(long, default_value_t = DEFAULT_HASH_SEEDS, requires = "trace")]
+    pub hash_seeds: u32,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Target average FP rate (FP paper, count-instance).
@@ -35,11 +61,12 @@ pub struct SizeArgs {
     /// Bit positions: colliding (with replacement) or distinct (without).
     #[arg(long, value_enum, default_value = "colliding")]
     pub hashing: HashingArg,
-    /// Synthetic arrivals replayed through the chosen filter (0: no replay).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONFIRM_ARRIVALS)]
+    /// Synthetic arrivals replayed through the chosen filter (0: no replay); a trace
+    /// is replayed itself instead.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CONFIRM_ARRIVALS, conflicts_with = "trace")]
     pub confirm_arrivals: u64,
     /// Seed of the synthetic trace.
-    #[arg(long, default_value_t = DEFAULT_SEED)]
+    #[arg(long, default_value_t = DEFAULT_SEED, conflicts_with = "trace")]
     pub seed: u64,
     #[command(flatten)]
     pub model: ModelArgs,
@@ -49,6 +76,9 @@ pub struct SizeArgs {
 }
 
 pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
+    if !a.trace.is_empty() {
+        return run_on_trace(a, io);
+    }
     let goal = Goal {
         target_fp: a.target_fp,
         target_fn: a.target_fn,
@@ -69,5 +99,29 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
         return io.json(&run.output());
     }
     crate::out!("{}", size_text(&run)?);
+    Ok(())
+}
+
+/// `rbf size TRACE`: the search replays the trace once per memory size tried.
+fn run_on_trace(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
+    let mut request = TraceSizeRequest::new(a.target_fp, a.target_fn, a.memory);
+    request.phases = crate::size::command::phase_counts(&a.phases)?;
+    request.max_hashes = a.max_hashes;
+    request.hashing = a.hashing.into();
+    request.replay = ReplayOptions {
+        warmup: a.warmup,
+        ..ReplayOptions::default()
+    };
+    request.hash_seeds = a.hash_seeds;
+    request.eps = a.model.eps;
+    request.tolerance = a.model.tolerance;
+    request.progress = true;
+    let mut source = io.open(&a.trace_args, &a.trace)?;
+    let run = size_from_trace(&request, source.as_mut())?;
+    super::print_ingest_notes(&run.ingest);
+    if a.json {
+        return io.json(&run);
+    }
+    crate::out!("{}", trace_size_text(&run)?);
     Ok(())
 }

@@ -166,8 +166,15 @@ pub struct TraceBound {
     pub estimate: f64,
     /// The bound: the 99 % prediction limit of one filter's FN per arrival on this
     /// trace (a filter's own count stays below it with 99 % probability over hash
-    /// positions, so the mean of several filters does too).
+    /// positions, so the mean of several filters does too), the larger of the limits
+    /// for the rate over complete cycles and over every measured arrival: it bounds
+    /// the rate however the replay states it (over every measured arrival when it has
+    /// too few cycles for an interval). [`TraceBound::stated`] picks the limit for the
+    /// rate a replay states.
     pub upper: f64,
+    /// The 99 % prediction limit for the rate over complete cycles alone: the bound for
+    /// a replay that states that rate (one with enough cycles for an interval).
+    pub upper_complete_cycles: f64,
     /// The 99 % interval of the mean over hash positions (the expected FN per arrival).
     pub mean_upper: f64,
     pub lower: f64,
@@ -254,6 +261,7 @@ impl TraceRenewal {
         // Each path's rate as the replay states its own: over its complete cycles, or,
         // without one, over every measured arrival.
         let complete = self.paths.iter().all(|p| p.complete_arrivals > 0);
+        let over_all = |p: &Path| p.false_negatives as f64 / measured as f64;
         let rates: Vec<f64> = self
             .paths
             .iter()
@@ -261,18 +269,23 @@ impl TraceRenewal {
                 if complete {
                     p.complete_false_negatives as f64 / p.complete_arrivals as f64
                 } else {
-                    p.false_negatives as f64 / measured as f64
+                    over_all(p)
                 }
             })
             .collect();
-        let mean = rates.iter().sum::<f64>() / n;
-        let var = rates.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        let sd = var.sqrt();
+        let (mean, sd) = mean_sd(&rates);
         // The bound is for a filter's own rate, not only for the mean: a 99 % prediction
         // limit of one more path (mean + t sd sqrt(1 + 1/n)); the mean's own interval is
         // mean -+ t sd / sqrt(n).
         let half = T_995_31 * sd / n.sqrt();
-        let predict = T_995_31 * sd * (1.0 + 1.0 / n).sqrt();
+        let limit = |mean: f64, sd: f64| mean + T_995_31 * sd * (1.0 + 1.0 / n).sqrt();
+        // A replay with too few cycles for an interval states its rate over every
+        // measured arrival instead, partial cycles included (with one recycle, the
+        // complete cycle is the first, which has no false negative, and every one falls
+        // in the partial cycle after it): the bound covers the rate stated either way.
+        let all: Vec<f64> = self.paths.iter().map(over_all).collect();
+        let (mean_all, sd_all) = mean_sd(&all);
+        let upper = limit(mean, sd).max(limit(mean_all, sd_all));
         let mean_count = self
             .paths
             .iter()
@@ -287,7 +300,8 @@ impl TraceRenewal {
             mean_recycles: self.paths.iter().map(|p| p.recycles as f64).sum::<f64>() / n,
             replicates: self.paths.len(),
             estimate: mean,
-            upper: (mean + predict).min(1.0),
+            upper: upper.min(1.0),
+            upper_complete_cycles: limit(mean, sd).min(1.0),
             mean_upper: (mean + half).min(1.0),
             lower: (mean - half).max(0.0),
         })
@@ -295,6 +309,17 @@ impl TraceRenewal {
 }
 
 impl TraceBound {
+    /// The bound for the rate a replay states: over its complete cycles when it has an
+    /// interval (`complete_cycles`) and every path had a complete cycle, else the
+    /// larger limit ([`TraceBound::upper`]).
+    pub fn stated(&self, complete_cycles: bool) -> f64 {
+        if complete_cycles && self.over_complete_cycles {
+            self.upper_complete_cycles
+        } else {
+            self.upper
+        }
+    }
+
     /// The bound for the mean rate of several traces (a synthetic source's seeds): the
     /// mean of each trace's, as the observed rate is the mean of theirs (None for none).
     pub fn mean_of(bounds: &[TraceBound]) -> Option<TraceBound> {
@@ -310,10 +335,19 @@ impl TraceBound {
             replicates: first.replicates,
             estimate: mean(|b| b.estimate),
             upper: mean(|b| b.upper),
+            upper_complete_cycles: mean(|b| b.upper_complete_cycles),
             mean_upper: mean(|b| b.mean_upper),
             lower: mean(|b| b.lower),
         })
     }
+}
+
+/// The mean and the sample standard deviation of `x` (at least two values).
+fn mean_sd(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    let var = x.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
 }
 
 /// One arrival on one path: `previous` is the message's last arrival before `t`.

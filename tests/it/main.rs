@@ -53,5 +53,6 @@ mod safety_streams;
 mod safety_sweep;
 mod safety_weights;
 mod size;
+mod size_trace;
 mod svg_layout;
 mod trace_bound;

@@ -477,6 +477,21 @@ fn run_output_directories_are_checked_first() {
     assert!(stderr(&out).contains("using"), "{}", stderr(&out));
 }
 
+/// Whether some process holds a lock on `path`, read from /proc/locks (taking a lock
+/// to test it could make the run's own flock fail).
+fn is_locked(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = std::fs::metadata(path) else {
+        return false;
+    };
+    let inode = format!(":{} ", m.ino());
+    std::fs::read_to_string("/proc/locks").is_ok_and(|locks| {
+        locks
+            .lines()
+            .any(|l| l.contains("FLOCK") && l.contains(&inode))
+    })
+}
+
 /// A run into a symlink to a directory another run is writing is refused (issue 29:
 /// both ran, each with its own journal, and the last one won). The first run is
 /// stopped (SIGSTOP) while it holds its lock, so the test does not race it.
@@ -494,14 +509,14 @@ fn a_second_run_through_a_symlink_is_refused() {
         .spawn()
         .unwrap();
     let lock = dir.join("out/.x.rbf-run/lock");
+    // The lock file appears just before it is locked: stopping the run in between (a
+    // loaded machine) would leave it unlocked, so wait until it is held.
     let start = Instant::now();
-    while !lock.exists() && start.elapsed() < Duration::from_secs(10) {
+    while !is_locked(&lock) && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(2));
     }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(first.id() as i32, libc::SIGSTOP) };
-    // The lock file appears just before it is locked: give the flock a moment.
-    std::thread::sleep(Duration::from_millis(50));
     for other in ["out/xlink", "out/../out/x", "./out/x"] {
         let second = rbf(&dir, &["run", "grid.toml", "-o", other, "-q"]);
         assert_eq!(

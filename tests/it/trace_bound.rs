@@ -24,7 +24,7 @@ use rbf::trace_renewal::{TraceBound, TraceRenewal};
 
 /// A trace that no stationary model describes: Zipf phases on working sets that move,
 /// round-robin scans over keys larger than a cycle, and packet trains.
-fn hostile_trace(seed: u64, arrivals: usize) -> Vec<u64> {
+pub(crate) fn hostile_trace(seed: u64, arrivals: usize) -> Vec<u64> {
     let mut rng = Rng::seed(seed);
     let mut out = Vec::with_capacity(arrivals);
     let mut base = 0u64;

@@ -273,7 +273,7 @@ pub fn judge(
     match subject.trace {
         Some(t) => {
             if methods.contains(&Method::RenewalTrace) {
-                records.push(super::trace::record(t));
+                records.push(super::trace::record(t, observed));
             }
             // Asked for or not, the trace's own recycles decide whether a fitted
             // model's bound is one for this trace.

@@ -9,6 +9,7 @@
 //! not a bound for this trace: its standing drops to "not proven", with the reason.
 
 use super::bound::Bound;
+use super::observed::Observed;
 use super::record::{Record, Standing};
 use crate::model::false_negative::{Claim, Method};
 use crate::trace_renewal::{TraceBound, REPLICATES};
@@ -21,12 +22,14 @@ fn note() -> String {
     )
 }
 
-/// The trace bound's record (judged later with the others).
-pub fn record(b: &TraceBound) -> Record {
+/// The trace bound's record (judged later with the others), for the rate `observed`
+/// states: over complete cycles where it has an interval, else over every measured
+/// arrival ([`TraceBound::stated`]).
+pub fn record(b: &TraceBound, observed: Option<&Observed>) -> Record {
     let bound = Bound::of(Method::RenewalTrace);
     Record {
         bound,
-        value: b.upper,
+        value: b.stated(observed.is_some_and(|o| o.interval.is_some())),
         range: None,
         claim: bound.claim(),
         standing: Standing::ThisTrace,

@@ -3,10 +3,11 @@
 
 use super::verdicts::{beyond, verdict_cell};
 use super::{interval, interval_or_why, sci, wrap, Table, WIDTH};
-use crate::compare::verdict::Check;
-use crate::compare::{ModelTargetVerdict, Record, Regime, TargetVerdict};
+use crate::compare::verdict::{Check, Side};
+use crate::compare::{ModelTargetVerdict, Observed, Record, Regime, TargetVerdict};
 use crate::model::false_negative::RenewalMode;
 use crate::size::confirm::{Confirmation, LEVEL};
+use crate::size::trace::TraceSizeRun;
 use crate::size::{Candidate, Question, SizeRun, RELATIVE_PRECISION};
 use crate::stats::Interval;
 use crate::Result;
@@ -203,4 +204,153 @@ fn observed_rows(t: &mut Table, run: &SizeRun, c: &Confirmation) {
         iv(i.map(|i| &i.fn_)),
         fn_verdict,
     ]);
+}
+
+/// Everything `rbf size TRACE` prints: the bound's size and the replay's side by side,
+/// the chosen filter's bounds and observations against the targets, the trace and the
+/// time taken.
+pub fn trace_size_text(run: &TraceSizeRun) -> Result<String> {
+    let mut out = String::new();
+    for line in trace_headline(run) {
+        out.push_str(&wrap(&line, WIDTH, "    "));
+    }
+    let c = &run.chosen;
+    let filter = format!(
+        "filter: {} (the bound's choice; {} cycles on this trace)",
+        c.filter(crate::filter::Hashing::Colliding).describe(),
+        c.cycles
+    );
+    out.push_str(&wrap(&filter, WIDTH, "    "));
+    out.push_str(&trace_table(run).render());
+    out.push_str(&format!(
+        "trace: {} arrivals, {} distinct, first {} not counted\n",
+        run.arrivals, run.distinct, run.fit.warmup
+    ));
+    out.push_str(&format!(
+        "time: {:.1} s ({} passes over the trace)\n",
+        run.seconds, run.passes
+    ));
+    Ok(out)
+}
+
+/// The answer: the bound's memory, and the replay's beside it.
+fn trace_headline(run: &TraceSizeRun) -> Vec<String> {
+    let (c, r) = (&run.chosen, &run.by_replay);
+    let fails = |m: Option<u64>| m.map_or(String::new(), |m| format!(" ({m} bits fail)"));
+    match run.target_fn {
+        Some(g) => vec![
+            format!(
+                "smallest memory for FP <= {} and FN <= {g} on this trace, by the renewal-trace bound, to {}%: {} bits{}",
+                run.target_fp,
+                100.0 * RELATIVE_PRECISION,
+                c.memory,
+                fails(run.bound_fails)
+            ),
+            format!(
+                "the replay of this trace shows {} bits sufficient{} ({}-phase, k={}, observed FN {}): the bound asks {:.2}x that",
+                r.memory,
+                fails(run.replay_fails),
+                r.phases,
+                r.hashes,
+                sci(r.observed_fn.rate),
+                run.memory_ratio.unwrap_or(f64::NAN)
+            ),
+        ],
+        None => vec![
+            format!(
+                "lowest renewal-trace bound at {} bits with FP <= {} on this trace: {}",
+                c.memory,
+                run.target_fp,
+                sci(c.upper())
+            ),
+            format!(
+                "lowest observed FN there: {} ({}-phase, k={})",
+                sci(r.observed_fn.rate),
+                r.phases,
+                r.hashes
+            ),
+        ],
+    }
+}
+
+/// The chosen filter: FP model and FN bounds (by comparison with the targets), then
+/// the replay's observations (three-way on their intervals).
+fn trace_table(run: &TraceSizeRun) -> Table {
+    let level = format!("{:.0}% interval", 100.0 * LEVEL);
+    let mut t =
+        Table::new(["measure", "value", "target", level.as_str(), "verdict"]).left_aligned(&[4]);
+    let c = &run.chosen;
+    let model = |value: f64, target: Option<f64>| {
+        target.map_or("-".to_string(), |g| {
+            if value <= g { "meets" } else { "MISSES" }.to_string()
+        })
+    };
+    t.row([
+        "FP model (count-instance f_sigma)".to_string(),
+        sci(c.fp_model),
+        sci(run.target_fp),
+        String::new(),
+        model(c.fp_model, Some(run.target_fp)),
+    ]);
+    for r in &run.judgement.records {
+        let n = t.note(format!("{}: {}: {}", r.bound.name(), r.standing, r.note));
+        t.row([
+            format!("FN {}, {} [{n}]", r.bound.name(), r.standing),
+            sci(r.value),
+            run.target_fn.map_or("-".into(), sci),
+            String::new(),
+            model(r.value, run.target_fn),
+        ]);
+    }
+    let observed = |t: &mut Table, name: &str, o: &Observed, target: Option<f64>| {
+        let verdict = target.map_or(String::new(), |g| {
+            let check = Check::new(g, Side::AtMost, o.rate, o.interval.as_ref());
+            let v = check.target().to_string();
+            match beyond(&check, "the target") {
+                Some(e) => format!("{v} [{}]", t.note(e)),
+                None => v,
+            }
+        });
+        t.row([
+            name.to_string(),
+            sci(o.rate),
+            target.map_or(String::new(), sci),
+            interval_or_why(o.interval.as_ref(), interval),
+            verdict,
+        ]);
+    };
+    observed(
+        &mut t,
+        "observed FP (count-instance)",
+        &c.observed_fp_count_instance,
+        Some(run.target_fp),
+    );
+    observed(
+        &mut t,
+        "observed FN (per arrival)",
+        &c.observed_fn,
+        run.target_fn,
+    );
+    for r in &run.judgement.records {
+        if r.verdict.is_some() {
+            t.note(format!(
+                "{} against the replay's FN interval: {}",
+                r.bound.name(),
+                verdict_cell(r)
+            ));
+        }
+    }
+    if c.observed_fn.regime() == Regime::Transient {
+        t.note(
+            "the chosen filter recycles too few times on this trace for a steady-state \
+             estimate: the trace is short for it, and a longer capture of the same \
+             traffic may need more memory",
+        );
+    }
+    t.note(
+        "the bound's size is what the bound promises on this trace; the replay's is what \
+         hindsight shows was enough for it (its observed FN is a point estimate, not a \
+         promise)",
+    );
+    t
 }

@@ -108,7 +108,7 @@ enum Ask {
 }
 
 /// The phase counts `s` names: 1, 2 or both.
-fn phase_counts(s: &str) -> Result<Vec<u8>> {
+pub fn phase_counts(s: &str) -> Result<Vec<u8>> {
     match s {
         "1" => Ok(vec![1]),
         "2" => Ok(vec![2]),

@@ -19,6 +19,8 @@
 
 pub mod command;
 pub mod confirm;
+pub mod spool;
+pub mod trace;
 
 pub use command::{size, ConfirmReplay, Goal, SizeOutput, SizeRequest, SizeRun};
 

@@ -87,6 +87,13 @@ struct Group {
     quad: Option<Quad>,
 }
 
+// SAFETY: the only pointers a group holds are `slots`, into its own `truth` table's
+// heap storage, written and read within one block (`Group::run_block`) and located
+// afresh for the next; moving the group moves the table's owner, not its storage, and
+// nothing else shares it. So a group can be replayed on another thread (`rbf size
+// TRACE` replays its candidate filters side by side).
+unsafe impl Send for Group {}
+
 /// A filter's records in a located block: arrival `i`'s is filter `filter`'s record
 /// in `slots[i]`.
 struct Column<'a> {
