@@ -626,4 +626,30 @@ mod tests {
         }
         assert!(ix.allocated_bytes() / ix.len() <= 64);
     }
+
+    #[test]
+    fn a_capped_table_stops_at_the_slots_its_keys_need() {
+        // 3 000 keys need 4 000 slots (whole 1024s: 4 096); doubling would reach 8 192.
+        let cap = 3_000u64;
+        let mut t = SlotTable::<2>::capped(cap);
+        for k in 1..=cap {
+            *t.entry(k).0 = k * 7;
+        }
+        assert_eq!(t.slots.len() as u64, slots_of(cap, SLOT_BYTES));
+        assert!(t.slots.len() < 8192);
+        assert_eq!(t.len() as u64, cap);
+        for k in 1..=cap {
+            assert_eq!(t.get(k), Some(k * 7));
+            *t.get_mut(k).expect("stored") += 1;
+        }
+        assert_eq!(t.get_mut(cap + 1), None);
+        assert_eq!(t.slots().count() as u64, cap);
+        assert!(t.slots().all(|&[k, v]| v == k * 7 + 1));
+        // Past its cap it still doubles (a caller that stores more is not stuck).
+        for k in cap + 1..=3 * cap {
+            t.entry(k);
+        }
+        assert_eq!(t.len() as u64, 3 * cap);
+        assert!((1..=3 * cap).all(|k| t.get(k).is_some()));
+    }
 }

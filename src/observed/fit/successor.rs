@@ -203,4 +203,47 @@ mod tests {
         assert_eq!(e.distinct_pairs, 2);
         assert_eq!(e.transitions, 2);
     }
+
+    #[test]
+    fn memory_stops_at_the_pair_cap_however_long_the_trace() {
+        // A trace with ever more distinct pairs (a random walk over 5 000 ids): the
+        // table holds the cap's pairs and no more, at the slots the cap needs.
+        let cap = 10_000;
+        let mut s = SuccessorCounts::new(cap);
+        let mut x = 1u64;
+        let mut after_cap = None;
+        for step in 0..200_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            s.push((x >> 33) as u32 % 5_000);
+            if s.full && after_cap.is_none() {
+                after_cap = Some((step, s.pairs.allocated_bytes()));
+            }
+        }
+        let (_, bytes) = after_cap.expect("the cap is reached");
+        assert_eq!(s.pairs.allocated_bytes(), bytes);
+        assert_eq!(
+            bytes as u64,
+            crate::slot_table::slots_of(cap as u64, crate::slot_table::SLOT_BYTES)
+                * crate::slot_table::SLOT_BYTES
+        );
+        let e = s.entropy(5_000);
+        assert_eq!(e.distinct_pairs, cap as u64);
+        assert!(e.truncated);
+    }
+
+    #[test]
+    fn counts_keep_the_order_of_first_sight() {
+        // 0 -> 0 (pair key 0, stored beside the slots) first, then others: the counts
+        // come back in the order the pairs were first seen, whatever their slots.
+        let mut s = SuccessorCounts::new(100);
+        for i in [0, 0, 3, 1, 0, 0, 3, 2, 2] {
+            s.push(i);
+        }
+        assert_eq!(
+            s.counts(),
+            vec![[0, 2], [0, 2], [3, 1], [1, 1], [3, 1], [2, 1]]
+        );
+    }
 }
