@@ -23,7 +23,8 @@ use serde::Serialize;
 
 use crate::slot_table::SlotTable;
 
-/// Default bound on distinct (message, successor) pairs (21-32 bytes each).
+/// Default bound on distinct (message, successor) pairs (21-43 bytes each as the
+/// table grows, about 21 once it holds the cap).
 pub const DEFAULT_PAIR_CAP: usize = 4_000_000;
 
 /// Successor counts, keyed by compact message ids.
