@@ -51,6 +51,9 @@ pub(crate) struct SlotTable<const W: usize = 2> {
     /// Whether doubled slot vectors are prepared ahead at all ([`SlotTable::in_place`]).
     ahead: bool,
     next: Option<std::thread::JoinHandle<Vec<[u64; W]>>>,
+    /// Slots a growth stops at instead of doubling past them ([`SlotTable::capped`];
+    /// usize::MAX: none).
+    ceiling: usize,
 }
 
 impl<const W: usize> Default for SlotTable<W> {
@@ -167,6 +170,18 @@ impl<const W: usize> SlotTable<W> {
         t
     }
 
+    /// A growing table for at most `keys` keys (its caller stores no more): it doubles
+    /// as [`SlotTable::in_place`] does, but the growth that would double past the
+    /// slots `keys` keys need ([`slots_of`]) stops there. A table capped at 4 M keys
+    /// (the fit's successor pairs) ends at 5.3 M slots (85 MB) where doubling made 8 M
+    /// (128 MB, beside the 64 MB it grew from).
+    pub fn capped(keys: u64) -> Self {
+        SlotTable {
+            ceiling: slots_of(keys, slot_bytes(W)) as usize,
+            ..Self::in_place()
+        }
+    }
+
     fn with_slots(n: usize) -> Self {
         Self::from_slots(zeroed_slots(n), false)
     }
@@ -182,6 +197,7 @@ impl<const W: usize> SlotTable<W> {
             prefault_len: usize::MAX,
             ahead: true,
             next: None,
+            ceiling: usize::MAX,
         };
         t.set_prefault(sized);
         t
@@ -333,6 +349,14 @@ impl<const W: usize> SlotTable<W> {
         (self.slots.as_mut_ptr(), zero)
     }
 
+    /// Every slot holding a key, key 0's included (its key field 0), in slot order.
+    pub fn slots(&self) -> impl Iterator<Item = &[u64; W]> {
+        self.slots
+            .iter()
+            .filter(|s| s[0] != 0)
+            .chain(self.zero.as_ref())
+    }
+
     /// Every slot holding a key, key 0's included (its key field 0).
     pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut [u64; W]> {
         self.slots
@@ -387,7 +411,12 @@ impl<const W: usize> SlotTable<W> {
 
     #[cold]
     fn grow(&mut self) {
-        let n = self.slots.len() * 2;
+        let doubled = self.slots.len() * 2;
+        let n = if self.ceiling > self.slots.len() {
+            doubled.min(self.ceiling)
+        } else {
+            doubled
+        };
         let fresh = self
             .next
             .take()
@@ -427,6 +456,18 @@ impl SlotTable {
             }
             i = self.after(i);
         }
+    }
+
+    /// The value of `key`, if stored, to change in place.
+    #[inline]
+    pub fn get_mut(&mut self, key: u64) -> Option<&mut u64> {
+        if key == 0 {
+            return self.zero.as_mut().map(|s| &mut s[1]);
+        }
+        let i = self.probe(key);
+        // SAFETY: `probe` returns an index below slots.len().
+        let slot = unsafe { self.slots.get_unchecked_mut(i) };
+        (slot[0] == key).then_some(&mut slot[1])
     }
 
     /// The value of `key`, created as 0 if absent; the flag says whether it was
@@ -584,5 +625,31 @@ mod tests {
             assert_eq!(ix.get(k), Some(n));
         }
         assert!(ix.allocated_bytes() / ix.len() <= 64);
+    }
+
+    #[test]
+    fn a_capped_table_stops_at_the_slots_its_keys_need() {
+        // 3 000 keys need 4 000 slots (whole 1024s: 4 096); doubling would reach 8 192.
+        let cap = 3_000u64;
+        let mut t = SlotTable::<2>::capped(cap);
+        for k in 1..=cap {
+            *t.entry(k).0 = k * 7;
+        }
+        assert_eq!(t.slots.len() as u64, slots_of(cap, SLOT_BYTES));
+        assert!(t.slots.len() < 8192);
+        assert_eq!(t.len() as u64, cap);
+        for k in 1..=cap {
+            assert_eq!(t.get(k), Some(k * 7));
+            *t.get_mut(k).expect("stored") += 1;
+        }
+        assert_eq!(t.get_mut(cap + 1), None);
+        assert_eq!(t.slots().count() as u64, cap);
+        assert!(t.slots().all(|&[k, v]| v == k * 7 + 1));
+        // Past its cap it still doubles (a caller that stores more is not stuck).
+        for k in cap + 1..=3 * cap {
+            t.entry(k);
+        }
+        assert_eq!(t.len() as u64, 3 * cap);
+        assert!((1..=3 * cap).all(|k| t.get(k).is_some()));
     }
 }

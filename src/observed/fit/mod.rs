@@ -511,6 +511,11 @@ impl Fitter {
                 "no key was seen twice among the {arrivals} measured arrivals: the repeat distribution Q cannot be estimated (p_r = 0)"
             )));
         }
+        // The diagnostic first, and its pair table (the fit's largest, up to 85 MB)
+        // freed before the popularity fit allocates its own.
+        let successors = std::mem::replace(&mut self.successors, SuccessorCounts::new(0));
+        let successor_entropy = successors.entropy(self.states.len());
+        drop(successors);
         let reuse = self.reuse.estimate(self.options.confidence);
         let one_hit = self.states.iter().filter(|s| s.total == 1).count() as u64;
         let distinct = self.states.len() as u64;
@@ -569,7 +574,7 @@ impl Fitter {
             keys_repeated,
             window: self.options.window,
             windows: self.windows.len() as u64,
-            successor_entropy: self.successors.entropy(self.states.len()),
+            successor_entropy,
             reuse: reuse.as_ref().map(|r| r.summary.clone()),
             popularity: popularity.as_ref().map(PopularitySummary::of),
             per_window: self.windows,

@@ -14,29 +14,49 @@
 //! Memory: one counter per distinct (a, b) pair, which for random traffic approaches
 //! the trace length. The chain is therefore estimated on the longest prefix of the
 //! measured trace with at most `pair_cap` distinct pairs; the prefix length is reported.
+//! Each pair is one 16-byte slot (the pair, and its count beside its order of first
+//! sight) in a table that stops growing at the cap's size: 85 MB at the default cap,
+//! where a separate list of counts and a table doubled past the cap held 225 MB at
+//! its peak (docs/PERFORMANCE.md, "2026-12-02: compare at capture scale").
 
 use serde::Serialize;
 
-use crate::replay::KeyIndex;
+use crate::slot_table::SlotTable;
 
-/// Default bound on distinct (message, successor) pairs (25-47 bytes each).
+/// Default bound on distinct (message, successor) pairs (21-43 bytes each as the
+/// table grows, about 21 once it holds the cap).
 pub const DEFAULT_PAIR_CAP: usize = 4_000_000;
 
 /// Successor counts, keyed by compact message ids.
 pub struct SuccessorCounts {
-    /// Pair `a << 32 | b` -> index into `counts`.
-    pairs: KeyIndex,
-    /// `[a, count]` per pair, in the index's id order.
-    counts: Vec<[u32; 2]>,
+    /// Pair `a << 32 | b` -> its order of first sight (high half) and its count (low
+    /// half, saturating): the order is kept so that the entropy sums each message's
+    /// terms in the order they always were, bit for bit.
+    pairs: SlotTable,
     cap: usize,
     previous: Option<u32>,
     transitions: u64,
     full: bool,
 }
 
+/// A pair's slot value with its count one higher (saturating, as it always was).
+#[inline(always)]
+fn bump(v: u64) -> u64 {
+    if v as u32 == u32::MAX {
+        v
+    } else {
+        v + 1
+    }
+}
+
 #[inline(always)]
 fn pair(a: u32, b: u32) -> u64 {
     (u64::from(a) << 32) | u64::from(b)
+}
+
+/// Pairs at most: the order of first sight must fit the slot's high half.
+fn effective_cap(cap: usize) -> usize {
+    cap.min(u32::MAX as usize)
 }
 
 /// The diagnostic's value and its coverage.
@@ -59,8 +79,7 @@ pub struct SuccessorEntropy {
 impl SuccessorCounts {
     pub fn new(cap: usize) -> Self {
         SuccessorCounts {
-            pairs: KeyIndex::default(),
-            counts: Vec::new(),
+            pairs: SlotTable::capped(effective_cap(cap) as u64),
             cap,
             previous: None,
             transitions: 0,
@@ -84,15 +103,12 @@ impl SuccessorCounts {
         }
         if let Some(a) = self.previous {
             let p = pair(a, id);
-            if self.pairs.len() < self.cap {
-                let (i, fresh) = self.pairs.get_or_insert(p);
-                if fresh {
-                    self.counts.push([a, 1]);
-                } else {
-                    self.counts[i][1] = self.counts[i][1].saturating_add(1);
-                }
-            } else if let Some(i) = self.pairs.get(p) {
-                self.counts[i][1] = self.counts[i][1].saturating_add(1);
+            let order = self.pairs.len() as u64;
+            if self.pairs.len() < effective_cap(self.cap) {
+                let (v, fresh) = self.pairs.entry(p);
+                *v = if fresh { order << 32 | 1 } else { bump(*v) };
+            } else if let Some(v) = self.pairs.get_mut(p) {
+                *v = bump(*v);
             } else {
                 self.full = true;
                 return;
@@ -102,12 +118,25 @@ impl SuccessorCounts {
         self.previous = Some(id);
     }
 
+    /// `[a, count]` per pair, in order of first sight (the order the sums always used).
+    fn counts(&self) -> Vec<[u32; 2]> {
+        let mut counts = vec![[0u32; 2]; self.pairs.len()];
+        for &[p, v] in self.pairs.slots() {
+            // Every order is below len: one slot each, written once.
+            if let Some(c) = counts.get_mut((v >> 32) as usize) {
+                *c = [(p >> 32) as u32, v as u32];
+            }
+        }
+        counts
+    }
+
     /// Computes the diagnostic; `ids` bounds the compact ids in use.
     pub fn entropy(&self, ids: usize) -> SuccessorEntropy {
         // Per message: n_a and sum_b c_ab ln c_ab, so that H_a = ln n_a - S_a / n_a.
         let mut n = vec![0u64; ids];
         let mut s = vec![0f64; ids];
-        for &[a, c] in &self.counts {
+        let counts = self.counts();
+        for &[a, c] in &counts {
             let a = a as usize;
             if a < ids {
                 n[a] += u64::from(c);
@@ -135,7 +164,7 @@ impl SuccessorCounts {
             messages,
             single_transition: single,
             transitions: self.transitions,
-            distinct_pairs: self.counts.len() as u64,
+            distinct_pairs: counts.len() as u64,
             pair_cap: self.cap as u64,
             truncated: self.full,
         }
@@ -174,5 +203,48 @@ mod tests {
         assert!(e.truncated);
         assert_eq!(e.distinct_pairs, 2);
         assert_eq!(e.transitions, 2);
+    }
+
+    #[test]
+    fn memory_stops_at_the_pair_cap_however_long_the_trace() {
+        // A trace with ever more distinct pairs (a random walk over 5 000 ids): the
+        // table holds the cap's pairs and no more, at the slots the cap needs.
+        let cap = 10_000;
+        let mut s = SuccessorCounts::new(cap);
+        let mut x = 1u64;
+        let mut after_cap = None;
+        for step in 0..200_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            s.push((x >> 33) as u32 % 5_000);
+            if s.full && after_cap.is_none() {
+                after_cap = Some((step, s.pairs.allocated_bytes()));
+            }
+        }
+        let (_, bytes) = after_cap.expect("the cap is reached");
+        assert_eq!(s.pairs.allocated_bytes(), bytes);
+        assert_eq!(
+            bytes as u64,
+            crate::slot_table::slots_of(cap as u64, crate::slot_table::SLOT_BYTES)
+                * crate::slot_table::SLOT_BYTES
+        );
+        let e = s.entropy(5_000);
+        assert_eq!(e.distinct_pairs, cap as u64);
+        assert!(e.truncated);
+    }
+
+    #[test]
+    fn counts_keep_the_order_of_first_sight() {
+        // 0 -> 0 (pair key 0, stored beside the slots) first, then others: the counts
+        // come back in the order the pairs were first seen, whatever their slots.
+        let mut s = SuccessorCounts::new(100);
+        for i in [0, 0, 3, 1, 0, 0, 3, 2, 2] {
+            s.push(i);
+        }
+        assert_eq!(
+            s.counts(),
+            vec![[0, 2], [0, 2], [3, 1], [1, 1], [3, 1], [2, 1]]
+        );
     }
 }

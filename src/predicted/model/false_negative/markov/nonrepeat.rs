@@ -172,33 +172,43 @@ pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64
     // lower the minimum (the best only falls), and a chain's values do not depend on
     // how far it runs. A split with no such state is not run at all.
     // Each floor's total over the states asked for, summed once (not per comparison:
-    // a sort compares each split about log2(splits) times).
-    let mut floors: Vec<(f64, usize, Option<Vec<f64>>)> = splits
+    // a sort compares each split about log2(splits) times). Only the totals are kept:
+    // a split's floor is made again when its turn comes (the same bits, in O(last)
+    // beside its chain's O(last x cells)), where keeping all of them held 256 vectors
+    // of every state at once (260 MB at 126 540 states, for each alternative judged
+    // beside it).
+    let mut floors: Vec<(f64, usize)> = splits
         .iter()
         .map(|&s| {
             let (ph, pl) = weights(s);
-            let floor = biuniform_floor(d, s, ph, pl, last);
-            let total = floor
-                .as_ref()
-                .map_or(0.0, |v| v[first..].iter().sum::<f64>());
-            (total, s, floor)
+            // Summed in state order from `first`, from -0.0 as `Iterator::sum` does:
+            // the bits the stored floor's sum had.
+            let mut total = -0.0;
+            floor_values(d, s, ph, pl, last, |i, v| {
+                if i >= first {
+                    total += v;
+                }
+            });
+            (total, s)
         })
         .collect();
     floors.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    for (_, s, floor) in floors {
+    for (_, s) in floors {
         tried += 1;
-        // A margin far above the floor's rounding: pruning never changes a value.
-        let end = match floor {
-            Some(f) => match (first..=last)
-                .rev()
-                .find(|&i| f[i] * (1.0 - 1e-9) < best[i])
-            {
-                Some(end) => end,
-                None => continue,
-            },
-            None => last,
-        };
         let (ph, pl) = weights(s);
+        // The last state asked for where the floor is below the best so far, with a
+        // margin far above the floor's rounding: pruning never changes a value.
+        let mut end = None;
+        let floored = floor_values(d, s, ph, pl, last, |i, v| {
+            if i >= first && v * (1.0 - 1e-9) < best[i] {
+                end = Some(i);
+            }
+        });
+        let end = match (floored, end) {
+            (true, Some(end)) => end,
+            (true, None) => continue,
+            (false, _) => last,
+        };
         let f = biuniform_one(d, s, ph, pl, end);
         for (b, x) in best.iter_mut().zip(f) {
             *b = b.min(x);
@@ -207,8 +217,17 @@ pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64
     (best[first..=last].to_vec(), tried)
 }
 
-/// A floor under [`biuniform_one`]'s values for states 0..=last, in O(last), or None
-/// where ph < pl (no split the search tries has that).
+/// [`floor_values`] as a vector, or None where ph < pl.
+#[cfg(test)]
+fn biuniform_floor(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Option<Vec<f64>> {
+    let mut out = Vec::with_capacity(last + 1);
+    floor_values(d, s, ph, pl, last, |_, v| out.push(v)).then_some(out)
+}
+
+/// A floor under [`biuniform_one`]'s values for states 0, 1, ..., last, in O(last),
+/// handed to `visit` in order rather than stored (the search needs a sum, then one
+/// state, of each split's), or false (nothing visited) where ph < pl (no split the
+/// search tries has that).
 ///
 /// With L = D - s - i, the chance of a high draw given a is
 /// h(a) = (s - a) ph / T(a), T(a) = (s - a) ph + (L + a) pl, and
@@ -226,25 +245,32 @@ pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64
 /// ph (s - min(i, s)) + pl (L + min(i, s)) (pl (D - i) once i >= s) is below them too.
 /// Without it no split got a floor on the grid's D = 10^4 cells (16 416 states), and
 /// every chain ran.
-fn biuniform_floor(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Option<Vec<f64>> {
+#[inline(always)]
+fn floor_values(
+    d: usize,
+    s: usize,
+    ph: f64,
+    pl: f64,
+    last: usize,
+    mut visit: impl FnMut(usize, f64),
+) -> bool {
     if ph < pl {
-        return None;
+        return false;
     }
-    let mut out = Vec::with_capacity(last + 1);
     let mut m = Some(0.0f64);
     for i in 0..=last {
         if i >= d {
-            out.push(0.0);
+            visit(i, 0.0);
             continue;
         }
         let l = (d - s) as f64 - i as f64;
         let Some(mean) = m else {
             let most = i.min(s) as f64;
-            out.push(((s as f64 - most) * ph + (l + most) * pl).max(0.0));
+            visit(i, ((s as f64 - most) * ph + (l + most) * pl).max(0.0));
             continue;
         };
         let (high, low) = ((s as f64 - mean) * ph, (l + mean) * pl);
-        out.push((high + low).max(0.0));
+        visit(i, (high + low).max(0.0));
         let t = high + low;
         // (t > 0 fails for NaN too.)
         m = if t.is_nan() || t <= 0.0 || ph * pl * (s as f64 + l) > t * t {
@@ -253,7 +279,7 @@ fn biuniform_floor(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Option<
             Some(mean + high / t)
         };
     }
-    Some(out)
+    true
 }
 
 /// Drop-pins approximation (eqs. 10-11): l*(i) is the number of draws with replacement
