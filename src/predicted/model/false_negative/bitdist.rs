@@ -14,7 +14,7 @@
 //! a width of a few standard deviations, so the window is what makes large filters
 //! affordable.
 
-use super::simd::{dot, sum, with_avx2, Simd};
+use super::simd::{with_avx2, Simd};
 use crate::model::tau::Transitions;
 
 /// Raw tau for a sliding range of start states l, computed on demand and stored by
@@ -261,18 +261,49 @@ impl BitDist {
     }
 }
 
-/// The sums of [`BitDist::summary`] over the window `p` starting at bit count `lo`.
+/// The sums of [`BitDist::summary`] over the window `p` starting at bit count `lo`,
+/// in one pass over `p`: each sum adds its chunks of eight into eight lanes and its
+/// remainder apart, as [`sum`] and [`dot`] do over their own slices (the alive sums
+/// run over a prefix of the window, so their chunks are the window's first ones): the
+/// same bits as four separate passes (`tests::one_pass_sums_have_the_reference_bits`).
 #[inline(always)]
 fn sums(p: &[f64], rows: &Columns, lo: usize, sigma: usize) -> Summary {
+    let free = &rows.free(lo)[..p.len()];
+    // Cells with at most sigma bits: a prefix of the window.
+    let alive_len = if lo <= sigma {
+        (sigma - lo).min(p.len() - 1) + 1
+    } else {
+        0
+    };
+    let tau0 = &rows.col(0, lo)[..alive_len];
+    let (all_chunks, alive_chunks) = (p.len() / 8, alive_len / 8);
+    let mut lanes = [[0.0f64; 8]; 4];
+    for c in 0..all_chunks {
+        let (x, f) = (&p[8 * c..8 * c + 8], &free[8 * c..8 * c + 8]);
+        for l in 0..8 {
+            lanes[0][l] += x[l];
+            lanes[1][l] += x[l] * f[l];
+        }
+        if c < alive_chunks {
+            let t = &tau0[8 * c..8 * c + 8];
+            for l in 0..8 {
+                lanes[2][l] += x[l];
+                lanes[3][l] += x[l] * t[l];
+            }
+        }
+    }
+    let (rest, rest_free) = (&p[8 * all_chunks..], &free[8 * all_chunks..]);
     let mut s = Summary {
-        alive_cap: sum(p),
-        sets_cap: dot(p, &rows.free(lo)[..p.len()]),
+        alive_cap: lanes[0].iter().sum::<f64>() + rest.iter().sum::<f64>(),
+        sets_cap: lanes[1].iter().sum::<f64>()
+            + rest.iter().zip(rest_free).map(|(a, b)| a * b).sum::<f64>(),
         ..Summary::default()
     };
-    if lo <= sigma {
-        let p = &p[..=(sigma - lo).min(p.len() - 1)];
-        s.alive = sum(p);
-        s.lucky = dot(p, &rows.col(0, lo)[..p.len()]);
+    if alive_len > 0 {
+        let (rest, rest_tau) = (&p[8 * alive_chunks..alive_len], &tau0[8 * alive_chunks..]);
+        s.alive = lanes[2].iter().sum::<f64>() + rest.iter().sum::<f64>();
+        s.lucky = lanes[3].iter().sum::<f64>()
+            + rest.iter().zip(rest_tau).map(|(a, b)| a * b).sum::<f64>();
     }
     s
 }
@@ -296,6 +327,7 @@ pub fn trim_window(p: &mut [f64], lo: &mut usize, hi: &mut usize, tiny: f64) -> 
 
 #[cfg(test)]
 mod tests {
+    use super::super::simd::{dot, sum};
     use super::*;
     use crate::filter::Hashing;
     use crate::model::tau::TauTable;
@@ -371,6 +403,47 @@ mod tests {
                 assert!(widest > 40 && hi == cap, "{widest}, {lo}..{hi}");
             }
         }
+    }
+
+    /// The four sums as separate passes, as before the one-pass form.
+    fn reference_sums(p: &[f64], rows: &Columns, lo: usize, sigma: usize) -> Summary {
+        let mut s = Summary {
+            alive_cap: sum(p),
+            sets_cap: dot(p, &rows.free(lo)[..p.len()]),
+            ..Summary::default()
+        };
+        if lo <= sigma {
+            let p = &p[..=(sigma - lo).min(p.len() - 1)];
+            s.alive = sum(p);
+            s.lucky = dot(p, &rows.col(0, lo)[..p.len()]);
+        }
+        s
+    }
+
+    #[test]
+    fn one_pass_sums_have_the_reference_bits() {
+        let t = Transitions::new(4000, 4, Hashing::Colliding);
+        let (mut checked, mut across) = (0, 0);
+        // Windows below and across sigma, of every length mod 8.
+        for sigma in [900usize, 1400, 1800] {
+            let mut d = BitDist::new(t, sigma as u64, sigma as u64 + 4, false, 1e-25);
+            for _ in 0..700 {
+                d.step(0.83);
+                let (lo, hi) = d.window();
+                d.rows.ensure(lo, hi);
+                let p = &d.p[lo..=hi];
+                for level in Simd::available() {
+                    let got = with_avx2(level >= Simd::Avx2, || sums(p, &d.rows, lo, d.sigma));
+                    let want = reference_sums(p, &d.rows, lo, d.sigma);
+                    let bits =
+                        |s: Summary| [s.alive, s.alive_cap, s.sets_cap, s.lucky].map(f64::to_bits);
+                    assert_eq!(bits(got), bits(want), "sigma {sigma} window {lo}..{hi}");
+                }
+                checked += 1;
+                across += usize::from(lo <= d.sigma && d.sigma < hi);
+            }
+        }
+        assert!(checked == 2100 && across > 100, "{checked} / {across}");
     }
 
     #[test]

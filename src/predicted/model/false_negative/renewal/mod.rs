@@ -52,6 +52,7 @@ pub mod inscount;
 pub mod lanes;
 pub mod process;
 pub mod shared;
+mod stream;
 pub mod worst;
 
 pub use input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
@@ -61,7 +62,7 @@ use super::bitdist::Summary;
 use super::disabling::EnabledMassSeq;
 use crate::error::{Error, Result};
 use cycle::{Draws, Side, Tracker};
-use process::{bit_process, Stepper};
+use process::{bit_process_streamed, Stepper};
 
 impl RenewalInput<'_> {
     /// What the arrivals draw: p_r, or its interval.
@@ -184,9 +185,25 @@ fn followed(
     enabled: &mut EnabledMassSeq,
     each: impl FnMut(Arrival<'_>),
 ) -> Result<Followed> {
+    // The per-insertion sums are built on a thread of their own while the arrivals
+    // consume them (the same values as built first: `stream`).
+    std::thread::scope(|scope| {
+        let bits = bit_process_streamed(scope, input, opt)?;
+        follow_with(input, opt, bits, enabled, each)
+    })
+}
+
+/// [`followed`] on the bit process `bits`.
+fn follow_with(
+    input: &RenewalInput,
+    opt: RenewalOptions,
+    bits: Stepper,
+    enabled: &mut EnabledMassSeq,
+    each: impl FnMut(Arrival<'_>),
+) -> Result<Followed> {
     // The largest p_r of the input (the two-phase numerator's factor, the stopping rules).
     let p_r = input.draws().high;
-    let mut side = Side::new(bit_process(input, opt)?);
+    let mut side = Side::new(bits);
     let mut tracker = Tracker::new(&opt, "renewal bound", &side.bits);
     if opt.progress {
         crate::progress::announce_estimate(
@@ -197,6 +214,8 @@ fn followed(
     let two = input.phases == 2;
     let (mut series, m, truncated) =
         follow_cycle(input, opt, &mut side, &mut tracker, enabled, each)?;
+    // The dropped mass and the frozen half's E[tau(l, l)] need every per-insertion sum.
+    side.bits.finish()?;
     if two {
         // U_s for s up to 2m: keep drawing past the end of the active cycle.
         series.u.reserve(m as usize);
@@ -350,6 +369,7 @@ fn follow_cycle(
         side.bits
             .set_cap_floor(if exact_cap { None } else { Some(opt.eps) });
         side.step(draws, u);
+        side.bits.check()?;
         tracker.arrival(side.insertions)?;
     }
 }
