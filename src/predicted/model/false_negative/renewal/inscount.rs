@@ -84,7 +84,7 @@ impl Decomposed {
     }
 
     /// Insertion counts with sums so far.
-    pub fn len(&self) -> usize {
+    pub fn counts(&self) -> usize {
         self.fields[0].len()
     }
 

@@ -115,7 +115,7 @@ impl Streamed {
     /// Waits until the sums a step from the current window reads are in: counts up to
     /// the window's top plus one, or the last count.
     pub fn ready_for_step(&mut self) {
-        while !self.ended && self.d.len() < self.d.top() + 2 {
+        while !self.ended && self.d.counts() < self.d.top() + 2 {
             self.receive();
         }
     }
