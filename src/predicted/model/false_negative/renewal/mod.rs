@@ -49,6 +49,7 @@ pub mod correlate;
 pub mod cycle;
 pub mod input;
 pub mod inscount;
+mod insertions;
 pub mod lanes;
 pub mod process;
 pub mod shared;
@@ -98,7 +99,7 @@ pub fn check_tolerance(t: f64) -> Result<()> {
 ///
 /// Errors when the sigma + k process of Theorem 7 can never end (sigma + k >= M bits per
 /// array: mass at M bits stays "alive" forever) or would need more than
-/// `process::MAX_INSERTIONS` insertions to end, when the tolerance is not in (0, 1), and with
+/// `insertions::MAX_INSERTIONS` insertions to end, when the tolerance is not in (0, 1), and with
 /// [`Error::Interrupted`] when the user pressed Ctrl-C.
 pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResult> {
     check_sigma(input)?;

@@ -12,7 +12,7 @@
 
 use super::input::{RenewalInput, RenewalOptions};
 use super::inscount::Decomposed;
-use super::process::per_insertion_sums;
+use super::insertions::{expected_insertions, per_insertion_sums};
 use crate::error::{Error, Result};
 use crate::model::false_negative::bitdist::Summary;
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -55,9 +55,15 @@ impl Streamed {
             let mut chunk = Vec::with_capacity(CHUNK);
             // The progress of this stage shows in the arrivals' bar.
             let hidden = crate::progress::Progress::hidden();
+            // A chunk also goes out once it is 50 ms old, so that the arrivals start
+            // early where insertions are slow (the largest filters).
+            let mut opened = std::time::Instant::now();
             let built = per_insertion_sums(input, opt, &hidden, &mut |s| {
                 chunk.push(s);
-                if chunk.len() == CHUNK {
+                let old = chunk.len().is_multiple_of(64)
+                    && opened.elapsed() > std::time::Duration::from_millis(50);
+                if chunk.len() == CHUNK || old {
+                    opened = std::time::Instant::now();
                     let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
                     // The receiver is gone when the arrivals stopped with an error.
                     tx.send(Msg::Sums(full)).map_err(|_| Error::Interrupted)?;
@@ -73,7 +79,7 @@ impl Streamed {
             };
             let _ = tx.send(last);
         });
-        let expected = super::process::expected_insertions(input) as usize;
+        let expected = expected_insertions(input) as usize;
         let mut first = Vec::new();
         let mut ended = false;
         let mut end = None;
