@@ -90,7 +90,9 @@ pub fn sum_lanes(lanes: &[f64]) -> f64 {
     lanes.iter().fold(0.0, |s, x| s + x)
 }
 
-/// sum_i x_i with eight partial sums, like [`dot`].
+/// sum_i x_i with eight partial sums, like [`dot`] (the reference of the bit
+/// distribution's one-pass sums, which replaced it).
+#[cfg(test)]
 #[inline(always)]
 pub fn sum(x: &[f64]) -> f64 {
     let mut acc = [0.0f64; 8];

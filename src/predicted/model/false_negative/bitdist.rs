@@ -14,7 +14,7 @@
 //! a width of a few standard deviations, so the window is what makes large filters
 //! affordable.
 
-use super::simd::{dot, sum, with_avx2, Simd};
+use super::simd::{with_avx2, Simd};
 use crate::model::tau::Transitions;
 
 /// Raw tau for a sliding range of start states l, computed on demand and stored by
@@ -79,18 +79,53 @@ impl Columns {
     }
 }
 
-/// The transfers of one step: `next[l - lo] += tau(l - d, l) scaled[l - d - lo]` for
-/// every d and every source l - d of the window whose target l stays <= top.
+/// One step in place: for every target l in `lo..=top`, from the top down,
+/// p(l) <- keep p(l) + sum_d tau(l - d, l) (eta p(l - d)), the sum over d = 0..=k in
+/// that order and over the sources l - d >= lo only. Cells of `p` outside the window
+/// are zero (the window's trims zero them), so a source above the old top adds an
+/// exact zero; cells below a target are read before they are overwritten (top down).
+/// One pass over the window instead of a scaled copy, a kept copy, k + 1 passes and
+/// a copy back, with the same operations in the same order (so the same bits as the
+/// pass-per-column form it replaced: `tests::in_place_pull_has_the_reference_bits`).
 #[inline(always)]
-fn pull_body(next: &mut [f64], scaled: &[f64], rows: &Columns, lo: usize, top: usize) {
-    let width = scaled.len();
-    for d in 0..rows.cols.len().min(top - lo + 1) {
-        let n = width.min(top - lo + 1 - d);
-        let col = &rows.col(d, lo)[..n];
-        for ((t, c), e) in next[d..d + n].iter_mut().zip(col).zip(&scaled[..n]) {
-            *t += c * e;
+fn pull_in_place(p: &mut [f64], rows: &Columns, lo: usize, top: usize, keep: f64, eta: f64) {
+    let k1 = rows.cols.len();
+    let base = rows.base;
+    let mut end = top + 1;
+    // Blocks of eight targets whose k + 1 sources all lie in the window (>= lo).
+    while end >= lo + k1 - 1 + 8 {
+        let b = end - 8;
+        let mut acc = [0.0f64; 8];
+        for i in 0..8 {
+            acc[i] = keep * p[b + i];
         }
+        for (d, col) in rows.cols.iter().enumerate() {
+            let c = &col[b - d - base..b - d - base + 8];
+            let s = &p[b - d..b - d + 8];
+            for i in 0..8 {
+                acc[i] += c[i] * (eta * s[i]);
+            }
+        }
+        p[b..end].copy_from_slice(&acc);
+        end = b;
     }
+    for l in (lo..end).rev() {
+        let mut acc = keep * p[l];
+        for (d, col) in rows.cols.iter().enumerate().take(l - lo + 1) {
+            acc += col[l - d - base] * (eta * p[l - d]);
+        }
+        p[l] = acc;
+    }
+}
+
+/// [`pull_in_place`] compiled for AVX-512 (the same operations, eight doubles wide).
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn pull_avx512(p: &mut [f64], rows: &Columns, lo: usize, top: usize, keep: f64, eta: f64) {
+    pull_in_place(p, rows, lo, top, keep, eta)
 }
 
 /// A bit-count distribution cut at `cap`, with a sliding window over its support.
@@ -102,11 +137,8 @@ pub struct BitDist {
     hi: usize,
     p: Vec<f64>,
     rows: Columns,
-    /// The next window of a step, and eta p over the current one.
-    next: Vec<f64>,
-    scaled: Vec<f64>,
-    /// Whether the AVX2 copy of the step can run.
-    wide: bool,
+    /// The widest vector level of the step and the sums.
+    simd: Simd,
     tiny: f64,
     dropped: f64,
     /// Mass that crossed from <= sigma to sigma + 1 + d bits, accumulated over all steps.
@@ -146,9 +178,7 @@ impl BitDist {
             hi: 0,
             p,
             rows,
-            next: Vec::new(),
-            scaled: Vec::new(),
-            wide: Simd::detect() >= Simd::Avx2,
+            simd: Simd::detect(),
             tiny,
             dropped: 0.0,
             crossed: vec![0.0; k],
@@ -189,27 +219,30 @@ impl BitDist {
     pub fn step(&mut self, eta: f64) {
         let (k, lo, hi) = (self.k, self.lo, self.hi);
         let top = (hi + k).min(self.cap);
-        self.rows.ensure(lo, hi);
-        let keep = 1.0 - eta;
-        let src = &self.p[lo..=hi];
-        self.scaled.clear();
-        self.scaled.extend(src.iter().map(|v| eta * v));
-        self.next.clear();
-        self.next.extend(src.iter().map(|v| keep * v));
-        self.next.resize(top - lo + 1, 0.0);
-        let (next, scaled, rows) = (&mut self.next, &self.scaled, &self.rows);
-        with_avx2(self.wide, || pull_body(next, scaled, rows, lo, top));
+        // Rows up to `top`: the in-place pass reads the (zero) cells above the window
+        // with their columns.
+        self.rows.ensure(lo, top);
         // Mass from <= sigma to above it, by where it lands (only sources within k of
-        // sigma can cross).
+        // sigma can cross); read before the pass overwrites the sources.
         if lo <= self.sigma {
             for from in lo.max((self.sigma + 1).saturating_sub(k))..=hi.min(self.sigma) {
-                let e = self.scaled[from - lo];
+                let e = eta * self.p[from];
                 for d in (self.sigma + 1 - from).max(1)..=k.min(self.cap - from) {
                     self.crossed[from + d - self.sigma - 1] += e * self.rows.col(d, from)[0];
                 }
             }
         }
-        self.p[lo..=top].copy_from_slice(&self.next);
+        let (p, rows) = (&mut self.p, &self.rows);
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => {
+                // SAFETY: `simd` comes from `Simd::detect`.
+                unsafe { pull_avx512(p, rows, lo, top, 1.0 - eta, eta) }
+            }
+            _ => with_avx2(self.simd >= Simd::Avx2, || {
+                pull_in_place(p, rows, lo, top, 1.0 - eta, eta)
+            }),
+        }
         self.hi = top;
         self.dropped += trim_window(&mut self.p, &mut self.lo, &mut self.hi, self.tiny);
     }
@@ -224,22 +257,53 @@ impl BitDist {
         let (lo, hi) = (self.lo, self.hi);
         self.rows.ensure(lo, hi);
         let (p, rows, sigma) = (&self.p[lo..=hi], &self.rows, self.sigma);
-        with_avx2(self.wide, || sums(p, rows, lo, sigma))
+        with_avx2(self.simd >= Simd::Avx2, || sums(p, rows, lo, sigma))
     }
 }
 
-/// The sums of [`BitDist::summary`] over the window `p` starting at bit count `lo`.
+/// The sums of [`BitDist::summary`] over the window `p` starting at bit count `lo`,
+/// in one pass over `p`: each sum adds its chunks of eight into eight lanes and its
+/// remainder apart, as [`sum`] and [`dot`] do over their own slices (the alive sums
+/// run over a prefix of the window, so their chunks are the window's first ones): the
+/// same bits as four separate passes (`tests::one_pass_sums_have_the_reference_bits`).
 #[inline(always)]
 fn sums(p: &[f64], rows: &Columns, lo: usize, sigma: usize) -> Summary {
+    let free = &rows.free(lo)[..p.len()];
+    // Cells with at most sigma bits: a prefix of the window.
+    let alive_len = if lo <= sigma {
+        (sigma - lo).min(p.len() - 1) + 1
+    } else {
+        0
+    };
+    let tau0 = &rows.col(0, lo)[..alive_len];
+    let (all_chunks, alive_chunks) = (p.len() / 8, alive_len / 8);
+    let mut lanes = [[0.0f64; 8]; 4];
+    for c in 0..all_chunks {
+        let (x, f) = (&p[8 * c..8 * c + 8], &free[8 * c..8 * c + 8]);
+        for l in 0..8 {
+            lanes[0][l] += x[l];
+            lanes[1][l] += x[l] * f[l];
+        }
+        if c < alive_chunks {
+            let t = &tau0[8 * c..8 * c + 8];
+            for l in 0..8 {
+                lanes[2][l] += x[l];
+                lanes[3][l] += x[l] * t[l];
+            }
+        }
+    }
+    let (rest, rest_free) = (&p[8 * all_chunks..], &free[8 * all_chunks..]);
     let mut s = Summary {
-        alive_cap: sum(p),
-        sets_cap: dot(p, &rows.free(lo)[..p.len()]),
+        alive_cap: lanes[0].iter().sum::<f64>() + rest.iter().sum::<f64>(),
+        sets_cap: lanes[1].iter().sum::<f64>()
+            + rest.iter().zip(rest_free).map(|(a, b)| a * b).sum::<f64>(),
         ..Summary::default()
     };
-    if lo <= sigma {
-        let p = &p[..=(sigma - lo).min(p.len() - 1)];
-        s.alive = sum(p);
-        s.lucky = dot(p, &rows.col(0, lo)[..p.len()]);
+    if alive_len > 0 {
+        let (rest, rest_tau) = (&p[8 * alive_chunks..alive_len], &tau0[8 * alive_chunks..]);
+        s.alive = lanes[2].iter().sum::<f64>() + rest.iter().sum::<f64>();
+        s.lucky = lanes[3].iter().sum::<f64>()
+            + rest.iter().zip(rest_tau).map(|(a, b)| a * b).sum::<f64>();
     }
     s
 }
@@ -263,6 +327,7 @@ pub fn trim_window(p: &mut [f64], lo: &mut usize, hi: &mut usize, tiny: f64) -> 
 
 #[cfg(test)]
 mod tests {
+    use super::super::simd::{dot, sum};
     use super::*;
     use crate::filter::Hashing;
     use crate::model::tau::TauTable;
@@ -285,6 +350,100 @@ mod tests {
             p = n;
         }
         p
+    }
+
+    /// The step as it was before the in-place pass: a scaled copy, a kept copy, one
+    /// pass per column, a copy back (the cut at `cap` and the trim as in `step`).
+    fn reference_step(p: &mut [f64], lo: &mut usize, hi: &mut usize, d: &BitDist, eta: f64) {
+        let top = (*hi + d.k).min(d.cap);
+        let src = p[*lo..=*hi].to_vec();
+        let scaled: Vec<f64> = src.iter().map(|v| eta * v).collect();
+        let mut next: Vec<f64> = src.iter().map(|v| (1.0 - eta) * v).collect();
+        next.resize(top - *lo + 1, 0.0);
+        for dd in 0..d.rows.cols.len().min(top - *lo + 1) {
+            let n = scaled.len().min(top - *lo + 1 - dd);
+            let col = &d.rows.col(dd, *lo)[..n];
+            for ((t, c), e) in next[dd..dd + n].iter_mut().zip(col).zip(&scaled[..n]) {
+                *t += c * e;
+            }
+        }
+        p[*lo..=top].copy_from_slice(&next);
+        *hi = top;
+        trim_window(p, lo, hi, d.tiny);
+    }
+
+    #[test]
+    fn in_place_pull_has_the_reference_bits() {
+        for (hashing, k, m, eta, tiny) in [
+            (Hashing::Colliding, 4u32, 3000u64, 1.0, 1e-30),
+            (Hashing::Distinct, 3, 2000, 0.37, 1e-12),
+            (Hashing::Colliding, 7, 5000, 0.9, 1e-300),
+            (Hashing::Distinct, 1, 800, 1.0, 1e-20),
+        ] {
+            let t = Transitions::new(m, k, hashing);
+            let cap = m as usize * 2 / 3;
+            for level in Simd::available() {
+                let mut d = BitDist::new(t, cap as u64 - 5, cap as u64, false, tiny);
+                d.simd = level;
+                let mut p = d.p.clone();
+                let (mut lo, mut hi) = (d.lo, d.hi);
+                let mut widest = 0;
+                for step in 0..3000 {
+                    d.rows.ensure(lo, (hi + k as usize).min(cap));
+                    reference_step(&mut p, &mut lo, &mut hi, &d, eta);
+                    d.step(eta);
+                    assert_eq!((lo, hi), d.window(), "{level:?} step {step}");
+                    assert!(
+                        (lo..=hi).all(|l| p[l].to_bits() == d.p[l].to_bits()),
+                        "{hashing:?} k {k} {level:?} step {step}"
+                    );
+                    widest = widest.max(hi - lo);
+                }
+                // Long enough for a wide window, and to reach the cut at `cap`.
+                assert!(widest > 40 && hi == cap, "{widest}, {lo}..{hi}");
+            }
+        }
+    }
+
+    /// The four sums as separate passes, as before the one-pass form.
+    fn reference_sums(p: &[f64], rows: &Columns, lo: usize, sigma: usize) -> Summary {
+        let mut s = Summary {
+            alive_cap: sum(p),
+            sets_cap: dot(p, &rows.free(lo)[..p.len()]),
+            ..Summary::default()
+        };
+        if lo <= sigma {
+            let p = &p[..=(sigma - lo).min(p.len() - 1)];
+            s.alive = sum(p);
+            s.lucky = dot(p, &rows.col(0, lo)[..p.len()]);
+        }
+        s
+    }
+
+    #[test]
+    fn one_pass_sums_have_the_reference_bits() {
+        let t = Transitions::new(4000, 4, Hashing::Colliding);
+        let (mut checked, mut across) = (0, 0);
+        // Windows below and across sigma, of every length mod 8.
+        for sigma in [900usize, 1400, 1800] {
+            let mut d = BitDist::new(t, sigma as u64, sigma as u64 + 4, false, 1e-25);
+            for _ in 0..700 {
+                d.step(0.83);
+                let (lo, hi) = d.window();
+                d.rows.ensure(lo, hi);
+                let p = &d.p[lo..=hi];
+                for level in Simd::available() {
+                    let got = with_avx2(level >= Simd::Avx2, || sums(p, &d.rows, lo, d.sigma));
+                    let want = reference_sums(p, &d.rows, lo, d.sigma);
+                    let bits =
+                        |s: Summary| [s.alive, s.alive_cap, s.sets_cap, s.lucky].map(f64::to_bits);
+                    assert_eq!(bits(got), bits(want), "sigma {sigma} window {lo}..{hi}");
+                }
+                checked += 1;
+                across += usize::from(lo <= d.sigma && d.sigma < hi);
+            }
+        }
+        assert!(checked == 2100 && across > 100, "{checked} / {across}");
     }
 
     #[test]

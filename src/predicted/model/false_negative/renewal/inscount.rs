@@ -41,33 +41,65 @@ impl Decomposed {
     /// `per_n[n]`: the sums after n insertions, followed until their mass is below
     /// `tiny`; `dropped`: mass the per-insertion recursion dropped.
     pub fn from_per_n(per_n: Vec<Summary>, dropped: f64, frozen_lucky: f64, tiny: f64) -> Self {
-        // Beyond the last n followed every sum is below its alive_cap < tiny.
-        let tail = per_n.last().map_or(0.0, |s| s.alive_cap);
-        let field = |f: fn(&Summary) -> f64| per_n.iter().map(f).collect::<Vec<f64>>();
-        let fields = [
-            field(|s| s.alive),
-            field(|s| s.alive_cap),
-            field(|s| s.sets_cap),
-            field(|s| s.lucky),
-        ];
-        let cap_bounded = fields[1].iter().zip(&fields[0]).all(|(c, a)| c >= a);
-        let mut pn = vec![0.0; per_n.len()];
-        pn[0] = 1.0;
-        let sums = [0, 1, 2, 3].map(|f| fields[f][0]);
-        Decomposed {
-            fields,
-            pn,
+        let mut d = Decomposed::open(&per_n, tiny);
+        d.close(dropped, frozen_lucky);
+        d
+    }
+
+    /// The law of N at its start (all mass at 0) with the first per-insertion sums
+    /// `per_n` (at least one); more come with [`Decomposed::extend`], and
+    /// [`Decomposed::close`] adds the dropped masses once they are all known. The
+    /// whole sequence at once ([`Decomposed::from_per_n`]) and the same sequence in
+    /// pieces step through the same values.
+    pub fn open(per_n: &[Summary], tiny: f64) -> Self {
+        let mut d = Decomposed {
+            fields: Default::default(),
+            pn: Vec::new(),
             lo: 0,
             hi: 0,
-            sums,
+            sums: [0.0; 4],
             tiny,
             simd: Simd::detect(),
             dropped_n: 0.0,
-            dropped_psi: dropped + tail,
-            frozen_lucky,
-            cap_bounded,
+            dropped_psi: 0.0,
+            frozen_lucky: 0.0,
+            cap_bounded: true,
             cap_floor: None,
+        };
+        d.extend(per_n);
+        d.pn[0] = 1.0;
+        d.sums = [0, 1, 2, 3].map(|f| d.fields[f][0]);
+        d
+    }
+
+    /// Appends per-insertion sums (the next insertion counts).
+    pub fn extend(&mut self, per_n: &[Summary]) {
+        let pick: [fn(&Summary) -> f64; 4] =
+            [|s| s.alive, |s| s.alive_cap, |s| s.sets_cap, |s| s.lucky];
+        for (field, f) in self.fields.iter_mut().zip(pick) {
+            field.extend(per_n.iter().map(f));
         }
+        self.cap_bounded &= per_n.iter().all(|s| s.alive_cap >= s.alive);
+        self.pn.resize(self.fields[0].len(), 0.0);
+    }
+
+    /// Insertion counts with sums so far.
+    pub fn counts(&self) -> usize {
+        self.fields[0].len()
+    }
+
+    /// The highest insertion count on the law's window.
+    pub fn top(&self) -> usize {
+        self.hi
+    }
+
+    /// The last sums are in: `dropped` is the mass the per-insertion recursion
+    /// dropped, to which the tail beyond the last count followed is added (every sum
+    /// there is below its alive_cap < tiny).
+    pub fn close(&mut self, dropped: f64, frozen_lucky: f64) {
+        let tail = self.fields[1].last().copied().unwrap_or(0.0);
+        self.dropped_psi = dropped + tail;
+        self.frozen_lucky = frozen_lucky;
     }
 
     /// The first insertion count at which the sigma + k process holds less than
@@ -83,7 +115,7 @@ impl Decomposed {
     /// alive_cap < floor: the answer is the same, and where it can be yes the sum is
     /// computed as without a floor (same bits). None: every sum, always.
     pub fn set_cap_floor(&mut self, floor: Option<f64>) {
-        self.cap_floor = floor.filter(|_| self.cap_bounded);
+        self.cap_floor = floor;
     }
 
     pub fn summary(&self) -> Summary {
@@ -110,7 +142,10 @@ impl Decomposed {
         // The cell below the window is 0 (cells leaving the window are zeroed), and
         // so is the one above it, at `top` when the window grows.
         let p = &mut self.pn[lo..=top];
-        self.sums = match self.cap_floor {
+        // Sums arriving in pieces are checked as they come: every cell this step sums
+        // is already in (the caller extends before stepping).
+        let floor = self.cap_floor.filter(|_| self.cap_bounded);
+        self.sums = match floor {
             None => step_and_sums(self.simd, p, 1.0 - eta, eta, x),
             Some(floor) => {
                 let [alive, sets_cap, lucky] =

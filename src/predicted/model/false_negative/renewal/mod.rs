@@ -49,9 +49,11 @@ pub mod correlate;
 pub mod cycle;
 pub mod input;
 pub mod inscount;
+mod insertions;
 pub mod lanes;
 pub mod process;
 pub mod shared;
+mod stream;
 pub mod worst;
 
 pub use input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
@@ -61,7 +63,7 @@ use super::bitdist::Summary;
 use super::disabling::EnabledMassSeq;
 use crate::error::{Error, Result};
 use cycle::{Draws, Side, Tracker};
-use process::{bit_process, Stepper};
+use process::{bit_process_streamed, Stepper};
 
 impl RenewalInput<'_> {
     /// What the arrivals draw: p_r, or its interval.
@@ -97,7 +99,7 @@ pub fn check_tolerance(t: f64) -> Result<()> {
 ///
 /// Errors when the sigma + k process of Theorem 7 can never end (sigma + k >= M bits per
 /// array: mass at M bits stays "alive" forever) or would need more than
-/// `process::MAX_INSERTIONS` insertions to end, when the tolerance is not in (0, 1), and with
+/// `insertions::MAX_INSERTIONS` insertions to end, when the tolerance is not in (0, 1), and with
 /// [`Error::Interrupted`] when the user pressed Ctrl-C.
 pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResult> {
     check_sigma(input)?;
@@ -184,9 +186,25 @@ fn followed(
     enabled: &mut EnabledMassSeq,
     each: impl FnMut(Arrival<'_>),
 ) -> Result<Followed> {
+    // The per-insertion sums are built on a thread of their own while the arrivals
+    // consume them (the same values as built first: `stream`).
+    std::thread::scope(|scope| {
+        let bits = bit_process_streamed(scope, input, opt)?;
+        follow_with(input, opt, bits, enabled, each)
+    })
+}
+
+/// [`followed`] on the bit process `bits`.
+fn follow_with(
+    input: &RenewalInput,
+    opt: RenewalOptions,
+    bits: Stepper,
+    enabled: &mut EnabledMassSeq,
+    each: impl FnMut(Arrival<'_>),
+) -> Result<Followed> {
     // The largest p_r of the input (the two-phase numerator's factor, the stopping rules).
     let p_r = input.draws().high;
-    let mut side = Side::new(bit_process(input, opt)?);
+    let mut side = Side::new(bits);
     let mut tracker = Tracker::new(&opt, "renewal bound", &side.bits);
     if opt.progress {
         crate::progress::announce_estimate(
@@ -197,6 +215,8 @@ fn followed(
     let two = input.phases == 2;
     let (mut series, m, truncated) =
         follow_cycle(input, opt, &mut side, &mut tracker, enabled, each)?;
+    // The dropped mass and the frozen half's E[tau(l, l)] need every per-insertion sum.
+    side.bits.finish()?;
     if two {
         // U_s for s up to 2m: keep drawing past the end of the active cycle.
         series.u.reserve(m as usize);
@@ -350,6 +370,7 @@ fn follow_cycle(
         side.bits
             .set_cap_floor(if exact_cap { None } else { Some(opt.eps) });
         side.step(draws, u);
+        side.bits.check()?;
         tracker.arrival(side.insertions)?;
     }
 }
