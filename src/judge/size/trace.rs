@@ -169,6 +169,16 @@ impl AtMemory {
         self.lowest(|c| c.observed_fn.rate)
     }
 
+    /// Some candidate's bound meets the FN target `g`.
+    pub fn bound_meets(&self, g: f64) -> bool {
+        self.by_bound().is_some_and(|c| c.upper() <= g)
+    }
+
+    /// Some candidate's observed FN meets the FN target `g`.
+    pub fn replay_meets(&self, g: f64) -> bool {
+        self.by_replay().is_some_and(|c| c.observed_fn.rate <= g)
+    }
+
     fn lowest(&self, of: impl Fn(&TraceCandidate) -> f64) -> Option<&TraceCandidate> {
         self.candidates
             .iter()
@@ -231,9 +241,15 @@ pub fn size_from_trace(
     request.check()?;
     crate::progress::install_interrupt_handler();
     let mut search = Search::new(request, source)?;
-    let (chosen, by_replay, bound_fails, replay_fails) = match (request.target_fn, request.memory) {
-        (Some(g), _) => search.smallest(g)?,
-        (None, Some(m)) => {
+    let (chosen, by_replay, bound_fails, replay_fails) = match request.target_fn {
+        Some(g) => search.smallest(g)?,
+        None => {
+            let m = request.memory.ok_or_else(|| {
+                Error::config(
+                    "target-fn",
+                    "give --target-fn G (smallest memory) or --memory M (best FN)",
+                )
+            })?;
             let at = search.at(&[(m, true)])?.remove(0);
             let c = at
                 .by_bound()
@@ -245,7 +261,6 @@ pub fn size_from_trace(
                 .ok_or_else(|| no_filter(request, m))?;
             (c, r, None, None)
         }
-        (None, None) => unreachable!("checked by TraceSizeRequest::check"),
     };
     let first = search
         .first
@@ -371,8 +386,8 @@ impl<'r, 'o> Search<'r, 'o> {
         &mut self,
         g: f64,
     ) -> Result<(TraceCandidate, TraceCandidate, Option<u64>, Option<u64>)> {
-        let bound_meets = |a: &AtMemory| a.by_bound().is_some_and(|c| c.upper() <= g);
-        let replay_meets = |a: &AtMemory| a.by_replay().is_some_and(|c| c.observed_fn.rate <= g);
+        let bound_meets = |a: &AtMemory| a.bound_meets(g);
+        let replay_meets = |a: &AtMemory| a.replay_meets(g);
         let (mut bound, mut replay) = (Bracket::default(), Bracket::default());
         let mut m = MIN_MEMORY;
         // Doubling: the replays until they meet, then the bound from there on.
@@ -479,15 +494,9 @@ impl<'r, 'o> Search<'r, 'o> {
             let followed = at.candidates.iter().any(|c| c.bound.is_some());
             self.tried.push(Tried {
                 memory: at.memory,
-                bound_meets: followed.then(|| {
-                    self.request
-                        .target_fn
-                        .is_some_and(|g| at.by_bound().is_some_and(|c| c.upper() <= g))
-                }),
-                replay_meets: self
-                    .request
-                    .target_fn
-                    .is_some_and(|g| at.by_replay().is_some_and(|c| c.observed_fn.rate <= g)),
+                bound_meets: followed
+                    .then(|| self.request.target_fn.is_some_and(|g| at.bound_meets(g))),
+                replay_meets: self.request.target_fn.is_some_and(|g| at.replay_meets(g)),
             });
         }
         Ok(out)

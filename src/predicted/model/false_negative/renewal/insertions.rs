@@ -118,7 +118,7 @@ fn per_insertion(
         count += 1;
         // The stop flag is one atomic load, looked at every insertion: an N-bounded
         // insertion can take tens of milliseconds, and 1024 of them made a SIGTERM
-        // wait 40 s (issue 39).
+        // wait 40 s.
         crate::progress::check_interrupt()?;
         if count.is_multiple_of(64) {
             progress.set(count as f64);
