@@ -13,7 +13,7 @@
 //!
 //! For each cell of a grid (Zipf exponent, D, p_r, placement, trace length; drawn
 //! deterministically, cell by cell) and each seed, it synthesises a trace with
-//! `rbf::synth`, fits it with `rbf::fit`, and records: whether the fit passes its own
+//! `rbf_data::synth`, fits it with `rbf_observed::fit`, and records: whether the fit passes its own
 //! 99 % test, whether the *true* workload passes the same test, the fitted D and the
 //! range of D the fit says the trace allows, and (D <= 10^4, or `--methods-up-to`)
 //! every Q-based FN method, on a one-phase and a two-phase filter, on the fitted and on
@@ -24,16 +24,16 @@
 //! It prints one markdown row per cell and a summary; nothing here is tuned: the cells
 //! and seeds are fixed in advance.
 
-use rbf::compare::Range;
-use rbf::filter::FilterConfig;
-use rbf::fit::min_distance::{test_member, Family};
-use rbf::fit::{fit, FitOptions};
-use rbf::message::KeyHasher;
-use rbf::model::false_negative::{FnModel, Method, RenewalOptions};
-use rbf::report::fit::IDENTIFIED;
-use rbf::report::verdicts::outward_value;
-use rbf::synth::{Rng, SynthConfig, Synthesizer};
-use rbf::workload::{Placement, Workload};
+use rbf_data::filter::FilterConfig;
+use rbf_data::message::KeyHasher;
+use rbf_data::synth::{Rng, SynthConfig, Synthesizer};
+use rbf_data::workload::{Placement, Workload};
+use rbf_judge::compare::Range;
+use rbf_judge::report::fit::IDENTIFIED;
+use rbf_judge::report::verdicts::outward_value;
+use rbf_observed::fit::min_distance::{test_member, Family};
+use rbf_observed::fit::{fit, FitOptions};
+use rbf_predicted::model::false_negative::{FnModel, Method, RenewalOptions};
 
 #[derive(Clone, Debug)]
 struct Cell {
@@ -123,7 +123,7 @@ fn evaluate_range_end(filter: &FilterConfig, w: &Workload) -> Vec<f64> {
     evaluate_model(FnModel::new(filter, w, 1e-10).map(FnModel::for_range_end))
 }
 
-fn evaluate_model(model: rbf::Result<FnModel>) -> Vec<f64> {
+fn evaluate_model(model: rbf_foundations::error::Result<FnModel>) -> Vec<f64> {
     model
         .and_then(|m| m.evaluate(&methods(), RenewalOptions::default()))
         .map(|r| r.results.iter().map(|x| x.fn_rate).collect())
@@ -193,8 +193,8 @@ fn filters(distinct: usize) -> [FilterConfig; 2] {
 fn judge_methods(
     filter: &FilterConfig,
     w: &Workload,
-    f: &rbf::fit::Fit,
-    check: &rbf::fit::adequacy::QFitCheck,
+    f: &rbf_observed::fit::Fit,
+    check: &rbf_observed::fit::adequacy::QFitCheck,
     seed: u64,
     t: &mut Tally,
 ) {

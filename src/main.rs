@@ -25,15 +25,15 @@ static LOOK_AT_STDOUT: extern "C" fn() = look_at_stdout;
 
 fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
-    rbf::console::set_stdout_closed(
+    rbf_foundations::console::set_stdout_closed(
         !STDOUT_OPEN_AT_START.load(std::sync::atomic::Ordering::Relaxed),
     );
     // First: the signal mask it sets must be inherited by every thread started later.
-    rbf::signals::install();
-    rbf::signals::quiet_broken_pipe();
+    rbf_foundations::signals::install();
+    rbf_foundations::signals::quiet_broken_pipe();
     let args = cli::parse();
-    let mut stdout: Box<dyn std::io::Write + Send> = if rbf::console::stdout_closed() {
-        Box::new(rbf::console::ClosedStdout)
+    let mut stdout: Box<dyn std::io::Write + Send> = if rbf_foundations::console::stdout_closed() {
+        Box::new(rbf_foundations::console::ClosedStdout)
     } else {
         Box::new(std::io::stdout())
     };

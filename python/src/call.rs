@@ -19,7 +19,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueEr
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use rbf::ingest::MessageSource;
+use rbf_data::ingest::MessageSource;
 
 use crate::keys::{self, Keys};
 use rbf::args::{self, io::Io};
@@ -50,7 +50,7 @@ pub fn call(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
     Ok(PyString::new(py, &text).into_any().unbind())
 }
 
-type Outcome = std::thread::Result<(rbf::Result<()>, Vec<u8>, Vec<PathBuf>)>;
+type Outcome = std::thread::Result<(rbf_foundations::error::Result<()>, Vec<u8>, Vec<PathBuf>)>;
 
 /// Runs the command on a worker thread; the calling thread waits detached from the
 /// interpreter and checks for Ctrl-C between waits. On Ctrl-C the work is asked to stop
@@ -61,7 +61,7 @@ fn run_detached(
     command: args::Cli,
     keys: Option<&Keys>,
 ) -> PyResult<(Vec<u8>, Vec<PathBuf>)> {
-    rbf::stop::clear_interrupt();
+    rbf_foundations::stop::clear_interrupt();
     let memory: Option<Box<dyn MessageSource + '_>> = keys.map(|k| k.source());
     let (tx, rx) = mpsc::channel::<Outcome>();
     let mut stopped = None;
@@ -100,7 +100,7 @@ fn run_detached(
             }
             if stopped.is_none() {
                 if let Err(e) = py.check_signals() {
-                    rbf::progress::request_interrupt();
+                    rbf_foundations::progress::request_interrupt();
                     stopped = Some(e);
                 }
             }
@@ -108,7 +108,7 @@ fn run_detached(
         let _ = worker.join();
         Ok::<Outcome, PyErr>(outcome)
     })?;
-    rbf::stop::clear_interrupt();
+    rbf_foundations::stop::clear_interrupt();
     let outcome = outcome.map_err(|panic| {
         PyRuntimeError::new_err(format!(
             "internal error in rbf (a bug, please report it): {}",
@@ -136,14 +136,16 @@ pub fn panic_message(panic: &(dyn Any + Send)) -> String {
 
 /// A library error as the Python exception of its kind, with the CLI's message (the
 /// CLI prints it after "error: ").
-fn error(e: rbf::Error) -> PyErr {
-    use rbf::Error;
+fn error(e: rbf_foundations::error::Error) -> PyErr {
+    use rbf_foundations::error::Error;
     let message = e.to_string();
     match e {
         Error::Interrupted => PyKeyboardInterrupt::new_err(message),
         Error::Io { .. } => PyOSError::new_err(message),
         Error::Parse { .. } | Error::Format { .. } | Error::NoData(_) => trace_error(message),
-        _ if e.exit_status() == rbf::error::exit_status::USAGE => PyValueError::new_err(message),
+        _ if e.exit_status() == rbf_foundations::error::exit_status::USAGE => {
+            PyValueError::new_err(message)
+        }
         _ => PyRuntimeError::new_err(message),
     }
 }

@@ -23,11 +23,11 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use rbf::ingest::count::DistinctEstimate;
-use rbf::ingest::readahead::ReadAhead;
-use rbf::ingest::sketch;
-use rbf::ingest::{IngestSummary, MessageSource};
-use rbf::message::{KeyHasher, Message};
+use rbf_data::ingest::count::DistinctEstimate;
+use rbf_data::ingest::readahead::ReadAhead;
+use rbf_data::ingest::sketch;
+use rbf_data::ingest::{IngestSummary, MessageSource};
+use rbf_data::message::{KeyHasher, Message};
 
 /// Messages between two looks at the interrupt flag.
 const POLL_EVERY: usize = 1 << 16;
@@ -342,7 +342,7 @@ impl<T: KeyValue> Iterator for MemorySource<T> {
     #[inline]
     fn next(&mut self) -> Option<Message> {
         let k = *self.keys().get(self.at)?;
-        if self.at.is_multiple_of(POLL_EVERY) && rbf::progress::interrupted() {
+        if self.at.is_multiple_of(POLL_EVERY) && rbf_foundations::progress::interrupted() {
             return None;
         }
         self.at += 1;
@@ -365,7 +365,7 @@ impl<T: KeyValue> MessageSource for MemorySource<T> {
     }
 
     /// Sketched from every key (a pass of 1.4 ns a key), so that the
-    /// replay sizes its table once instead of doubling it ([`rbf::ingest::sketch`]).
+    /// replay sizes its table once instead of doubling it ([`rbf_data::ingest::sketch`]).
     fn estimated_distinct(&self) -> Option<DistinctEstimate> {
         *self.distinct.get_or_init(|| {
             let keys = &self.keys()[self.at..];
@@ -375,7 +375,7 @@ impl<T: KeyValue> MessageSource for MemorySource<T> {
             // Ctrl-C is looked for between chunks (10^9 keys take 1.4 s).
             let mut s = sketch::Sketch::default();
             for chunk in keys.chunks(POLL_EVERY) {
-                if rbf::progress::interrupted() {
+                if rbf_foundations::progress::interrupted() {
                     return None;
                 }
                 chunk.iter().for_each(|k| s.add(k.identity()));
@@ -386,7 +386,7 @@ impl<T: KeyValue> MessageSource for MemorySource<T> {
 
     /// A batch in one loop (the hashing thread's work), ended early by Ctrl-C.
     fn fill(&mut self, out: &mut Vec<Message>, max: usize) {
-        if rbf::progress::interrupted() {
+        if rbf_foundations::progress::interrupted() {
             return;
         }
         let keys = self.keys();
@@ -418,7 +418,7 @@ impl Iterator for StopOnInterrupt<'_> {
     #[inline]
     fn next(&mut self) -> Option<Message> {
         self.count += 1;
-        if self.count.is_multiple_of(POLL_EVERY) && rbf::progress::interrupted() {
+        if self.count.is_multiple_of(POLL_EVERY) && rbf_foundations::progress::interrupted() {
             return None;
         }
         self.inner.next()
@@ -430,7 +430,7 @@ impl MessageSource for StopOnInterrupt<'_> {
         self.inner.summary()
     }
 
-    fn dictionary(&self) -> Option<&rbf::message::KeyDictionary> {
+    fn dictionary(&self) -> Option<&rbf_data::message::KeyDictionary> {
         self.inner.dictionary()
     }
 }

@@ -59,7 +59,7 @@ def test_a_strided_view_is_read_as_its_elements(tmp_path, keys):
 
 def test_a_large_array_sizes_its_table_from_a_sketch_and_means_the_same(tmp_path, capfd):
     # Above 65 536 keys the replay sizes its key table from a sketch of the array
-    # (src/data/ingest/sketch.rs) instead of growing it: the same results as the file.
+    # (crates/data/src/ingest/sketch.rs) instead of growing it: the same results as the file.
     many = np.random.default_rng(3).zipf(1.2, 150000).astype(np.int64)
     expected = replay_file(tmp_path, [str(k) for k in many])
     assert observed(rbf.replay(many, **FILTER)) == expected

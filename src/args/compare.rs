@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::compare::{compare, CompareOptions, JudgeOptions};
-use crate::fit::DEFAULT_WINDOW;
-use crate::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
-use crate::report::compare::compare_text;
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_judge::compare::{compare, CompareOptions, JudgeOptions};
+use rbf_judge::report::compare::compare_text;
+use rbf_observed::fit::DEFAULT_WINDOW;
+use rbf_observed::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
 
 use super::filter_args::FilterArgs;
 use super::model_args::{MethodArgs, ModelArgs};
@@ -64,6 +64,6 @@ pub fn run(a: CompareArgs, io: &mut super::io::Io) -> Result<()> {
     if a.json {
         return io.json(&run.output(source.summary()));
     }
-    crate::out!("{}", compare_text(&run, a.confidence));
+    rbf_foundations::out!("{}", compare_text(&run, a.confidence));
     Ok(())
 }

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::filter::{FilterConfig, Hashing, Positions};
-use crate::{Error, Result};
+use rbf_data::filter::{FilterConfig, Hashing, Positions};
+use rbf_foundations::error::{Error, Result};
 
 #[derive(Args, Debug, Clone)]
 pub struct FilterArgs {
@@ -129,13 +129,13 @@ impl FilterArgs {
     fn base(&self) -> Result<FilterConfig> {
         match &self.filter_config {
             Some(path) => {
-                let text = crate::ingest::input::read_text(path)?;
+                let text = rbf_data::ingest::input::read_text(path)?;
                 let f: FilterFile = toml::from_str(&text).map_err(|e| Error::Config {
                     key: "filter".into(),
                     message: format!(
                         "{}: {}",
                         path.display(),
-                        crate::error::clip_lines(&e.to_string())
+                        rbf_foundations::error::clip_lines(&e.to_string())
                     ),
                 })?;
                 Ok(f.filter)

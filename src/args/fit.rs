@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::fit::command::{self, FitRequest};
-use crate::fit::{FitOptions, DEFAULT_WINDOW};
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_observed::fit::command::{self, FitRequest};
+use rbf_observed::fit::{FitOptions, DEFAULT_WINDOW};
 
 use super::trace_args::TraceArgs;
 
@@ -34,7 +34,7 @@ pub struct FitArgs {
     #[arg(long, value_name = "FILE")]
     pub table: Option<PathBuf>,
     /// Bound on distinct (message, successor) pairs of the entropy diagnostic.
-    #[arg(long, default_value_t = crate::fit::successor::DEFAULT_PAIR_CAP)]
+    #[arg(long, default_value_t = rbf_observed::fit::successor::DEFAULT_PAIR_CAP)]
     pub pair_cap: usize,
     /// Confidence level of the p_r interval.
     #[arg(long, default_value_t = 0.99)]
@@ -60,7 +60,7 @@ pub fn run(a: FitArgs, io: &mut super::io::Io) -> Result<()> {
         io.wrote(what, p)
     })?;
     // With data on stdout, the summary must not be mixed into it.
-    let mut stderr = crate::console::Notes;
+    let mut stderr = rbf_foundations::console::Notes;
     let out: &mut dyn Write = if request.writes_stdout() {
         &mut stderr
     } else {
@@ -69,6 +69,6 @@ pub fn run(a: FitArgs, io: &mut super::io::Io) -> Result<()> {
     if a.json {
         super::write_json(out, &run.output(source.summary()))
     } else {
-        super::write_text(out, &crate::report::fit::fit_table(&run.fit, 20))
+        super::write_text(out, &rbf_judge::report::fit::fit_table(&run.fit, 20))
     }
 }

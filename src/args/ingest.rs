@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::ingest::command::{self, IngestRequest};
-use crate::output_file::is_stdio;
-use crate::report::ingest::ingest_text;
-use crate::Result;
+use rbf_data::ingest::command::{self, IngestRequest};
+use rbf_foundations::error::Result;
+use rbf_foundations::output_file::is_stdio;
+use rbf_judge::report::ingest::ingest_text;
 
 use super::trace_args::TraceArgs;
 
@@ -35,7 +35,7 @@ pub fn run(a: IngestArgs) -> Result<()> {
     let run = command::run(&request, super::print_ingest_notes)?;
     // With the stream on stdout, the summary must not be mixed into it.
     let mut out: Box<dyn Write> = if is_stdio(&a.output) {
-        Box::new(crate::console::Notes)
+        Box::new(rbf_foundations::console::Notes)
     } else {
         Box::new(std::io::stdout())
     };

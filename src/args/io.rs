@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::ingest::MessageSource;
-use crate::Result;
+use rbf_data::ingest::MessageSource;
+use rbf_foundations::error::Result;
 
 use super::trace_args::TraceArgs;
 
@@ -56,8 +56,8 @@ impl<'a> Io<'a> {
 
     /// Says on stderr that `what` was written to `path` (unless `path` is stdout).
     pub fn wrote(&self, what: &str, path: &Path) {
-        if self.announce && !crate::output_file::is_stdio(path) {
-            crate::errln!("wrote {what} to {}", path.display());
+        if self.announce && !rbf_foundations::output_file::is_stdio(path) {
+            rbf_foundations::errln!("wrote {what} to {}", path.display());
         }
     }
 

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::experiment::{self, output};
-use crate::progress::is_quiet;
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_foundations::progress::is_quiet;
+use rbf_judge::experiment::{self, output};
 
 #[derive(Args, Debug)]
 pub struct MergeArgs {
@@ -44,7 +44,10 @@ pub fn run(a: MergeArgs) -> Result<()> {
     let merged = experiment::merge_labelled(parts)?;
     let written = output::write(&merged, &a.output)?;
     if !is_quiet() {
-        crate::out!("{}", crate::experiment::tables::terminal(&merged, a.wide));
+        rbf_foundations::out!(
+            "{}",
+            rbf_judge::experiment::tables::terminal(&merged, a.wide)
+        );
     }
     super::print_written(
         &mut std::io::stdout(),

@@ -27,7 +27,7 @@ pub mod workload_args;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::Result;
+use rbf_foundations::error::Result;
 
 /// The command line's root: its name, version, description and global flags, over the
 /// commands `C` (the library's [`Command`] for `rbf`; the benchmarks for `rbf-bench`).
@@ -96,7 +96,7 @@ where
 
 /// Runs a parsed command line: `--quiet`, then the command.
 pub fn run(cli: Cli, io: &mut io::Io) -> Result<()> {
-    crate::progress::set_quiet(cli.quiet);
+    rbf_foundations::progress::set_quiet(cli.quiet);
     cli.command.run(io)
 }
 
@@ -129,17 +129,21 @@ pub fn defaults<T: clap::Args + FromArgMatches>() -> T {
 }
 
 /// What reading a trace met, on stderr: its warnings, then one line with everything
-/// else by reason ([`crate::ingest::IngestSummary::console`]), wrapped to the table width.
-pub fn print_ingest_notes(summary: &crate::ingest::IngestSummary) {
+/// else by reason ([`rbf_data::ingest::IngestSummary::console`]), wrapped to the table width.
+pub fn print_ingest_notes(summary: &rbf_data::ingest::IngestSummary) {
     for w in summary.console() {
-        crate::err!("{}", crate::report::wrap(&w, crate::report::WIDTH, "    "));
+        rbf_foundations::err!(
+            "{}",
+            rbf_judge::report::wrap(&w, rbf_judge::report::WIDTH, "    ")
+        );
     }
 }
 
 /// Writes `value` as pretty JSON (and a line break) to `out`.
 pub fn write_json<T: serde::Serialize>(out: &mut dyn std::io::Write, value: &T) -> Result<()> {
-    let s = serde_json::to_string_pretty(value)
-        .map_err(|e| crate::Error::invalid(format!("cannot serialise output: {e}")))?;
+    let s = serde_json::to_string_pretty(value).map_err(|e| {
+        rbf_foundations::error::Error::invalid(format!("cannot serialise output: {e}"))
+    })?;
     write_text(out, &format!("{s}\n"))
 }
 
@@ -147,11 +151,11 @@ pub fn write_json<T: serde::Serialize>(out: &mut dyn std::io::Write, value: &T) 
 pub fn write_text(out: &mut dyn std::io::Write, text: &str) -> Result<()> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|e| crate::Error::io("<output>", e))
+        .map_err(|e| rbf_foundations::error::Error::io("<output>", e))
 }
 
 /// Runs `f` on a thread pool of `threads` workers (all cores when None); more than
-/// the machine has are capped, with a note (see [`crate::resources::cap_threads`]).
+/// the machine has are capped, with a note (see [`rbf_foundations::resources::cap_threads`]).
 pub fn with_threads<T: Send>(
     threads: Option<usize>,
     f: impl FnOnce() -> Result<T> + Send,
@@ -159,11 +163,15 @@ pub fn with_threads<T: Send>(
     match threads {
         None => f(),
         Some(n) => {
-            let n = crate::resources::cap_threads(n)?;
+            let n = rbf_foundations::resources::cap_threads(n)?;
             rayon::ThreadPoolBuilder::new()
                 .num_threads(n)
                 .build()
-                .map_err(|e| crate::Error::Resource(format!("cannot start {n} threads: {e}")))?
+                .map_err(|e| {
+                    rbf_foundations::error::Error::Resource(format!(
+                        "cannot start {n} threads: {e}"
+                    ))
+                })?
                 .install(f)
         }
     }
@@ -172,7 +180,7 @@ pub fn with_threads<T: Send>(
 /// Tells the user where an experiment's outputs are.
 pub fn print_written(
     out: &mut dyn std::io::Write,
-    w: &crate::experiment::Written,
+    w: &rbf_judge::experiment::Written,
     seconds: f64,
 ) -> Result<()> {
     let name = |p: &std::path::Path| {
@@ -195,7 +203,7 @@ pub fn print_written(
         out,
         &format!(
             "\n{}",
-            crate::report::wrap(&text, crate::report::WIDTH, "    ")
+            rbf_judge::report::wrap(&text, rbf_judge::report::WIDTH, "    ")
         ),
     )
 }

@@ -5,8 +5,8 @@
 
 use clap::Args;
 
-use crate::model::false_negative::{Method, DEFAULT_EPS};
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_predicted::model::false_negative::{Method, DEFAULT_EPS};
 
 /// `--method`.
 #[derive(Args, Debug, Clone)]

@@ -20,7 +20,7 @@ pub fn plain_numbers(cmd: Command) -> Command {
 /// ends, said in the flag's error instead of the type's largest value.
 fn range_of(id: &str) -> Option<(u64, u64)> {
     match id {
-        "hash_seeds" => Some((1, u64::from(crate::replay::MAX_HASH_SEEDS))),
+        "hash_seeds" => Some((1, u64::from(rbf_observed::replay::MAX_HASH_SEEDS))),
         _ => None,
     }
 }
@@ -97,7 +97,7 @@ fn shown(s: &str) -> String {
     }
 }
 
-pub use crate::numbers::{real, whole};
+pub use rbf_foundations::numbers::{real, whole};
 
 #[cfg(test)]
 mod tests {

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::replay::command::{self, ReplayRequest};
-use crate::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_observed::replay::command::{self, ReplayRequest};
+use rbf_observed::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
 
 use super::filter_args::FilterArgs;
 use super::trace_args::TraceArgs;
@@ -49,5 +49,5 @@ pub fn run(a: ReplayArgs, io: &mut super::io::Io) -> Result<()> {
     if a.json {
         return io.json(&run.output(source.summary()));
     }
-    io.text(&crate::report::replay::replay_table(&run.report))
+    io.text(&rbf_judge::report::replay::replay_table(&run.report))
 }

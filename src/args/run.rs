@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use clap::Args;
 
-use crate::experiment::command::{self, RunRequest};
-use crate::progress::is_quiet;
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_foundations::progress::is_quiet;
+use rbf_judge::experiment::command::{self, RunRequest};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -38,7 +38,10 @@ pub fn run(a: RunArgs, io: &mut super::io::Io) -> Result<()> {
         let start = Instant::now();
         let run = command::run(&request)?;
         if !is_quiet() {
-            io.text(&crate::experiment::tables::terminal(&run.results, a.wide))?;
+            io.text(&rbf_judge::experiment::tables::terminal(
+                &run.results,
+                a.wide,
+            ))?;
         }
         io.written.push(run.written.dir.clone());
         super::print_written(io.out, &run.written, start.elapsed().as_secs_f64())

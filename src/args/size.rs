@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args};
 
-use crate::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
-use crate::report::size::{size_text, trace_size_text};
-use crate::size::command::{DEFAULT_CONFIRM_ARRIVALS, DEFAULT_SEED};
-use crate::size::trace::{size_from_trace, TraceSizeRequest};
-use crate::size::{size, ConfirmReplay, Goal, SizeRequest};
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_judge::report::size::{size_text, trace_size_text};
+use rbf_judge::size::command::{DEFAULT_CONFIRM_ARRIVALS, DEFAULT_SEED};
+use rbf_judge::size::trace::{size_from_trace, TraceSizeRequest};
+use rbf_judge::size::{size, ConfirmReplay, Goal, SizeRequest};
+use rbf_observed::replay::{ReplayOptions, DEFAULT_HASH_SEEDS};
 
 use super::filter_args::HashingArg;
 use super::model_args::ModelArgs;
@@ -98,14 +98,14 @@ pub fn run(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     if a.json {
         return io.json(&run.output());
     }
-    crate::out!("{}", size_text(&run)?);
+    rbf_foundations::out!("{}", size_text(&run)?);
     Ok(())
 }
 
 /// `rbf size TRACE`: the search replays the trace once per memory size tried.
 fn run_on_trace(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     let mut request = TraceSizeRequest::new(a.target_fp, a.target_fn, a.memory);
-    request.phases = crate::size::command::phase_counts(&a.phases)?;
+    request.phases = rbf_judge::size::command::phase_counts(&a.phases)?;
     request.max_hashes = a.max_hashes;
     request.hashing = a.hashing.into();
     request.replay = ReplayOptions {
@@ -122,6 +122,6 @@ fn run_on_trace(a: SizeArgs, io: &mut super::io::Io) -> Result<()> {
     if a.json {
         return io.json(&run);
     }
-    crate::out!("{}", trace_size_text(&run)?);
+    rbf_foundations::out!("{}", trace_size_text(&run)?);
     Ok(())
 }

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::workload_args::WorkloadArgs;
-use crate::synth::command::{self, SynthRequest, SynthRun};
-use crate::Result;
+use rbf_data::synth::command::{self, SynthRequest, SynthRun};
+use rbf_foundations::error::Result;
 
 #[derive(Args, Debug)]
 pub struct SynthArgs {
@@ -30,14 +30,14 @@ pub struct SynthArgs {
 pub fn run(a: SynthArgs) -> Result<()> {
     let spec = a.workload.spec();
     let request = SynthRequest::new(&spec, a.arrivals, a.seed, !a.no_prologue, &a.output)?;
-    if let Some(why) = crate::size::misfit(request.workload()) {
-        crate::errln!(
+    if let Some(why) = rbf_judge::size::misfit(request.workload()) {
+        rbf_foundations::errln!(
             "{}",
-            crate::report::size::misfit_warning(&why, "the trace written is drawn")
+            rbf_judge::report::size::misfit_warning(&why, "the trace written is drawn")
         );
     }
     let SynthRun { written, prologue } = command::run(&request)?;
-    crate::errln!(
+    rbf_foundations::errln!(
         "wrote {written} arrivals to {} ({prologue} prologue + {} drawn); replay with --warmup {prologue} or more to measure the model's steady state",
         a.output.display(),
         a.arrivals

@@ -3,12 +3,12 @@
 
 use clap::Args;
 
-use crate::ingest::csv::{parse_delimiter, CsvSpec, TimeUnit};
-use crate::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
-use crate::ingest::packet::key::{FlowKeyKind, KeySpec};
-use crate::ingest::{self, Format, IngestOptions, MessageSource};
-use crate::message::KeyHasher;
-use crate::{Error, Result};
+use rbf_data::ingest::csv::{parse_delimiter, CsvSpec, TimeUnit};
+use rbf_data::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
+use rbf_data::ingest::packet::key::{FlowKeyKind, KeySpec};
+use rbf_data::ingest::{self, Format, IngestOptions, MessageSource};
+use rbf_data::message::KeyHasher;
+use rbf_foundations::error::{Error, Result};
 
 #[derive(Args, Debug, Clone)]
 pub struct TraceArgs {

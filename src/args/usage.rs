@@ -9,7 +9,7 @@ use std::process::ExitCode;
 /// other usage errors are clap's own.
 pub fn exit_with(e: clap::Error) -> ! {
     if let Some(line) = super::numbers::bad_value(&e) {
-        crate::errln!("error: {line}");
+        rbf_foundations::errln!("error: {line}");
         std::process::exit(2);
     }
     use clap::error::ErrorKind;
@@ -19,8 +19,8 @@ pub fn exit_with(e: clap::Error) -> ! {
     {
         // clap ignores a failed write: a full stdout must be an error, not silence (a
         // terminal keeps clap's own, styled, output).
-        if let Err(w) = crate::console::out(&e.render().to_string()) {
-            crate::errln!("error: {w}");
+        if let Err(w) = rbf_foundations::console::out(&e.render().to_string()) {
+            rbf_foundations::errln!("error: {w}");
             std::process::exit(i32::from(w.exit_status()));
         }
         std::process::exit(0);
@@ -29,7 +29,7 @@ pub fn exit_with(e: clap::Error) -> ! {
 }
 
 /// The process's exit status for a command's result; an error is printed first.
-pub fn exit_code(result: crate::Result<()>) -> ExitCode {
+pub fn exit_code(result: rbf_foundations::error::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

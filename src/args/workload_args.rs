@@ -1,12 +1,12 @@
 //! The workload flags of `rbf synth`, `rbf size` and `rbf model fn`, declared once and
-//! resolved by the library ([`crate::workload::WorkloadSpec`]).
+//! resolved by the library ([`rbf_data::workload::WorkloadSpec`]).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::workload::{Workload, WorkloadSpec};
-use crate::Result;
+use rbf_data::workload::{Workload, WorkloadSpec};
+use rbf_foundations::error::Result;
 
 #[derive(Args, Debug, Clone)]
 pub struct WorkloadArgs {

@@ -2,10 +2,10 @@
 //! ([`rbf::args`]: every command's options and the shared flag groups, declared once,
 //! also read by the Python package); this parses the process's arguments with them
 //! and runs the command. The benchmarks and the coverage study are another binary,
-//! `rbf-bench` (src/study/bench), so that this one carries only what a user runs.
+//! `rbf-bench` (src/bench), so that this one carries only what a user runs.
 
 use rbf::args::io::Io;
-use rbf::Result;
+use rbf_foundations::error::Result;
 
 /// The command line: the library's commands.
 pub type Cli = rbf::args::Cli;

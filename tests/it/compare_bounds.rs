@@ -19,11 +19,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use rbf::filter::FilterConfig;
-use rbf::fit::{fit, FitOptions};
-use rbf::ingest::packet::key::{FlowKeyKind, KeySpec};
-use rbf::ingest::{self, IngestOptions};
-use rbf::replay::{ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
+use rbf_data::filter::FilterConfig;
+use rbf_data::ingest::packet::key::{FlowKeyKind, KeySpec};
+use rbf_data::ingest::{self, IngestOptions};
+use rbf_observed::fit::{fit, FitOptions};
+use rbf_observed::replay::{ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
 
 fn data(name: &str) -> String {
     format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -108,7 +108,7 @@ fn replay(
     filter: &FilterConfig,
     warmup: u64,
     key: Option<FlowKeyKind>,
-) -> rbf::replay::ReplayReport {
+) -> rbf_observed::replay::ReplayReport {
     let mut options = IngestOptions::default();
     if let Some(k) = key {
         options.key = KeySpec::new(k, 24, 48).expect("key");
@@ -116,7 +116,7 @@ fn replay(
     let source = ingest::open(Path::new(path), &options).expect("trace opens");
     // As `rbf compare` replays: per-cycle positions unless the filter says otherwise.
     let mut r = Replays::new(
-        &rbf::compare::with_judged_positions(filter),
+        &rbf_judge::compare::with_judged_positions(filter),
         ReplayOptions {
             warmup,
             confidence: 0.99,
@@ -312,13 +312,13 @@ fn compare_json_has_a_key_per_bound() {
     }
     // Every bound of the one list has its key; on a trace the models already run on the
     // fitted point estimate, so the fitted-against-true rows are not repeated.
-    for b in rbf::compare::Bound::ALL {
+    for b in rbf_judge::compare::Bound::ALL {
         assert!(
             v.get(b.value_key()).is_some(),
             "missing key {}",
             b.value_key()
         );
-        let expected = b.on() != rbf::compare::EvaluatedOn::FittedPoint;
+        let expected = b.on() != rbf_judge::compare::EvaluatedOn::FittedPoint;
         assert_eq!(!v[b.value_key()].is_null(), expected, "{}", b.value_key());
     }
     assert_eq!(v["fn_methods_not_run"].as_array().map(Vec::len), Some(0));

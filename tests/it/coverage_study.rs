@@ -13,8 +13,8 @@
 //! conservative bound must be at or above the true-workload bound in at least as many
 //! seeds (it claims 99 %). With fixed seeds the outcome is deterministic.
 
-use rbf::coverage::{self, summary, CoverageConfig};
-use rbf::experiment::grid::Shard;
+use rbf_judge::experiment::grid::Shard;
+use rbf_study::coverage::{self, summary, CoverageConfig};
 
 use super::scratch::Scratch;
 
@@ -169,7 +169,7 @@ fn shipped_studies_load() {
 /// fewer than the study's seeds is an error that names the key.
 #[test]
 fn observed_seeds_add_replays_not_fits() {
-    use rbf::coverage::Unit;
+    use rbf_study::coverage::Unit;
     let text = CONFIG.replacen(
         "target_fp = 1e-3\n",
         "target_fp = 1e-3\nobserved_seeds = 100\n",

@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use rbf::compare::{Bound, BoundVerdict, Regime, Standing};
-use rbf::experiment::{self, ExperimentConfig, RunOptions};
-use rbf::model::false_negative::Method;
+use rbf_judge::compare::{Bound, BoundVerdict, Regime, Standing};
+use rbf_judge::experiment::{self, ExperimentConfig, RunOptions};
+use rbf_predicted::model::false_negative::Method;
 
 const CONFIG: &str = r#"
 name = "bounds"
@@ -129,7 +129,7 @@ fn renewal_holds_and_unproven_bounds_are_flagged() {
                 lower.note
             );
             assert!(
-                rbf::experiment::tables::notes_text(r).contains("markov-lower (not proven)"),
+                rbf_judge::experiment::tables::notes_text(r).contains("markov-lower (not proven)"),
                 "point {}: the CSV's notes say why",
                 r.point
             );

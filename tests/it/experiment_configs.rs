@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::scratch::Scratch;
 
-use rbf::experiment::{self, output, ExperimentConfig, RunOptions};
+use rbf_judge::experiment::{self, output, ExperimentConfig, RunOptions};
 
 /// The experiment configs in configs/ (the coverage studies, `coverage*.toml`, are
 /// `rbf-bench coverage` files: tests/it/coverage_study.rs checks those).
@@ -88,7 +88,7 @@ fn every_shipped_config_parses_and_a_reduced_version_runs() {
                     experiment::Measure::Observed => r.observed_fn,
                     experiment::Measure::FpModel => r.fp_model,
                     experiment::Measure::Capacity => r.capacity_sigma,
-                    experiment::Measure::Fn(m) => r.value(rbf::compare::Bound::of(*m)),
+                    experiment::Measure::Fn(m) => r.value(rbf_judge::compare::Bound::of(*m)),
                 };
                 assert!(
                     v.is_some_and(f64::is_finite),

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use rbf::experiment::ExperimentConfig;
+use rbf_judge::experiment::ExperimentConfig;
 
 const GOOD: &str = r#"
 name = "e"
@@ -80,7 +80,7 @@ fn missing_files_are_named() {
         "[[trace]]\npath = \"nowhere.csv\"\n",
     );
     let c = ExperimentConfig::parse(&text, Path::new("configs/t.toml")).expect("parses");
-    let e = rbf::experiment::run(&c, Default::default()).expect_err("missing trace");
+    let e = rbf_judge::experiment::run(&c, Default::default()).expect_err("missing trace");
     assert!(e.to_string().contains("nowhere.csv"), "{e}");
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::scratch::Scratch;
 
-use rbf::experiment::{self, output, ExperimentConfig, RunOptions, Shard};
+use rbf_judge::experiment::{self, output, ExperimentConfig, RunOptions, Shard};
 
 const CONFIG: &str = r#"
 name = "shards"

@@ -17,15 +17,15 @@
 //! * the conservative bound is at or above the lower end of the observed FN's 99 %
 //!   interval, and at or above the point estimate.
 
-use rbf::compare::judge::conservative_renewal;
-use rbf::compare::observe;
-use rbf::filter::FilterConfig;
-use rbf::fit::FitOptions;
-use rbf::message::KeyHasher;
-use rbf::model::false_negative::{FnModel, RenewalOptions};
-use rbf::replay::ReplayOptions;
-use rbf::synth::{SynthConfig, Synthesizer};
-use rbf::workload::{Placement, Workload};
+use rbf_data::filter::FilterConfig;
+use rbf_data::message::KeyHasher;
+use rbf_data::synth::{SynthConfig, Synthesizer};
+use rbf_data::workload::{Placement, Workload};
+use rbf_judge::compare::judge::conservative_renewal;
+use rbf_judge::compare::observe;
+use rbf_observed::fit::FitOptions;
+use rbf_observed::replay::ReplayOptions;
+use rbf_predicted::model::false_negative::{FnModel, RenewalOptions};
 
 const D: usize = 1000;
 const ARRIVALS: u64 = 400_000;
@@ -64,7 +64,7 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
                 warmup: WARMUP,
                 confidence: 0.99,
             },
-            rbf::replay::DEFAULT_HASH_SEEDS,
+            rbf_observed::replay::DEFAULT_HASH_SEEDS,
             FitOptions {
                 window: 4 * D as u64,
                 ..FitOptions::default()
@@ -80,7 +80,7 @@ fn cell(alpha: f64, p_r: f64, placement: &str, filters: &[FilterConfig], seed: u
         );
         let r = &obs.replay;
         assert!(r.cycles >= 10, "{label}: only {} cycles", r.cycles);
-        let observed = rbf::compare::Observed::of_one(r, rbf::compare::Rate::Fn);
+        let observed = rbf_judge::compare::Observed::of_one(r, rbf_judge::compare::Rate::Fn);
         let low = observed.interval.expect("an interval with 10 cycles").low;
         let true_bound = renewal(filter, &truth);
         let fitted = renewal(filter, &obs.fit.workload().expect("fitted workload"));

@@ -13,16 +13,16 @@ use std::path::Path;
 
 use crate::scratch::Scratch;
 
-use rbf::compare::Range;
-use rbf::filter::FilterConfig;
-use rbf::fit::min_distance::{test_member, Family};
-use rbf::fit::{fit, Fit, FitOptions};
-use rbf::ingest::{self, IngestOptions};
-use rbf::message::KeyHasher;
-use rbf::model::false_negative::{FnModel, Method, RenewalOptions};
-use rbf::stats::{binomial_half_width, binomial_tail};
-use rbf::synth::{SynthConfig, Synthesizer};
-use rbf::workload::{Placement, Workload};
+use rbf_data::filter::FilterConfig;
+use rbf_data::ingest::{self, IngestOptions};
+use rbf_data::message::KeyHasher;
+use rbf_data::synth::{SynthConfig, Synthesizer};
+use rbf_data::workload::{Placement, Workload};
+use rbf_foundations::stats::{binomial_half_width, binomial_tail};
+use rbf_judge::compare::Range;
+use rbf_observed::fit::min_distance::{test_member, Family};
+use rbf_observed::fit::{fit, Fit, FitOptions};
+use rbf_predicted::model::false_negative::{FnModel, Method, RenewalOptions};
 
 const D: usize = 1000;
 const P_R: f64 = 0.9;
@@ -174,7 +174,7 @@ fn fits_are_deterministic() {
 
 #[test]
 fn small_stream_counts_are_exact() {
-    use rbf::message::Message;
+    use rbf_data::message::Message;
     // keys: 1 2 1 3 1 2 4 | warm-up 2 arrivals (1, 2)
     let keys = [1u64, 2, 1, 3, 1, 2, 4];
     let f = fit(
@@ -203,7 +203,7 @@ fn small_stream_counts_are_exact() {
 
 #[test]
 fn errors_instead_of_fitting_nothing() {
-    use rbf::message::Message;
+    use rbf_data::message::Message;
     let all_new = fit(FitOptions::default(), (0..100u64).map(Message::new));
     let e = all_new.expect_err("no repeats").to_string();
     assert!(e.contains("Q cannot be estimated"), "{e}");
@@ -260,7 +260,7 @@ fn tragen_trace_fit_is_consistent() {
     assert_eq!(Workload::load(&file).expect("load").p_repeat, s.p_repeat);
     for name in ["q.csv", "q.parquet"] {
         let t = dir.join(name);
-        rbf::fit::table::write_rank_table(&f, &t).expect("write table");
+        rbf_observed::fit::table::write_rank_table(&f, &t).expect("write table");
         assert!(std::fs::metadata(&t).expect("table written").len() > 0);
     }
     let csv = std::fs::read_to_string(dir.join("q.csv")).expect("read csv");

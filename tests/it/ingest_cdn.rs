@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 
 use crate::ingest_support::*;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::Format;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::Format;
 
 #[test]
 fn tragen_arrivals_objects_and_one_hit_wonders() {

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::ingest_support::*;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::Format;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::Format;
 
 const KINDS: [FlowKeyKind; 6] = FlowKeyKind::ALL;
 

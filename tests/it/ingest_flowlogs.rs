@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::ingest_support::*;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{self, Format, IngestOptions};
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{self, Format, IngestOptions};
 
 fn captures() -> Vec<(String, PathBuf)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/ndpi");
@@ -27,7 +27,7 @@ fn captures() -> Vec<(String, PathBuf)> {
     v
 }
 
-fn named(path: &Path, o: &IngestOptions) -> (Vec<String>, rbf::ingest::IngestSummary) {
+fn named(path: &Path, o: &IngestOptions) -> (Vec<String>, rbf_data::ingest::IngestSummary) {
     let mut o = o.clone();
     o.keep_keys = true;
     let mut src = ingest::open(path, &o).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -2,10 +2,10 @@
 //! per line, 24-byte binary records, format detection, and the errors bad input gets.
 
 use crate::ingest_support::*;
-use rbf::ingest::csv::{CsvSpec, TimeUnit};
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{self, Format};
-use rbf::message::KeyHasher;
+use rbf_data::ingest::csv::{CsvSpec, TimeUnit};
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{self, Format};
+use rbf_data::message::KeyHasher;
 
 fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let p = dir.join(name);

@@ -4,9 +4,9 @@
 //! reproduces (the message names the input, seed and mutations).
 
 use crate::ingest_support::*;
-use rbf::ingest::packet::flows::FlowTimeouts;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{self, rbfs, Format, IngestOptions};
+use rbf_data::ingest::packet::flows::FlowTimeouts;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{self, rbfs, Format, IngestOptions};
 
 /// Applies 1..=8 random edits: byte flips, boundary values, truncation, duplicated or
 /// deleted ranges, inserted random bytes.
@@ -199,12 +199,12 @@ fn fuzz(per_input: usize, name: &str) {
     ));
 
     // Flow logs and a zstd-compressed pcapng capture from the shipped traces.
-    let zeek =
-        rbf::ingest::input::read_all(&data("flowlogs/ndpi_signal.conn.log.zst")).expect("read");
+    let zeek = rbf_data::ingest::input::read_all(&data("flowlogs/ndpi_signal.conn.log.zst"))
+        .expect("read");
     let zeek_json =
-        rbf::ingest::input::read_all(&data("flowlogs/ndpi_zoom.conn.json.zst")).expect("read");
-    let nfdump =
-        rbf::ingest::input::read_all(&data("flowlogs/ndpi_signal.nfdump.csv.zst")).expect("read");
+        rbf_data::ingest::input::read_all(&data("flowlogs/ndpi_zoom.conn.json.zst")).expect("read");
+    let nfdump = rbf_data::ingest::input::read_all(&data("flowlogs/ndpi_signal.nfdump.csv.zst"))
+        .expect("read");
     for (name, bytes) in [
         ("conn.log", zeek),
         ("conn.json", zeek_json),
@@ -276,17 +276,19 @@ fn truncation_loses_nothing_before_the_cut() {
     let inputs: Vec<(&str, Vec<u8>, &str)> = vec![
         (
             "conn.log",
-            rbf::ingest::input::read_all(&data("flowlogs/ndpi_teams.conn.log.zst")).expect("read"),
+            rbf_data::ingest::input::read_all(&data("flowlogs/ndpi_teams.conn.log.zst"))
+                .expect("read"),
             "text",
         ),
         (
             "conn.json",
-            rbf::ingest::input::read_all(&data("flowlogs/ndpi_teams.conn.json.zst")).expect("read"),
+            rbf_data::ingest::input::read_all(&data("flowlogs/ndpi_teams.conn.json.zst"))
+                .expect("read"),
             "text",
         ),
         (
             "nfdump.csv",
-            rbf::ingest::input::read_all(&data("flowlogs/ndpi_teams.nfdump.csv.zst"))
+            rbf_data::ingest::input::read_all(&data("flowlogs/ndpi_teams.nfdump.csv.zst"))
                 .expect("read"),
             "text",
         ),

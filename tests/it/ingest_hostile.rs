@@ -5,8 +5,8 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use crate::ingest_support::*;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{self, Format};
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{self, Format};
 
 fn rbf() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rbf"))
@@ -36,7 +36,7 @@ fn a_byte_order_mark_is_accepted_by_every_text_format() {
         std::fs::write(&p, text).expect("write");
         let (ms, s) = read(&p, &options(format, FlowKeyKind::FiveTuple));
         assert_eq!((ms.len(), s.malformed), (2, 0), "{name}: {s:?}");
-        let lines = rbf::ingest::input::read_text(&p).expect("reads");
+        let lines = rbf_data::ingest::input::read_text(&p).expect("reads");
         assert!(!lines.starts_with('\u{feff}'));
     }
     // Config files too.
@@ -46,7 +46,7 @@ fn a_byte_order_mark_is_accepted_by_every_text_format() {
         format!("{bom}name = \"x\"\nmeasures = [\"fp-model\"]\n[grid]\nmemory = [64]\nhashes = [2]\nsigma = [8]\n"),
     )
     .expect("write");
-    rbf::experiment::config::ExperimentConfig::load(&c).expect("a config with a BOM loads");
+    rbf_judge::experiment::config::ExperimentConfig::load(&c).expect("a config with a BOM loads");
 }
 
 #[test]

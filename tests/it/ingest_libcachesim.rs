@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rbf::ingest::count::Basis;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{self, Format};
-use rbf::message::{KeyHasher, Message, Timestamp};
+use rbf_data::ingest::count::Basis;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{self, Format};
+use rbf_data::message::{KeyHasher, Message, Timestamp};
 
 use crate::ingest_support::{data, options, read, scratch};
 
@@ -345,8 +345,8 @@ fn the_next_access_field_counts_libcachesims_objects() {
     let dir = scratch("lcs-count");
     let raw = unzstd("libcachesim_cloudPhysicsIO.oracleGeneral.bin.zst");
     let plain = write(&dir, "cloudPhysicsIO.oracleGeneral.bin", &raw);
-    let next = |r: &[u8]| rbf::ingest::binary::NEXT_ACCESS.read(r);
-    let e = rbf::ingest::count::estimate(&plain, 0, 24, next).expect("a count");
+    let next = |r: &[u8]| rbf_data::ingest::binary::NEXT_ACCESS.read(r);
+    let e = rbf_data::ingest::count::estimate(&plain, 0, 24, next).expect("a count");
     assert_eq!(
         (e.distinct, e.basis),
         (SAMPLE_OBJECTS as u64, Basis::Counted)
@@ -382,7 +382,7 @@ fn the_next_access_field_counts_libcachesims_objects() {
         }
     }
     let path = write(&dir, "big.oracleGeneral.bin", &big);
-    let e = rbf::ingest::count::estimate(&path, 0, 24, next).expect("an estimate");
+    let e = rbf_data::ingest::count::estimate(&path, 0, 24, next).expect("an estimate");
     let truth = SAMPLE_OBJECTS as u64 * copies;
     assert_eq!(e.basis, Basis::Sampled);
     assert!(

@@ -8,9 +8,9 @@
 use std::collections::HashSet;
 
 use crate::ingest_support::*;
-use rbf::ingest::packet::flows::FlowTimeouts;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{self, Format};
+use rbf_data::ingest::packet::flows::FlowTimeouts;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{self, Format};
 
 const KINDS: [FlowKeyKind; 6] = FlowKeyKind::ALL;
 
@@ -167,7 +167,7 @@ fn truncated_packets_are_reported_with_offset_and_reason() {
     );
 }
 
-fn nanos(ms: &[rbf::message::Message], i: usize) -> u64 {
+fn nanos(ms: &[rbf_data::message::Message], i: usize) -> u64 {
     ms[i].time.nanos().expect("captures have timestamps")
 }
 

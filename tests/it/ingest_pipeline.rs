@@ -6,9 +6,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{self, Format, IngestOptions};
-use rbf::message::Message;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{self, Format, IngestOptions};
+use rbf_data::message::Message;
 
 use crate::ingest_support::{data, options, read, scratch};
 
@@ -142,7 +142,7 @@ fn decoding_on_its_own_thread_changes_nothing() {
         (
             vec![data("zeek_irc-dcc-send.pcapng")],
             IngestOptions {
-                flows: Some(rbf::ingest::packet::flows::FlowTimeouts {
+                flows: Some(rbf_data::ingest::packet::flows::FlowTimeouts {
                     inactive_ns: 15_000_000_000,
                     active_ns: 1_800_000_000_000,
                 }),
@@ -184,12 +184,12 @@ fn decoding_on_its_own_thread_changes_nothing() {
 fn replay_through_the_decode_thread_is_bit_identical() {
     // The CLI (decoder on its own thread) against the library on the caller's thread.
     let path = data("libcachesim_cloudPhysicsIO.oracleGeneral.bin.zst");
-    let config = rbf::filter::FilterConfig::sigma_bounded(1 << 16, 3, 20_000);
+    let config = rbf_data::filter::FilterConfig::sigma_bounded(1 << 16, 3, 20_000);
     // As many filters (hash seeds) as `rbf replay` uses by default.
-    let mut same = rbf::replay::Replays::new(
+    let mut same = rbf_observed::replay::Replays::new(
         &config,
-        rbf::replay::ReplayOptions::default(),
-        rbf::replay::DEFAULT_HASH_SEEDS,
+        rbf_observed::replay::ReplayOptions::default(),
+        rbf_observed::replay::DEFAULT_HASH_SEEDS,
     )
     .expect("replay");
     let o = IngestOptions {

@@ -2,11 +2,11 @@
 //! source directly (the stream is lossless: same keys, same times, same order).
 
 use crate::ingest_support::*;
-use rbf::filter::FilterConfig;
-use rbf::ingest::packet::flows::FlowTimeouts;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{self, rbfs, Format, IngestOptions};
-use rbf::replay::{Replay, ReplayOptions};
+use rbf_data::filter::FilterConfig;
+use rbf_data::ingest::packet::flows::FlowTimeouts;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{self, rbfs, Format, IngestOptions};
+use rbf_observed::replay::{Replay, ReplayOptions};
 
 fn replay_json(
     path: &std::path::Path,
@@ -130,7 +130,7 @@ fn damaged_rbfs_streams_are_reported() {
     );
     // Keys hashed with another seed are refused rather than silently mixed.
     let mut o = options(Format::Auto, FlowKeyKind::FiveTuple);
-    o.hasher = rbf::message::KeyHasher::with_seed(1);
+    o.hasher = rbf_data::message::KeyHasher::with_seed(1);
     let e = ingest::open(&out, &o).err().expect("error").to_string();
     assert!(e.contains("seed"), "{e}");
 }

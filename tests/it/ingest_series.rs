@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::ingest_support::*;
-use rbf::ingest::packet::flows::FlowTimeouts;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{self, Format, IngestOptions};
-use rbf::message::Message;
+use rbf_data::ingest::packet::flows::FlowTimeouts;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{self, Format, IngestOptions};
+use rbf_data::message::Message;
 
 fn ndpi(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -14,7 +14,10 @@ fn ndpi(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn read_all(paths: &[PathBuf], o: &IngestOptions) -> (Vec<Message>, rbf::ingest::IngestSummary) {
+fn read_all(
+    paths: &[PathBuf],
+    o: &IngestOptions,
+) -> (Vec<Message>, rbf_data::ingest::IngestSummary) {
     let mut src = ingest::open_inputs(paths, o).expect("opens");
     let v: Vec<Message> = (&mut src).collect();
     (v, src.summary().clone())
@@ -59,7 +62,7 @@ fn directories_and_globs_expand_sorted_by_name() {
     assert!(s.files.windows(2).all(|w| w[0].source < w[1].source));
     // One flow table over the series: a flow split by a file boundary is one record.
     let scratch = scratch("series-split");
-    let bytes = rbf::ingest::input::read_all(&ndpi("ndpi_signal.pcap.zst")).expect("reads");
+    let bytes = rbf_data::ingest::input::read_all(&ndpi("ndpi_signal.pcap.zst")).expect("reads");
     let offsets = {
         let mut at = 24;
         let mut v = Vec::new();
@@ -123,14 +126,14 @@ fn the_cli_takes_several_files_and_a_config_takes_a_list() {
     let v = crate::cli::json_of(&out);
     assert_eq!(v["arrivals"], 778 + 597);
     assert_eq!(v["ingest"]["files"].as_array().map(Vec::len), Some(2));
-    let c = rbf::experiment::config::ExperimentConfig::parse(
+    let c = rbf_judge::experiment::config::ExperimentConfig::parse(
         "name = \"x\"\n[[trace]]\npath = [\"a.pcap\", \"b/*.pcap\"]\nflows = true\ninactive_timeout = \"5s\"\n[grid]\nmemory = [64]\nhashes = [2]\nsigma = [8]\n",
         Path::new("/tmp/x.toml"),
     )
     .expect("parses");
     assert_eq!(c.traces[0].path.list().len(), 2);
     assert!(c.traces[0].flow_timeouts().expect("valid").is_some());
-    let e = rbf::experiment::config::ExperimentConfig::parse(
+    let e = rbf_judge::experiment::config::ExperimentConfig::parse(
         "name = \"x\"\n[[trace]]\npath = \"a\"\nflows = true\ninactive_timeout = \"soon\"\n[grid]\nmemory = [64]\nhashes = [2]\nsigma = [8]\n",
         Path::new("/tmp/x.toml"),
     )

@@ -6,9 +6,9 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use rbf::ingest::packet::key::{FlowKeyKind, KeySpec};
-use rbf::ingest::{self, Format, IngestOptions, IngestSummary};
-use rbf::message::Message;
+use rbf_data::ingest::packet::key::{FlowKeyKind, KeySpec};
+use rbf_data::ingest::{self, Format, IngestOptions, IngestSummary};
+use rbf_data::message::Message;
 
 pub fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,6 +1,6 @@
 //! One judge: `rbf compare`, `rbf run` and `rbf size` on the same trace print the same
 //! numbers and the same labels for the same bound, because all three take them from
-//! `rbf::compare::judge`.
+//! `rbf_judge::compare::judge`.
 //!
 //! The trace is the shipped TRAGEN CDN log (warm-up 10 000). `rbf fit` writes its
 //! workload; `rbf size --memory M` picks k and sigma for FP 1e-4 on it (one phase); then
@@ -144,7 +144,7 @@ fn compare_run_and_size_agree_on_one_trace() {
     );
 
     // The text outputs print the same number and the same words.
-    let value = rbf::report::sci(from_size["value"].as_f64().expect("value"));
+    let value = rbf_judge::report::sci(from_size["value"].as_f64().expect("value"));
     let size_text = text(&rbf(&size_args));
     let compare_text = text(&rbf(&compare_args));
     for (name, t) in [

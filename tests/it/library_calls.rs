@@ -4,19 +4,19 @@
 
 use std::path::{Path, PathBuf};
 
-use rbf::compare::model_fn::model_fn;
-use rbf::compare::{judge, JudgeOptions, Subject};
-use rbf::experiment::command::RunRequest;
-use rbf::filter::FilterConfig;
-use rbf::fit::command::{self as fit_command, FitRequest};
-use rbf::fit::{FitOptions, Fitter};
-use rbf::ingest::command::IngestRequest;
-use rbf::ingest::{self, IngestOptions};
-use rbf::model::false_negative::{Method, DEFAULT_EPS};
-use rbf::replay::command::{self as replay_command, ReplayRequest};
-use rbf::replay::{ReplayOptions, Replays};
-use rbf::synth::command::{self as synth_command, SynthRequest};
-use rbf::workload::{Workload, WorkloadSpec};
+use rbf_data::filter::FilterConfig;
+use rbf_data::ingest::command::IngestRequest;
+use rbf_data::ingest::{self, IngestOptions};
+use rbf_data::synth::command::{self as synth_command, SynthRequest};
+use rbf_data::workload::{Workload, WorkloadSpec};
+use rbf_judge::compare::model_fn::model_fn;
+use rbf_judge::compare::{judge, JudgeOptions, Subject};
+use rbf_judge::experiment::command::RunRequest;
+use rbf_observed::fit::command::{self as fit_command, FitRequest};
+use rbf_observed::fit::{FitOptions, Fitter};
+use rbf_observed::replay::command::{self as replay_command, ReplayRequest};
+use rbf_observed::replay::{ReplayOptions, Replays};
+use rbf_predicted::model::false_negative::{Method, DEFAULT_EPS};
 
 use crate::scratch::Scratch;
 

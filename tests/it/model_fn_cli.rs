@@ -87,9 +87,13 @@ fn methods_not_run_are_null_and_p_r_one_is_proven() {
 fn workload_file_and_table_output() {
     let dir = Scratch::new("model-fn");
     let path = dir.join("w.json");
-    rbf::workload::Workload::explicit(vec![0.4, 0.3, 0.2, 0.1], 0.8, rbf::workload::Placement::Top)
-        .save(&path)
-        .unwrap();
+    rbf_data::workload::Workload::explicit(
+        vec![0.4, 0.3, 0.2, 0.1],
+        0.8,
+        rbf_data::workload::Placement::Top,
+    )
+    .save(&path)
+    .unwrap();
     let p = path.to_str().unwrap();
     let out = rbf(&[
         "model",

@@ -2,9 +2,9 @@
 //! followed literally with no window: within 1e-6 absolute and never below it (the
 //! window term keeps the result an upper bound).
 
-use rbf::filter::{FilterConfig, Hashing};
-use rbf::model::false_negative::{FnModel, RenewalOptions};
-use rbf::workload::{Placement, Workload};
+use rbf_data::filter::{FilterConfig, Hashing};
+use rbf_data::workload::{Placement, Workload};
+use rbf_predicted::model::false_negative::{FnModel, RenewalOptions};
 
 #[test]
 fn fast_renewal_matches_the_exact_recursion() {
@@ -78,13 +78,13 @@ fn n_bounded_with_one_hash_is_sigma_bounded() {
         let b = FnModel::new(&n, &w, 1e-10).unwrap();
         let ra = a
             .evaluate(
-                &rbf::model::false_negative::Method::ALL,
+                &rbf_predicted::model::false_negative::Method::ALL,
                 RenewalOptions::default(),
             )
             .unwrap();
         let rb = b
             .evaluate(
-                &rbf::model::false_negative::Method::ALL,
+                &rbf_predicted::model::false_negative::Method::ALL,
                 RenewalOptions::default(),
             )
             .unwrap();

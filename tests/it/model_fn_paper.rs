@@ -1,12 +1,12 @@
 //! Reproductions of the FN paper's §6 claims: the shape of Fig. 2 (against replay) and
 //! the accuracy claim of Table 1 (drop-pins vs the renewal bound).
 
-use rbf::filter::FilterConfig;
-use rbf::message::KeyHasher;
-use rbf::model::false_negative::{FnModel, Method, RenewalOptions};
-use rbf::replay::{Replay, ReplayOptions};
-use rbf::synth::{SynthConfig, Synthesizer};
-use rbf::workload::{Placement, Workload};
+use rbf_data::filter::FilterConfig;
+use rbf_data::message::KeyHasher;
+use rbf_data::synth::{SynthConfig, Synthesizer};
+use rbf_data::workload::{Placement, Workload};
+use rbf_observed::replay::{Replay, ReplayOptions};
+use rbf_predicted::model::false_negative::{FnModel, Method, RenewalOptions};
 
 /// Six cells with three one-sided checks each: per-interval level 1 - 1e-4 keeps the
 /// chance of a sampling-accident failure of the file far below 1 %.

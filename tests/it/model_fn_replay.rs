@@ -9,12 +9,12 @@
 //! file fails by accident with probability below 36 x 7 x 0.5e-4 ~ 1.3 %. Seeds are
 //! fixed, so the outcome is deterministic.
 
-use rbf::filter::FilterConfig;
-use rbf::message::KeyHasher;
-use rbf::model::false_negative::{Claim, FnModel, FnReport, Method, RenewalOptions};
-use rbf::replay::{Replay, ReplayOptions, ReplayReport};
-use rbf::synth::{SynthConfig, Synthesizer};
-use rbf::workload::{Placement, Popularity, Workload};
+use rbf_data::filter::FilterConfig;
+use rbf_data::message::KeyHasher;
+use rbf_data::synth::{SynthConfig, Synthesizer};
+use rbf_data::workload::{Placement, Popularity, Workload};
+use rbf_observed::replay::{Replay, ReplayOptions, ReplayReport};
+use rbf_predicted::model::false_negative::{Claim, FnModel, FnReport, Method, RenewalOptions};
 
 const LEVEL: f64 = 1.0 - 1e-4;
 
@@ -135,7 +135,7 @@ fn renewal_bound_holds_for_other_variants() {
         workload: Workload::zipf(1000, 1.0, 0.9, Placement::Uniform),
     });
     let mut f = filter(1000, 4, 300, 1);
-    f.hashing = rbf::filter::Hashing::Distinct;
+    f.hashing = rbf_data::filter::Hashing::Distinct;
     cells.push(Cell {
         filter: f,
         workload: Workload::zipf(1000, 1.0, 0.9, Placement::Uniform),

@@ -11,13 +11,13 @@
 //! wide (printed with `--nocapture`), tight enough that an off-by-one in sigma or the
 //! wrong boundary convention falls outside them.
 
-use rbf::filter::{mix64, FilterConfig, Hashing};
-use rbf::message::KeyHasher;
-use rbf::model::false_positive::{held_range, predict, predict_n_bounded, FpPrediction};
-use rbf::replay::{Replay, ReplayOptions, ReplayReport};
-use rbf::stats::Interval;
-use rbf::synth::{SynthConfig, Synthesizer};
-use rbf::workload::{Placement, Workload};
+use rbf_data::filter::{mix64, FilterConfig, Hashing};
+use rbf_data::message::KeyHasher;
+use rbf_data::synth::{SynthConfig, Synthesizer};
+use rbf_data::workload::{Placement, Workload};
+use rbf_foundations::stats::Interval;
+use rbf_observed::replay::{Replay, ReplayOptions, ReplayReport};
+use rbf_predicted::model::false_positive::{held_range, predict, predict_n_bounded, FpPrediction};
 
 /// Model-vs-interval comparisons made in this file (for the Bonferroni level).
 const COMPARISONS: f64 = 63.0;

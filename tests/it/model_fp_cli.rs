@@ -3,8 +3,8 @@
 
 use std::process::Command;
 
-use rbf::filter::{FilterConfig, Hashing};
-use rbf::model::false_positive::{capacity, predict, CapacityQuery};
+use rbf_data::filter::{FilterConfig, Hashing};
+use rbf_predicted::model::false_positive::{capacity, predict, CapacityQuery};
 
 fn rbf(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_rbf"))

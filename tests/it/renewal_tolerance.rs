@@ -9,11 +9,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use rbf::filter::FilterConfig;
-use rbf::fit::{FitOptions, Fitter};
-use rbf::ingest::{self, IngestOptions};
-use rbf::model::false_negative::{FnModel, RenewalMode, RenewalOptions, RenewalResult};
-use rbf::workload::{Placement, Workload};
+use rbf_data::filter::FilterConfig;
+use rbf_data::ingest::{self, IngestOptions};
+use rbf_data::workload::{Placement, Workload};
+use rbf_observed::fit::{FitOptions, Fitter};
+use rbf_predicted::model::false_negative::{FnModel, RenewalMode, RenewalOptions, RenewalResult};
 
 const T: f64 = 1e-3;
 

@@ -4,15 +4,15 @@
 //! reference asks an untouched `RecyclingFilter` for them), so every count must agree
 //! exactly, for every variant, on many small random traces. Filters with per-cycle
 //! positions get theirs from a [`PositionHasher`] seeded as documented for each
-//! array and cycle (the rule of `rbf::filter::cycle_seed`, written out again here).
+//! array and cycle (the rule of `rbf_data::filter::cycle_seed`, written out again here).
 
 use std::collections::HashSet;
 
-use rbf::filter::{
+use rbf_data::filter::{
     mix64, FilterConfig, Hashing, PositionHasher, Positions, RecyclingFilter, Trigger,
 };
-use rbf::replay::{Replay, ReplayOptions};
-use rbf::synth::Rng;
+use rbf_data::synth::Rng;
+use rbf_observed::replay::{Replay, ReplayOptions};
 
 #[derive(Default, Debug, PartialEq, Eq)]
 struct Counts {
@@ -221,7 +221,7 @@ fn replay_agrees_exactly_with_naive_reference() {
             },
         )
         .unwrap();
-        r.run(keys.iter().map(|&k| rbf::message::Message::new(k)));
+        r.run(keys.iter().map(|&k| rbf_data::message::Message::new(k)));
         let rep = r.report();
         let got = Counts {
             arrivals: rep.counts.arrivals,

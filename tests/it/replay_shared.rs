@@ -5,13 +5,13 @@
 //! or not, with and without copy-over), for more filters than share one table, and
 //! however the stream is cut into batches.
 
-use rbf::filter::{FilterConfig, Positions};
-use rbf::message::Message;
-use rbf::replay::{
+use rbf_data::filter::{FilterConfig, Positions};
+use rbf_data::message::Message;
+use rbf_data::synth::Rng;
+use rbf_observed::replay::{
     confidence, replica_seed, CycleStats, Replay, ReplayOptions, ReplayReport, Replays,
     DEFAULT_HASH_SEEDS,
 };
-use rbf::synth::Rng;
 
 use super::replay_reference::random_config;
 

@@ -75,7 +75,7 @@ fn pzstd_and_long_window_files_are_read() {
     assert_eq!(long[4] & 0x20, 0, "the frame has a window descriptor");
     long[5] = 21 << 3;
     std::fs::write(dir.join("long.csv.zst"), &long).unwrap();
-    let enough = rbf::resources::available_memory().is_none_or(|a| a > 3 << 30);
+    let enough = rbf_foundations::resources::available_memory().is_none_or(|a| a > 3 << 30);
     if enough {
         assert_eq!(replay(&dir, "long.csv.zst", &[]), plain);
     }

@@ -13,8 +13,8 @@
 use std::collections::BTreeMap;
 
 use crate::ingest_support::*;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::Format;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::Format;
 
 struct Case {
     file: &'static str,
@@ -78,7 +78,7 @@ fn mpls_pppoe_and_ppp_captures_give_tcpdumps_ip_packets() {
         if c.ip == 0 {
             // Nothing usable: the reader refuses the input, naming the reason and count.
             let o = options(Format::Auto, FlowKeyKind::SrcDst);
-            let e = match rbf::ingest::open(&path, &o) {
+            let e = match rbf_data::ingest::open(&path, &o) {
                 Ok(mut src) => {
                     let n = (&mut src).count();
                     let s = src.summary().clone();

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use crate::cli::{rbf, stderr};
 use crate::ingest_support::*;
 use crate::safety_inputs::{chunks, read_until};
-use rbf::ingest::packet::flows::FlowTimeouts;
-use rbf::ingest::packet::key::FlowKeyKind;
-use rbf::ingest::{rbfs, Format, IngestOptions};
+use rbf_data::ingest::packet::flows::FlowTimeouts;
+use rbf_data::ingest::packet::key::FlowKeyKind;
+use rbf_data::ingest::{rbfs, Format, IngestOptions};
 
 /// `nfdump -o csv` output of `flows` flows (distinct ports), with its summary block.
 fn nfdump_csv(flows: u32) -> String {
@@ -113,7 +113,7 @@ fn a_truncated_rbfs_keeps_every_record_before_the_cut() {
     let mut last = 0usize;
     for end in (rbfs::HEADER_LEN..bytes.len()).step_by(499) {
         std::fs::write(&cut, &bytes[..end]).unwrap();
-        let n = match rbf::ingest::open(&cut, &o) {
+        let n = match rbf_data::ingest::open(&cut, &o) {
             Ok(mut src) => {
                 let ms: Vec<_> = (&mut src).collect();
                 assert_eq!(ms[..], all[..ms.len()], "cut at {end}");
@@ -410,7 +410,7 @@ fn quoted_csv_fields_are_keys_whole() {
     let dir = scratch("csv-quotes");
     let csv_options = || IngestOptions {
         format: Format::Csv,
-        csv: rbf::ingest::csv::CsvSpec {
+        csv: rbf_data::ingest::csv::CsvSpec {
             key_column: 2,
             ..Default::default()
         },

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::cli::{ok, rbf, stderr};
 use crate::scratch::Scratch;
 
-use rbf::experiment::{self, output, ExperimentConfig, Journal, RunOptions, Shard};
+use rbf_judge::experiment::{self, output, ExperimentConfig, Journal, RunOptions, Shard};
 
 /// A synthetic trace of `arrivals` written as a CSV the runs read as a [[trace]].
 fn trace(dir: &Path, name: &str, p_repeat: &str, arrivals: &str) {

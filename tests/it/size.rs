@@ -5,14 +5,14 @@
 //! the renewal bound is proven there (Theorem 7), and for this workload it levels off
 //! near 2.3e-2 as M grows, so the FN target is 3e-2.
 
-use rbf::compare::{Bound, Standing, TargetVerdict};
-use rbf::filter::Hashing;
-use rbf::model::false_negative::Method;
-use rbf::size::confirm::confirm;
-use rbf::size::{
+use rbf_data::filter::Hashing;
+use rbf_data::workload::{Placement, Workload};
+use rbf_judge::compare::{Bound, Standing, TargetVerdict};
+use rbf_judge::size::confirm::confirm;
+use rbf_judge::size::{
     best_at, best_fn, evaluate, smallest_memory, Question, SizeOptions, RELATIVE_PRECISION,
 };
-use rbf::workload::{Placement, Workload};
+use rbf_predicted::model::false_negative::Method;
 
 const TARGET_FP: f64 = 1e-3;
 const TARGET_FN: f64 = 3e-2;
@@ -48,7 +48,7 @@ fn smallest_memory_meets_targets_and_is_minimal() {
     assert_eq!(s.question, Question::SmallestMemory);
     assert!(b.fn_renewal_upper <= TARGET_FN, "{b:?}");
     assert!(b.fp_model <= TARGET_FP, "{b:?}");
-    let judged = rbf::size::renewal_judgement(b, &o, &workload(), None).unwrap();
+    let judged = rbf_judge::size::renewal_judgement(b, &o, &workload(), None).unwrap();
     let r = judged
         .get(Bound::of(Method::Renewal))
         .expect("the renewal record");

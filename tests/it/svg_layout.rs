@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::scratch::Scratch;
 
-use rbf::experiment::{self, output, ExperimentConfig, RunOptions};
+use rbf_judge::experiment::{self, output, ExperimentConfig, RunOptions};
 
 #[derive(Debug, Clone, Copy)]
 struct Rect {

@@ -1,4 +1,4 @@
-//! The renewal argument on a trace's own recycles (`rbf::trace_renewal`, the
+//! The renewal argument on a trace's own recycles (`rbf_observed::trace_renewal`, the
 //! renewal-trace bound, docs/TRACE-BOUND.md), checked against exact replay.
 //!
 //! Nothing here copies a number from the program's output. What is asserted:
@@ -16,11 +16,11 @@
 
 use std::process::Command;
 
-use rbf::compare::{Observed, Rate};
-use rbf::filter::{FilterConfig, Positions};
-use rbf::replay::{ReplayOptions, Replays};
-use rbf::synth::Rng;
-use rbf::trace_renewal::{TraceBound, TraceRenewal};
+use rbf_data::filter::{FilterConfig, Positions};
+use rbf_data::synth::Rng;
+use rbf_judge::compare::{Observed, Rate};
+use rbf_observed::replay::{ReplayOptions, Replays};
+use rbf_observed::trace_renewal::{TraceBound, TraceRenewal};
 
 /// A trace that no stationary model describes: Zipf phases on working sets that move,
 /// round-robin scans over keys larger than a cycle, and packet trains.

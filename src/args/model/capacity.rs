@@ -1,9 +1,9 @@
 //! `rbf model capacity`: expected messages per cycle for a target average FP rate,
 //! per model, and the best k (FP paper §V-B, §V-C).
 
-use crate::model::false_positive::{capacity, CapacityQuery};
-use crate::report::capacity::capacity_text;
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_judge::report::capacity::capacity_text;
+use rbf_predicted::model::false_positive::{capacity, CapacityQuery};
 
 use crate::args::filter_args::HashingArg;
 
@@ -48,6 +48,6 @@ pub fn run(a: CapacityArgs, io: &mut crate::args::io::Io) -> Result<()> {
     if a.json {
         return io.json(&c);
     }
-    crate::out!("{}", capacity_text(&c, !a.non_retaining));
+    rbf_foundations::out!("{}", capacity_text(&c, !a.non_retaining));
     Ok(())
 }

@@ -3,10 +3,10 @@
 
 use clap::Args;
 
-use crate::compare::model_fn::model_fn;
-use crate::compare::JudgeOptions;
-use crate::report::model_fn::model_fn_text;
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_judge::compare::model_fn::model_fn;
+use rbf_judge::compare::JudgeOptions;
+use rbf_judge::report::model_fn::model_fn_text;
 
 use crate::args::filter_args::FilterArgs;
 use crate::args::model_args::{MethodArgs, ModelArgs};
@@ -36,6 +36,6 @@ pub fn run(a: FnArgs, io: &mut crate::args::io::Io) -> Result<()> {
     if a.json {
         return io.json(&run.output());
     }
-    crate::out!("{}", model_fn_text(&run));
+    rbf_foundations::out!("{}", model_fn_text(&run));
     Ok(())
 }

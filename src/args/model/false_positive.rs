@@ -1,8 +1,8 @@
 //! `rbf model fp`: the FP paper's average false-positive rate for one filter.
 
-use crate::model::false_positive::{predict, FpPrediction};
-use crate::report::{rate, Table};
-use crate::Result;
+use rbf_foundations::error::Result;
+use rbf_judge::report::{rate, Table};
+use rbf_predicted::model::false_positive::{predict, FpPrediction};
 
 use crate::args::filter_args::FilterArgs;
 
@@ -20,7 +20,7 @@ pub fn run(a: FpArgs, io: &mut crate::args::io::Io) -> Result<()> {
     if a.json {
         return io.json(&p);
     }
-    crate::out!("{}", render(&p));
+    rbf_foundations::out!("{}", render(&p));
     Ok(())
 }
 

@@ -6,7 +6,7 @@ pub mod false_positive;
 
 use clap::{Args, Subcommand};
 
-use crate::Result;
+use rbf_foundations::error::Result;
 
 #[derive(Args, Debug)]
 pub struct ModelArgs {
@@ -28,11 +28,11 @@ pub fn run(a: ModelArgs, io: &mut super::io::Io) -> Result<()> {
     match a.model {
         // Both poll for Ctrl-C between steps of their long loops.
         Model::Fp(x) => {
-            crate::progress::install_interrupt_handler();
+            rbf_foundations::progress::install_interrupt_handler();
             false_positive::run(x, io)
         }
         Model::Capacity(x) => {
-            crate::progress::install_interrupt_handler();
+            rbf_foundations::progress::install_interrupt_handler();
             capacity::run(x, io)
         }
         Model::Fn(x) => false_negative::run(x, io),

@@ -1,0 +1,313 @@
+//! Evaluates grid points in parallel. Each point is computed by one thread from its
+//! inputs alone and results are collected in point order, so the output is the same
+//! for any thread count.
+
+use rayon::prelude::*;
+
+use super::config::{ExperimentConfig, Measure};
+use super::grid::{Point, SigmaRule};
+use super::resume::Journal;
+use super::row::Row;
+use super::source::{Prepared, Source};
+use crate::compare::verdict::MIN_STEADY_CYCLES;
+use crate::compare::{judge, FpModel, JudgeOptions, Observed, Rate, Regime, Seeds, Subject};
+use rbf_data::filter::FilterConfig;
+use rbf_data::message::for_each_key_batch;
+use rbf_foundations::error::Result;
+use rbf_foundations::progress::{check_interrupt, interrupted, Progress};
+use rbf_observed::replay::{ReplayOptions, ReplayReport, Replays};
+use rbf_observed::trace_renewal::{TraceBound, TraceRenewal};
+use rbf_predicted::model::false_negative::{Method, RenewalMode};
+use rbf_predicted::model::false_positive::{capacity, sigma_for_target, CapacityQuery};
+
+/// Runs `points` (already sharded) and returns one row per point, in point order.
+/// Points in `journal` (from an interrupted earlier run) are taken from it, and every
+/// point computed is recorded there. After Ctrl-C no new point starts and the result
+/// is [`rbf_foundations::error::Error::Interrupted`] (the points done so far stay in the journal).
+pub fn run_points(
+    config: &ExperimentConfig,
+    sources: &[Prepared],
+    points: &[Point],
+    progress: bool,
+    journal: Option<&Journal>,
+) -> Result<Vec<Row>> {
+    let bar = if progress {
+        Progress::new("rbf run", points.len() as f64, "points")
+    } else {
+        Progress::hidden()
+    };
+    let rows: Vec<Option<Row>> = points
+        .par_iter()
+        .map(|p| {
+            if let Some(row) = journal.and_then(|j| j.done(p.index)) {
+                bar.add(1.0);
+                return Some(row.clone());
+            }
+            if interrupted() {
+                return None;
+            }
+            let row = evaluate(config, &sources[p.source], p);
+            if interrupted() {
+                // Work stopped by the interrupt (the renewal recursion polls it) became
+                // a note on the row: such a row is not a result, and is neither kept
+                // nor journalled for a resumed run to take as one.
+                return None;
+            }
+            if let Some(j) = journal {
+                j.record(&row);
+            }
+            bar.add(1.0);
+            Some(row)
+        })
+        .collect();
+    bar.finish();
+    check_interrupt()?;
+    Ok(rows.into_iter().flatten().collect())
+}
+
+/// Everything the config asks for at one point. Errors become notes on the row:
+/// one infeasible point (a target FP no sigma meets, a variant a model does not
+/// cover) must not sink the rest of a study.
+pub fn evaluate(config: &ExperimentConfig, source: &Prepared, point: &Point) -> Row {
+    let mut row = Row::new(point, &source.name, config.seeds.len());
+    for n in &source.notes {
+        row.note(n);
+    }
+    let filter = match resolve(point, &mut row) {
+        Ok(f) => f,
+        Err(e) => {
+            row.note(format!("not run: {e}"));
+            return row;
+        }
+    };
+    if config.wants(Measure::FpModel) {
+        if let Err(e) = fp_model(&filter, &mut row) {
+            row.note(format!("fp-model: {e}"));
+        }
+    }
+    if config.wants(Measure::Capacity) {
+        if let Err(e) = capacity_columns(point, &filter, &mut row) {
+            row.note(format!("capacity: {e}"));
+        }
+    }
+    let mut observed = None;
+    let mut trace = None;
+    if config.wants(Measure::Observed) {
+        match replay_point(config, source, point, &filter, &mut row) {
+            Ok((o, t)) => {
+                observed = Some(o);
+                trace = t;
+            }
+            Err(e) => row.note(format!("observed: {e}")),
+        }
+    }
+    let methods = config.fn_methods();
+    if !methods.is_empty() {
+        row.fitted_workload = matches!(source.source, Source::Trace(_));
+        if let Err(e) = fn_models(
+            config,
+            source,
+            &filter,
+            methods,
+            observed.as_ref(),
+            trace.as_ref(),
+            &mut row,
+        ) {
+            row.note(format!("FN models: {e}"));
+        }
+    }
+    row
+}
+
+/// The point's filter with sigma settled (seed 0: the models do not hash).
+fn resolve(point: &Point, row: &mut Row) -> Result<FilterConfig> {
+    let sigma = match point.rule {
+        // The filter's shape (M, k, phases, hashing...) is all the FP model needs.
+        SigmaRule::TargetFp(t) => Some(sigma_for_target(&point.filter(None, 0), t)?.sigma),
+        _ => None,
+    };
+    let f = point.filter(sigma, 0);
+    f.validate()?;
+    row.sigma = f.sigma;
+    Ok(f)
+}
+
+fn fp_model(filter: &FilterConfig, row: &mut Row) -> Result<()> {
+    let p = FpModel::of(filter)?;
+    row.fp_model = p.value;
+    for n in p.notes {
+        row.note(format!("fp-model: {n}"));
+    }
+    Ok(())
+}
+
+/// FP paper §V-B: how many messages per cycle each sizing lets the memory hold.
+fn capacity_columns(point: &Point, filter: &FilterConfig, row: &mut Row) -> Result<()> {
+    let SigmaRule::TargetFp(target) = point.rule else {
+        return Ok(());
+    };
+    let c = capacity(&CapacityQuery {
+        memory: point.memory,
+        target,
+        k_max: point.hashes,
+        hashing: filter.hashing,
+        retaining: filter.retaining,
+        copy_over: filter.copy_over,
+    })?;
+    let model = if point.phases == 2 {
+        c.capacity_two_phase
+    } else {
+        c.capacity_sigma
+    };
+    row.capacity_sigma = Some(model);
+    row.capacity_worst_case = Some(c.capacity_fw);
+    row.capacity_ratio = (model > 0.0).then(|| c.capacity_fw / model);
+    Ok(())
+}
+
+/// One replay of the source; with `trace`, the trace's own recycles are followed in the
+/// same pass ([`rbf_observed::trace_renewal`]).
+fn replay_once(
+    config: &ExperimentConfig,
+    source: &Prepared,
+    filter: &FilterConfig,
+    seed: u64,
+    mut trace: Option<&mut TraceRenewal>,
+) -> Result<ReplayReport> {
+    // One filter per hash seed, so that the intervals cover the hash positions.
+    let mut filter = filter.clone();
+    filter.positions = config.positions;
+    let mut r = Replays::new(
+        &crate::compare::with_judged_positions(&filter),
+        ReplayOptions {
+            warmup: source.warmup,
+            confidence: config.confidence,
+        },
+        config.hash_seeds,
+    )?;
+    let stream = source.source.messages(seed)?;
+    if let Some(d) = stream.distinct_up_front(&filter, u64::from(config.hash_seeds)) {
+        r.expect_distinct(d);
+        if let Some(t) = trace.as_deref_mut() {
+            t.expect_distinct(d);
+        }
+    }
+    match trace {
+        Some(t) => for_each_key_batch(stream, |keys| {
+            r.run_keys(keys);
+            t.run_keys(keys);
+        }),
+        // `run` works in batches so that ground-truth lookups are prefetched.
+        None => r.run(stream),
+    }
+    Ok(r.report())
+}
+
+/// Replays once per seed; the observed rates are means over seeds with their
+/// intervals ([`Observed::of`]). Returns the observed FN the bounds are judged against.
+fn replay_point(
+    config: &ExperimentConfig,
+    source: &Prepared,
+    point: &Point,
+    filter: &FilterConfig,
+    row: &mut Row,
+) -> Result<(Observed, Option<TraceBound>)> {
+    let mut reports = Vec::with_capacity(config.seeds.len());
+    // The trace's own recycles, followed beside its replay: the seeds of a trace file
+    // replay the same arrivals (followed once), a synthetic source's seeds are other
+    // traces (followed on each, the bound the mean of theirs as the observed rate is).
+    let wanted = crate::compare::trace::follow_the_trace(&config.fn_methods());
+    let follow = |i: usize| match source.source {
+        _ if !wanted => None,
+        Source::Trace(_) if i > 0 => None,
+        _ => TraceRenewal::new(filter, source.warmup),
+    };
+    let mut traces = Vec::new();
+    for (i, &seed) in config.seeds.iter().enumerate() {
+        let mut f = filter.clone();
+        f.seed = seed;
+        let mut t = follow(i);
+        reports.push(replay_once(config, source, &f, seed, t.as_mut())?);
+        traces.extend(t.and_then(|t| t.finish()));
+    }
+    let level = config.confidence;
+    // Seeds of a synthetic source are new traces; seeds of a trace file, new hash
+    // positions of the same arrivals.
+    let seeds = match source.source {
+        Source::Synthetic(_) => Seeds::Independent,
+        _ => Seeds::SameTrace,
+    };
+    let observed = |rate| {
+        Observed::of(&reports, level, rate, seeds)
+            .ok_or_else(|| rbf_foundations::error::Error::invalid("no seed to replay"))
+    };
+    let fn_ = observed(Rate::Fn)?;
+    let fp = observed(Rate::FpCountInstance)?;
+    row.arrivals = reports.first().map(|r| r.counts.arrivals);
+    row.cycles = Some(fn_.cycles);
+    row.observed_fp = Some(observed(Rate::Fp)?.rate);
+    row.observed_fp_count_instance = Some(fp.rate);
+    row.observed_fp_count_instance_low = fp.bounds().map(|i| i.0);
+    row.observed_fp_count_instance_high = fp.bounds().map(|i| i.1);
+    row.observed_fn = Some(fn_.rate);
+    row.observed_fn_low = fn_.bounds().map(|i| i.0);
+    row.observed_fn_high = fn_.bounds().map(|i| i.1);
+    if fn_.interval.is_none() {
+        row.note("too few cycles for an FN interval: bounds are not judged here");
+    }
+    if fn_.regime() == Regime::Transient {
+        row.note(format!(
+            "fewer than {MIN_STEADY_CYCLES} recycles per replay: the transient after the warm-up, not the steady state the models describe (verdicts counted apart)"
+        ));
+    }
+    if point.phases == 2 && !point.copy_over {
+        row.note("observed without copy-over");
+    }
+    Ok((fn_, TraceBound::mean_of(&traces)))
+}
+
+/// The FN paper's models on the source's workload, judged against the observed FN
+/// ([`crate::compare::judge()`]).
+fn fn_models(
+    config: &ExperimentConfig,
+    source: &Prepared,
+    filter: &FilterConfig,
+    methods: Vec<Method>,
+    observed: Option<&Observed>,
+    trace: Option<&TraceBound>,
+    row: &mut Row,
+) -> Result<()> {
+    let Some(workload) = &source.workload else {
+        return Ok(());
+    };
+    let mut subject = match (&source.source, &source.fitted) {
+        (Source::Trace(_), Some(fitted)) => Subject::fitted(filter, fitted),
+        (_, fitted) => Subject {
+            fit: fitted.as_ref(),
+            ..Subject::given(filter, workload)
+        },
+    };
+    subject.trace = trace;
+    let j = judge(
+        &subject,
+        &JudgeOptions::new(methods, config.eps, config.renewal_tolerance, false),
+        observed,
+    )?;
+    for n in j.notes {
+        row.note(n);
+    }
+    if let (Some(r), Some(_)) = (
+        j.report.as_ref().and_then(|r| r.renewal),
+        config.renewal_tolerance,
+    ) {
+        row.note(match r.mode {
+            RenewalMode::Certified => format!(
+                "renewal bound from the certified mode: at most {:.1e} above the exact engine's value",
+                r.certified_tolerance
+            ),
+            RenewalMode::Exact => format!("renewal bound from the exact engine: {}", r.mode_note),
+        });
+    }
+    row.models = j.records;
+    Ok(())
+}

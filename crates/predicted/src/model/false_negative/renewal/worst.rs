@@ -1,0 +1,613 @@
+//! The renewal bound over a whole interval of p_r (the conservative end of a fit).
+//!
+//! One computation with [`super::cycle::Draws`] over [low, high] bounds the ratio for
+//! every p_r in the interval (one phase), but loosely when the interval is wide: at
+//! p_r = 1 every bit-setting arrival is a non-repeat, at p_r = low many arrivals set
+//! bits, and the coupled process has both. A bound over each piece of a partition is a
+//! bound over the piece, so the largest over the pieces bounds the whole interval; the
+//! piece with the largest bound is halved until that bound is within [`TOLERANCE`] of
+//! the largest exact value found where a piece was cut (the true worst case lies
+//! between the two), or the work limit is reached; the gap is reported. Near p_r = 1
+//! the coupling is loosest (a bit-setting arrival is a non-repeat with probability
+//! rho = p_r U / eta, which is 1 at p_r = 1 for any U > 0), so a wide interval reaching
+//! 1 needs narrow pieces there. Intervals as narrow as a long trace gives take one
+//! computation plus the check at the middle.
+//!
+//! Cost: with a measured reuse profile, the computations whose p_r or interval starts
+//! at the same x step the same bit process ([`super::lanes`]): the cut at x, the upper
+//! half [x, b] and the halves that will later start at x are followed on one process,
+//! so each step of the search runs one new process (the cut's) where it ran three
+//! computations. Every value is the one its own computation gives (same bits), and
+//! the search reads them, counts them and keeps their truncated mass exactly where it
+//! did.
+
+use super::RenewalOptions;
+use crate::model::false_negative::FnModel;
+use rbf_foundations::error::Result;
+
+/// Relative gap at which the partition stops.
+pub const TOLERANCE: f64 = 1e-2;
+/// Renewal computations at most.
+const MAX_COMPUTATIONS: usize = 64;
+/// Pieces narrower than this are not split.
+const MIN_WIDTH: f64 = 1e-6;
+
+/// The renewal bound over an interval of p_r.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct WorstCase {
+    /// At or above the renewal bound at every p_r of the interval (one phase).
+    pub fn_upper: f64,
+    /// The largest renewal bound at a single p_r found: the worst case over the
+    /// interval lies in [attained, fn_upper].
+    pub attained: f64,
+    /// Where it was found.
+    pub p_repeat: f64,
+    pub pieces: usize,
+    pub computations: usize,
+    /// The largest probability of a still-running cycle at the engine's stop over the
+    /// computations ([`crate::model::false_negative::FnModel::renewal_guarantee_truncated`]).
+    pub truncated_mass: f64,
+}
+
+/// The renewal bound of `model` at its p_r, or over its whole `p_r_interval`.
+pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<WorstCase> {
+    let Some((low, high)) = model.p_r_interval.filter(|(l, h)| h > l) else {
+        return at_point(model, options);
+    };
+    // Every computation below differs from the others in p_r or its interval only:
+    // the per-insertion sums are built once, before the first.
+    let mut model = model.clone();
+    model.share_renewal_bits(options)?;
+    let model = &model;
+    // Each computation's bound and truncated mass, by what it computes: a pure
+    // function of the run (the same model and options), so a value found early is the
+    // value the run would give later. The computations of one step are independent
+    // and run on rayon's threads, and every decision below reads their values in a
+    // fixed order, so the result does not depend on the thread count.
+    let mut found: Vec<(Run, (f64, f64))> = Vec::new();
+    let mut truncated = 0.0f64;
+    let mut kept = |r: (f64, f64)| {
+        truncated = truncated.max(r.1);
+        r.0
+    };
+    let mid = (low + high) / 2.0;
+    // The whole interval with the halves that will start at `low`, and the middle
+    // with the upper half and the halves that will start there: two bit processes.
+    let (whole, middle) = rayon::join(
+        || one_process(model, options, Run::Over(low, high), low, mid),
+        || one_process(model, options, Run::At(mid), mid, high),
+    );
+    let (whole, middle) = (whole?, middle?);
+    let (whole_value, middle_value) = (whole[0].1, middle[0].1);
+    found.extend(whole.into_iter().chain(middle));
+    let mut pieces = vec![(low, high, kept(whole_value))];
+    let (mut attained, mut p_repeat) = (kept(middle_value), mid);
+    let (mut computations, mut extra) = (1, 1);
+    loop {
+        let (i, &(a, b, u)) = pieces
+            .iter()
+            .enumerate()
+            .max_by(|x, y| x.1 .2.total_cmp(&y.1 .2))
+            .expect("at least one piece");
+        if u <= attained * (1.0 + TOLERANCE)
+            || b - a <= MIN_WIDTH
+            || computations + extra + 3 > MAX_COMPUTATIONS
+        {
+            break;
+        }
+        let m = (a + b) / 2.0;
+        // The two halves' bounds, and the exact bound where the worst piece was cut:
+        // from the processes run so far, else the cut's process (with the upper half
+        // and the halves that will start at m) beside the lower half's.
+        let known = |r: Run, found: &[(Run, (f64, f64))]| {
+            found.iter().find(|(k, _)| k.same(r)).map(|&(_, v)| v)
+        };
+        let (left, cut) = (known(Run::Over(a, m), &found), known(Run::At(m), &found));
+        let lower = || one_process(model, options, Run::Over(a, m), a, (a + m) / 2.0);
+        let upper = || one_process(model, options, Run::At(m), m, b);
+        let (new_left, new_cut) = match (left, cut) {
+            (Some(_), Some(_)) => (Ok(Vec::new()), Ok(Vec::new())),
+            (Some(_), None) => (Ok(Vec::new()), upper()),
+            (None, Some(_)) => (lower(), Ok(Vec::new())),
+            (None, None) => rayon::join(lower, upper),
+        };
+        found.extend(new_left?);
+        found.extend(new_cut?);
+        let right = match known(Run::Over(m, b), &found) {
+            Some(v) => v,
+            None => {
+                let r = alone(model, options, Run::Over(m, b))?;
+                found.push((Run::Over(m, b), r));
+                r
+            }
+        };
+        let left = known(Run::Over(a, m), &found).expect("the lower half was computed");
+        let cut = known(Run::At(m), &found).expect("the cut was computed");
+        let (left, right, v) = (kept(left), kept(right), kept(cut));
+        computations += 2;
+        pieces.splice(i..=i, [(a, m, left), (m, b, right)]);
+        extra += 1;
+        if v > attained {
+            attained = v;
+            p_repeat = m;
+        }
+    }
+    Ok(WorstCase {
+        fn_upper: pieces.iter().map(|p| p.2).fold(f64::NEG_INFINITY, f64::max),
+        attained,
+        p_repeat,
+        pieces: pieces.len(),
+        computations: computations + extra,
+        truncated_mass: truncated,
+    })
+}
+
+/// How many halves that start at a cut (or at the interval's bottom) are followed
+/// with it, in advance (each costs a few operations per arrival beside the bit
+/// process's thousands); a deeper half is computed on its own.
+const HALVES_AHEAD: usize = 10;
+
+/// A renewal computation of the search: the bound at p_r, or over [a, b].
+#[derive(Clone, Copy, Debug)]
+enum Run {
+    At(f64),
+    Over(f64, f64),
+}
+
+impl Run {
+    fn same(self, other: Run) -> bool {
+        match (self, other) {
+            (Run::At(x), Run::At(y)) => x.to_bits() == y.to_bits(),
+            (Run::Over(a, b), Run::Over(c, d)) => {
+                a.to_bits() == c.to_bits() && b.to_bits() == d.to_bits()
+            }
+            _ => false,
+        }
+    }
+
+    fn model(self, model: &FnModel) -> FnModel {
+        let mut m = model.clone();
+        match self {
+            Run::At(p) => {
+                m.p_r_interval = None;
+                m.p_r = p;
+            }
+            Run::Over(a, b) => m.p_r_interval = Some((a, b)),
+        }
+        m
+    }
+}
+
+/// `first`, and on its bit process (`FnModel::renewal_lanes`) the intervals that
+/// start at `x` (first's p_r or bottom) and end at `top`, then at each midpoint of x
+/// and the last end (the search's `(a + b) / 2`): the halves the search makes from
+/// x. `first`'s value always (computed apart if it cannot lend its process), the
+/// others' where they share it.
+fn one_process(
+    model: &FnModel,
+    options: RenewalOptions,
+    first: Run,
+    x: f64,
+    top: f64,
+) -> Result<Vec<(Run, (f64, f64))>> {
+    let mut runs = vec![first];
+    let mut end = top;
+    for _ in 0..HALVES_AHEAD {
+        runs.push(Run::Over(x, end));
+        end = (x + end) / 2.0;
+    }
+    let models: Vec<FnModel> = runs.iter().map(|r| r.model(model)).collect();
+    let results = models[0].renewal_lanes(&models[1..], options)?;
+    let mut out = Vec::with_capacity(runs.len());
+    for (i, (run, r)) in runs.into_iter().zip(results).enumerate() {
+        match r {
+            Some(r) => out.push((run, (r.fn_upper, r.truncated_mass))),
+            None if i == 0 => out.push((run, alone(model, options, run)?)),
+            None => {}
+        }
+    }
+    Ok(out)
+}
+
+/// One computation on its own.
+fn alone(model: &FnModel, options: RenewalOptions, run: Run) -> Result<(f64, f64)> {
+    let r = run.model(model).renewal(options)?;
+    Ok((r.fn_upper, r.truncated_mass))
+}
+
+/// The bound at the model's p_r alone (no interval, or an empty one).
+fn at_point(model: &FnModel, options: RenewalOptions) -> Result<WorstCase> {
+    let mut m = model.clone();
+    m.p_r_interval = None;
+    let r = m.renewal(options)?;
+    Ok(WorstCase {
+        fn_upper: r.fn_upper,
+        attained: r.fn_upper,
+        p_repeat: m.p_r,
+        pieces: 1,
+        computations: 1,
+        truncated_mass: r.truncated_mass,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::false_negative::renewal::RenewalResult;
+    use rbf_data::filter::FilterConfig;
+    use rbf_data::workload::{Placement, Workload};
+
+    /// A workload with a measured-style reuse profile (U does not depend on p_r): S(n)
+    /// of Zipf(1000, 1) draws, sum_i q_i (1 - q_i)^n.
+    fn profiled(p_r: f64) -> Workload {
+        let mut w = Workload::zipf(1000, 1.0, p_r, Placement::Uniform);
+        let q = w.repeat_distribution().unwrap();
+        let n: Vec<u64> = (0..4000)
+            .map(|i| i * i / 8)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let survival = n
+            .iter()
+            .map(|&n| {
+                q.iter()
+                    .map(|qi| qi * (1.0 - qi).powi(n as i32))
+                    .sum::<f64>()
+                    .min(1.0)
+            })
+            .collect();
+        w.reuse = Some(rbf_data::workload::ReuseProfile {
+            n,
+            survival,
+            between: rbf_data::workload::Between::Step,
+        });
+        w
+    }
+
+    #[test]
+    fn the_worst_case_bounds_every_p_r_in_the_interval_and_is_close() {
+        let filter = FilterConfig::sigma_bounded(8000, 4, 2000);
+        let mut w = profiled(0.9);
+        w.p_repeat_interval = Some([0.8, 1.0]);
+        let model = FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS).unwrap();
+        let worst = renewal_worst_case(&model, RenewalOptions::default()).unwrap();
+        let mut largest: f64 = 0.0;
+        for i in 0..=20 {
+            let mut m = model.clone();
+            m.p_r_interval = None;
+            m.p_r = 0.8 + 0.01 * i as f64;
+            let v = m.renewal(RenewalOptions::default()).unwrap().fn_upper;
+            largest = largest.max(v);
+            assert!(
+                v <= worst.fn_upper * (1.0 + 1e-12),
+                "p_r {}: {v} > {}",
+                m.p_r,
+                worst.fn_upper
+            );
+        }
+        // The worst case found at a single p_r is as large as the grid's largest, nearly.
+        assert!(
+            worst.attained <= worst.fn_upper && worst.attained >= largest * 0.999,
+            "{worst:?} vs {largest}"
+        );
+        // One computation over the whole interval is far looser.
+        let mut one = model.clone();
+        one.p_r_interval = Some((0.8, 1.0));
+        let loose = one.renewal(RenewalOptions::default()).unwrap().fn_upper;
+        assert!(loose > worst.fn_upper, "{loose} vs {worst:?}");
+        // A wide interval reaching p_r = 1 leaves a gap of a few percent within the
+        // work limit (measured: 3.4 %).
+        assert!(worst.fn_upper <= worst.attained * 1.05, "{worst:?}");
+        // An interval as narrow as a long trace's: one computation over it, the check
+        // at its middle, and a gap within the tolerance.
+        let mut narrow = model.clone();
+        narrow.p_r_interval = Some((0.898, 0.902));
+        let n = renewal_worst_case(&narrow, RenewalOptions::default()).unwrap();
+        assert!(
+            n.computations <= 5 && n.fn_upper <= n.attained * (1.0 + TOLERANCE),
+            "{n:?}"
+        );
+    }
+
+    /// The search as it was before the first cut reused the middle's value: every
+    /// step computes its cut.
+    fn every_cut_computed(model: &FnModel, options: RenewalOptions) -> Result<WorstCase> {
+        let Some((low, high)) = model.p_r_interval.filter(|(l, h)| h > l) else {
+            return at_point(model, options);
+        };
+        let run = |m: &FnModel| m.renewal(options).map(|r| (r.fn_upper, r.truncated_mass));
+        let over = |a: f64, b: f64| {
+            let mut m = model.clone();
+            m.p_r_interval = Some((a, b));
+            run(&m)
+        };
+        let at = |p: f64| {
+            let mut m = model.clone();
+            m.p_r_interval = None;
+            m.p_r = p;
+            run(&m)
+        };
+        let mut truncated = 0.0f64;
+        let mut kept = |r: (f64, f64)| {
+            truncated = truncated.max(r.1);
+            r.0
+        };
+        let mid = (low + high) / 2.0;
+        let mut pieces = vec![(low, high, kept(over(low, high)?))];
+        let (mut attained, mut p_repeat) = (kept(at(mid)?), mid);
+        let (mut computations, mut extra) = (1, 1);
+        loop {
+            let (i, &(a, b, u)) = pieces
+                .iter()
+                .enumerate()
+                .max_by(|x, y| x.1 .2.total_cmp(&y.1 .2))
+                .unwrap();
+            if u <= attained * (1.0 + TOLERANCE)
+                || b - a <= MIN_WIDTH
+                || computations + extra + 3 > MAX_COMPUTATIONS
+            {
+                break;
+            }
+            let m = (a + b) / 2.0;
+            let (left, right, v) = (kept(over(a, m)?), kept(over(m, b)?), kept(at(m)?));
+            computations += 2;
+            pieces.splice(i..=i, [(a, m, left), (m, b, right)]);
+            extra += 1;
+            if v > attained {
+                attained = v;
+                p_repeat = m;
+            }
+        }
+        Ok(WorstCase {
+            fn_upper: pieces.iter().map(|p| p.2).fold(f64::NEG_INFINITY, f64::max),
+            attained,
+            p_repeat,
+            pieces: pieces.len(),
+            computations: computations + extra,
+            truncated_mass: truncated,
+        })
+    }
+
+    /// The search with the first cut's value taken from the middle and the values
+    /// of one bit process per bottom of p_r (`one_process`) gives the same result,
+    /// bit for bit, as the search that computes every cut and half on its own, on one
+    /// thread and on two: one and two phases, intervals narrow and wide, reaching p_r = 1 or not.
+    #[test]
+    fn the_first_cut_reused_changes_no_bit() {
+        let mut cases = 0;
+        for (memory, k, sigma, phases) in [(8000u64, 4u32, 2000u64, 1u8), (6000, 3, 1400, 2)] {
+            let mut filter = FilterConfig::sigma_bounded(memory, k, sigma);
+            filter.phases = phases;
+            for (p_r, low, high) in [
+                (0.5, 0.45, 0.55),
+                (0.9, 0.8, 1.0),
+                (0.9, 0.898, 0.902),
+                (0.97, 0.9, 0.99),
+                (0.99, 0.985, 1.0),
+            ] {
+                let mut w = profiled(p_r);
+                w.p_repeat_interval = Some([low, high]);
+                let model =
+                    FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS).unwrap();
+                let options = RenewalOptions::default();
+                let reference = every_cut_computed(&model, options);
+                for threads in [1, 2] {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let found = pool.install(|| renewal_worst_case(&model, options));
+                    match (&reference, &found) {
+                        (Ok(r), Ok(f)) => {
+                            assert_eq!(format!("{r:?}"), format!("{f:?}"), "p_r {low}-{high}");
+                            assert_eq!(r.fn_upper.to_bits(), f.fn_upper.to_bits());
+                            assert_eq!(r.attained.to_bits(), f.attained.to_bits());
+                            cases += 1;
+                        }
+                        (Err(r), Err(f)) => assert_eq!(r.to_string(), f.to_string()),
+                        (r, f) => panic!("one errs, the other not: {r:?} / {f:?}"),
+                    }
+                }
+            }
+        }
+        assert!(cases >= 16, "{cases} cases compared");
+    }
+
+    /// The cut at p and intervals [p, b] followed on its bit process
+    /// (`FnModel::renewal_lanes`) give the same results, bit for bit, as each computed
+    /// alone: sigma- and N-bounded, one and two phases, retaining or not, per-insertion
+    /// sums shared or not, two values of tiny, an arrival limit that stops the cycle,
+    /// measured profiles that keep U above zero or end at zero (U held), and halves
+    /// from 1e-4 wide to reaching p_r = 1, and their halves. Intervals that cannot
+    /// share the process (another bottom, U from Q) are declined.
+    /// The filters the same-bits tests run: sigma- and N-bounded, one and two phases,
+    /// retaining or not.
+    fn filter_shapes() -> Vec<FilterConfig> {
+        [
+            (8000u64, 4u32, 2000u64, None, 1u8, true),
+            (6000, 3, 1400, None, 2, true),
+            (4000, 2, 900, None, 1, false),
+            (3000, 3, 0, Some(300u64), 1, true),
+        ]
+        .into_iter()
+        .map(|(memory, k, sigma, n, phases, retaining)| {
+            let mut filter = FilterConfig::sigma_bounded(memory, k, sigma);
+            filter.phases = phases;
+            filter.retaining = retaining;
+            if n.is_some() {
+                filter.sigma = None;
+                filter.max_inserts = n;
+            }
+            filter
+        })
+        .collect()
+    }
+
+    #[test]
+    fn a_cut_and_the_halves_from_it_on_one_process_give_the_same_bits() {
+        let (mut paired, mut declined) = (0, 0);
+        let same = |a: &RenewalResult, b: &RenewalResult, what: &str| {
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}");
+            for (x, y) in [
+                (a.fn_upper, b.fn_upper),
+                (a.fn_ratio, b.fn_ratio),
+                (a.window_term, b.window_term),
+                (a.fp_rate, b.fp_rate),
+                (a.arrivals_per_cycle, b.arrivals_per_cycle),
+                (a.truncated_mass, b.truncated_mass),
+            ] {
+                assert_eq!(x.to_bits(), y.to_bits(), "{what}");
+            }
+        };
+        for filter in filter_shapes() {
+            for (p, b) in [(0.5, 0.55), (0.9, 1.0), (0.97, 0.9701), (0.99, 1.0)] {
+                for cut_short in [false, true] {
+                    let mut w = profiled(p);
+                    if cut_short {
+                        // U reaches zero after 600 arrivals.
+                        let r = w.reuse.as_mut().unwrap();
+                        let keep = r.n.partition_point(|&x| x < 600);
+                        r.n.truncate(keep);
+                        r.survival.truncate(keep);
+                        r.n.push(600);
+                        r.survival.push(0.0);
+                    }
+                    let base = FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS)
+                        .unwrap();
+                    for (tiny, max_arrivals, share) in [
+                        (1e-30, 1 << 32, true),
+                        (1e-20, 1 << 32, false),
+                        (1e-30, 700, true),
+                    ] {
+                        let options = RenewalOptions {
+                            tiny,
+                            max_arrivals,
+                            ..RenewalOptions::default()
+                        };
+                        let mut model = base.clone();
+                        if share {
+                            model.share_renewal_bits(options).unwrap();
+                        }
+                        let mut cut = model.clone();
+                        cut.p_r = p;
+                        let over = |a: f64, b: f64| {
+                            let mut m = model.clone();
+                            m.p_r_interval = Some((a, b));
+                            m
+                        };
+                        let mut from_q = over(p, b);
+                        from_q.reuse = None;
+                        // The upper half and two halves of it, then two that cannot
+                        // share the process: another bottom, U from Q.
+                        let others = [
+                            over(p, b),
+                            over(p, (p + b) / 2.0),
+                            over(p, (p + (p + b) / 2.0) / 2.0),
+                            over(p * 0.99, b),
+                            from_q,
+                        ];
+                        let what = format!("{} [{p}, {b}] tiny {tiny}", filter.describe());
+                        let lanes = cut.renewal_lanes(&others, options);
+                        let apart: Vec<_> = std::iter::once(&cut)
+                            .chain(&others)
+                            .map(|m| m.renewal(options))
+                            .collect();
+                        match lanes {
+                            Ok(lanes) => {
+                                assert_eq!(lanes.len(), 6);
+                                assert!(lanes[4].is_none() && lanes[5].is_none(), "{what}");
+                                let first = lanes[0].as_ref().expect("the first lends its process");
+                                same(first, apart[0].as_ref().unwrap(), &what);
+                                for (l, a) in lanes.iter().zip(&apart).skip(1) {
+                                    match l {
+                                        Some(l) => {
+                                            same(l, a.as_ref().unwrap(), &what);
+                                            paired += 1;
+                                        }
+                                        None => declined += 1,
+                                    }
+                                }
+                            }
+                            Err(e) => assert_eq!(
+                                e.to_string(),
+                                apart[0].as_ref().unwrap_err().to_string()
+                            ),
+                        }
+                        // U from Q: nothing shares the first's process.
+                        let mut cut_q = cut.clone();
+                        cut_q.reuse = None;
+                        let none = cut_q.renewal_lanes(&others[..1], options).unwrap();
+                        assert!(none.iter().all(Option::is_none));
+                    }
+                }
+            }
+        }
+        // 96 settings, three shared halves each.
+        assert!(paired >= 250, "{paired} paired, {declined} declined");
+    }
+
+    /// Renewal computations on a model whose per-insertion sums were built once
+    /// (`FnModel::share_renewal_bits`) give the same bits as computations that build
+    /// their own: sigma- and N-bounded, one and two phases, retaining or not, p_r at a
+    /// point and over intervals, Q's U and a measured profile's, two values of tiny.
+    #[test]
+    fn shared_per_insertion_sums_give_the_same_bits() {
+        let mut cases = 0;
+        for filter in filter_shapes() {
+            for p_r in [0.5, 0.9, 0.99] {
+                for (profile, interval) in [(false, None), (true, None), (true, Some(0.04))] {
+                    let mut w = if profile {
+                        profiled(p_r)
+                    } else {
+                        Workload::zipf(1000, 1.0, p_r, Placement::Uniform)
+                    };
+                    if let Some(width) = interval {
+                        w.p_repeat_interval = Some([p_r - width, (p_r + width).min(1.0)]);
+                    }
+                    let plain =
+                        FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS)
+                            .unwrap();
+                    for tiny in [1e-30, 1e-20] {
+                        let options = RenewalOptions {
+                            tiny,
+                            ..RenewalOptions::default()
+                        };
+                        let mut shared = plain.clone();
+                        shared.share_renewal_bits(options).unwrap();
+                        // A clone at another p_r, as the worst-case search makes.
+                        for p in [p_r, p_r * 0.97] {
+                            let (mut a, mut b) = (plain.clone(), shared.clone());
+                            a.p_r = p;
+                            b.p_r = p;
+                            let (a, b) = (a.renewal(options), b.renewal(options));
+                            match (a, b) {
+                                (Ok(a), Ok(b)) => {
+                                    assert_eq!(
+                                        format!("{a:?}"),
+                                        format!("{b:?}"),
+                                        "{} p_r {p}",
+                                        filter.describe()
+                                    );
+                                    assert_eq!(a.fn_upper.to_bits(), b.fn_upper.to_bits());
+                                    cases += 1;
+                                }
+                                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                                (a, b) => panic!("one errs, the other not: {a:?} / {b:?}"),
+                            }
+                        }
+                        // Another tiny than the shared sums': built again, same bits.
+                        let other = RenewalOptions {
+                            tiny: tiny * 1e-3,
+                            ..options
+                        };
+                        let (a, b) = (plain.renewal(other), shared.renewal(other));
+                        if let (Ok(a), Ok(b)) = (a, b) {
+                            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cases >= 100, "{cases} cases compared");
+    }
+}
