@@ -610,6 +610,9 @@ fn the_study_harnesses_are_not_in_the_rbf_binary() {
 fn named_source_paths_exist() {
     let mut texts = vec![root().join("README.md")];
     walk_md(&root().join("docs"), &mut texts);
+    // The dated log keeps the paths as they were when each entry was written.
+    let history = root().join("docs").join("history");
+    texts.retain(|f| !f.starts_with(&history));
     texts.extend(all_sources());
     let mut missing = Vec::new();
     for f in &texts {
