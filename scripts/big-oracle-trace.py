@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A big oracleGeneral trace for the memory measurements of docs/PERFORMANCE.md (issue 31,
-section 8): 2 * 10^8 requests, a quarter of them objects requested once, the rest
+"""A big oracleGeneral trace for the memory measurements of docs/PERFORMANCE.md ("Replay",
+A big trace): 2 * 10^8 requests, a quarter of them objects requested once, the rest
 log-uniform over 10^6 ids, with next-access links computed from a stable sort (about
 5.1 * 10^7 objects, 4.8 GB; 90 s and 8 GB of memory). Needs numpy (the peer venv of
 scripts/libcachesim-compare.sh has it):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A big packet capture for the measurements of docs/PERFORMANCE.md (issue 41, part 3):
+"""A big packet capture for the measurements of docs/PERFORMANCE.md ("Reading traces"):
 10^7 Ethernet/IPv4 packets of 54 bytes (TCP, or UDP padded to 54 bytes) whose 5-tuples
 are drawn Zipf(1.1) over 10^6 flows, one microsecond apart. Classic pcap (microsecond,
 little-endian, 70 bytes a packet: 700 MB) or, with --pcapng, the same packets as

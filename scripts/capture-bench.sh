@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 41 item 3 (docs/PERFORMANCE.md, "Issue 41 part 3", round 5): the capture commands
-# against tcpdump, two rbf binaries alternating (the order swapped every round); one line
-# per run, "name wall user sys maxrss_kb" (wall to the millisecond).
+# The capture commands of docs/PERFORMANCE.md ("Reading traces") against tcpdump, two rbf
+# binaries alternating (the order swapped every round); one line per run, "name wall user
+# sys maxrss_kb" (wall to the millisecond).
 #
 #   scripts/capture-bench.sh MAIN_BIN NEW_BIN [ROUNDS]     in the directory of big.pcap,
 #   big.pcapng and big.pcap.gz (scripts/big-pcap.py); CHRT="chrt -f 1" runs every command

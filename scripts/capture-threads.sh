@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# CPU per thread of one rbf run (issue 41 item 3; docs/PERFORMANCE.md "Round 3"): perf's
-# cpu-clock samples at 2999 Hz, counted by thread name (rbf-decode: reading and
-# decoding; the binary's own name: the consumer, replay or the .rbfs writer).
+# CPU per thread of one rbf run (as in docs/history/PERFORMANCE-log.md, packet captures,
+# 2026-11-27 23:30 UTC): perf's cpu-clock samples at 2999 Hz, counted by thread name
+# (rbf-decode: reading and decoding; the binary's own name: the consumer, replay or the
+# .rbfs writer).
 #
 #   scripts/capture-threads.sh RBF_BIN ARGS...    e.g. ... target/release/rbf replay big.pcap
 #

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `rbf compare` against `rbf replay` over cells of examples/fit_level.rs with at most
-# 10^6 arrivals (issue 38 item 3; docs/PERFORMANCE.md, "Issue 38 item 3: compare over the
-# grid"). Each cell is synthesised with `rbf synth` from the cell's parameters; the filter
-# is like the issue's: M = 16 bits per message of D (two phases: 32, two halves), k = 4,
+# 10^6 arrivals (docs/PERFORMANCE.md, "Comparing bound with observed", the grid). Each
+# cell is synthesised with `rbf synth` from the cell's parameters; the filter has
+# M = 16 bits per message of D (two phases: 32, two halves), k = 4,
 # sigma = a third of the bits per array; the warm-up is fit_level's (D + a fifth of the
 # arrivals). Every binary given is run ROUNDS times per cell, in alternating order, and
 # each run's wall, user and system seconds are printed as one tab-separated line:
@@ -11,7 +11,7 @@
 #
 # ROUNDS (default 3) and CELLS (default: the list below) are read from the environment;
 # PHASES (1 or 2), when set, replaces every cell's number of phases. The list holds all 14
-# cells of fit_level's 64 with at most 10^6 arrivals (the issue's "every cell").
+# cells of fit_level's 64 with at most 10^6 arrivals.
 # The first binary synthesises the traces (into OUT_DIR, reused when present).
 set -euo pipefail
 out=${1:?usage: compare-grid.sh OUT_DIR BINARY [BINARY...]}

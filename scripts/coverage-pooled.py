@@ -1,5 +1,5 @@
 """Coverage of the observed intervals against the pooled estimate of all seeds, beside
-the study's own coverage against the long replays (docs/coverage/README.md, issue 30).
+the study's own coverage against the long replays (docs/coverage/README.md).
 
 Why: in a cell whose long-run rate depends on the hash positions with a skewed spread
 (D = 1 000 messages), the truth from a few tens of long replays is itself off by a

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # rbf against libCacheSim (its Python package: LRU with Bloom-filter admission) on one
-# oracleGeneral file, in paired runs on the same machine (docs/PERFORMANCE.md, issue 31):
+# oracleGeneral file, in paired runs on the same machine (docs/PERFORMANCE.md, "Replay"):
 #
 #   scripts/libcachesim-compare.sh --install-peer     # once: libCacheSim in a venv
 #   scripts/libcachesim-compare.sh [--rounds N] [--memory M] [--trace FILE.oracleGeneral.bin]
 #
-# Without --trace it writes the benchmark trace of issue 31 once (rbf synth: D = 10^6,
+# Without --trace it writes the benchmark trace once (rbf synth: D = 10^6,
 # Zipf 1, p_r = 0.9, uniform placement, 10^7 arrivals after the 10^6-arrival prologue,
 # seed 7), converted to oracleGeneral by libCacheSim's own converter, into
 # target/peer-bench/. Each round runs `rbf replay` at its defaults (four filters, k = 4,

@@ -1,5 +1,5 @@
 """In-memory replay speed from Python next to `rbf-bench replay` (docs/PERFORMANCE.md,
-issue 32). Run from the repository root with the package installed:
+"The Python package"). Run from the repository root with the package installed:
 
     python scripts/python-bench-replay.py [--arrivals 10000000] [--repeats 5]
     python scripts/python-bench-replay.py --four-vs-one [--repeats 15]
@@ -9,8 +9,8 @@ popularity, p_r = 0.9, new messages otherwise), drawn with NumPy; the filter is 
 bench's (one phase, M = 2^20 bits, k = 4, sigma = M/2).
 
 `--four-vs-one` times the default four filters (hash_seeds=4) against one, alternating
-call by call, with the flags of the oracleGeneral benchmark (sigma 400 000, warm-up 10^6;
-issue 41 item 1), and prints the medians and their ratio.
+call by call, with the flags of the oracleGeneral benchmark (sigma 400 000, warm-up 10^6),
+and prints the medians and their ratio.
 """
 
 import argparse

@@ -5,7 +5,7 @@
 //! Integers that are not hashed keys yet are hashed on a thread of their own, batch by
 //! batch ([`ReadAhead`], as a trace file is decoded): hashing a key takes about as long
 //! as replaying it, so on two cores the replay thread only replays (docs/PERFORMANCE.md,
-//! issue 32). The messages are the same, in the same order, either way.
+//! "The Python package"). The messages are the same, in the same order, either way.
 //!
 //! A key means what it means in a text trace (`rbf replay keys.txt`, one key per line):
 //! an integer is its decimal text, a string its UTF-8 bytes, hashed with the CLI's key

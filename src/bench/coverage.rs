@@ -1,4 +1,4 @@
-//! `rbf-bench coverage CONFIG`: the coverage study of issue 30 (configs/coverage.toml,
+//! `rbf-bench coverage CONFIG`: the coverage study (configs/coverage.toml,
 //! outputs in docs/coverage/): do the printed 99 % intervals cover the truth in 99 % of
 //! seeds, and is the conservative fitted renewal bound at or above the true-workload
 //! bound? Resumable and shardable; the summary is rewritten from every record present.

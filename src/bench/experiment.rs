@@ -1,4 +1,4 @@
-//! `rbf-bench experiment CONFIG`: wall time of a whole experiment run (issue target: a
+//! `rbf-bench experiment CONFIG`: wall time of a whole experiment run (target: a
 //! 100-point grid over a 2 M-arrival trace, observed + renewal + drop-pins, under 60 s
 //! on 2 cores), split into source preparation and the grid, with the thread count.
 

@@ -1,4 +1,5 @@
-//! `rbf-bench fn`: computation times of the FN models (docs/PERFORMANCE.md, issue 4).
+//! `rbf-bench fn`: computation times of the FN models (docs/PERFORMANCE.md, "FN: the
+//! renewal bound" and "FN: the Markov bounds and drop-pins").
 //!
 //! * `--suite table1`: FN Table 1's setting (M = 10000, k = 5, p_r = 0.9, Zipf(1000, 1),
 //!   uniform placement, sigma = 1000, 2000, 3000): renewal bound and drop-pins times

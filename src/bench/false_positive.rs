@@ -1,4 +1,4 @@
-//! `rbf-bench fp`: FP-model computation times (issue targets: f_sigma^1 for M = 2^23,
+//! `rbf-bench fp`: FP-model computation times (targets: f_sigma^1 for M = 2^23,
 //! k = 7, sigma = M/2 under 1 s; a capacity search over k = 1..16 at M = 2^20 under 5 s).
 
 use clap::Args;

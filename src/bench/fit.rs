@@ -1,4 +1,4 @@
-//! `rbf-bench fit`: workload-fitting throughput (issue target: 35 M arrivals, the size
+//! `rbf-bench fit`: workload-fitting throughput (target: 35 M arrivals, the size
 //! of the FN paper's campus flow trace, in under 10 s).
 
 use std::time::Instant;

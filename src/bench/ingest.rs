@@ -34,7 +34,7 @@ pub enum Which {
     Rbfs,
 }
 
-/// Trace parsing throughput (issue targets: pcap 10 M packets/s, JEDI 500 MB/s, .rbfs 100 M messages/s).
+/// Trace parsing throughput (targets: pcap 10 M packets/s, JEDI 500 MB/s, .rbfs 100 M messages/s).
 #[derive(Args, Debug)]
 pub struct IngestBench {
     /// Which reader to measure.

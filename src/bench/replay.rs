@@ -17,8 +17,8 @@ use rbf_foundations::progress::Progress;
 use rbf_judge::experiment::svg::{AxisSpec, Chart, Marker, Point, Scale, Series, Style};
 use rbf_observed::replay::{ReplayOptions, ReplayReport, Replays, MAX_HASH_SEEDS};
 
-/// Replay throughput (issue 2's target: 40 M arrivals/s in memory; issue 31's: 25 M
-/// arrivals/s end to end from an oracleGeneral file).
+/// Replay throughput (targets: 40 M arrivals/s in memory, 25 M arrivals/s end to end
+/// from an oracleGeneral file).
 #[derive(Args, Debug)]
 pub struct ReplayBench {
     /// Replay these trace files end to end (decode, replay, report) instead of an
@@ -62,7 +62,8 @@ pub struct ReplayBench {
     #[arg(long, default_value_t = 0)]
     warmup: u64,
     /// Filters (hash seeds) replayed together, as `rbf replay --hash-seeds` (default
-    /// 1: the kernel of one filter, as issue 31's figures were taken).
+    /// 1: the kernel of one filter, as docs/PERFORMANCE.md's one-filter figures are
+    /// taken).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_HASH_SEEDS)))]
     hash_seeds: u32,
     /// Timed replays per size (the median and the best are reported).

@@ -449,7 +449,7 @@ fn functions(src: &str) -> Vec<(String, usize, usize)> {
     out
 }
 
-/// Issue 40: small functions. At most 30 of the sources' functions run over 60 lines (from
+/// Small functions: at most 30 of the sources' functions run over 60 lines (from
 /// `fn` to the closing brace, comments included), and none that renders text, tables,
 /// plots or pages (report/, the experiment's tables, plots, SVG and page, the coverage
 /// summary) over 80: a long one is cut into named steps.
@@ -511,7 +511,7 @@ fn the_length_counter_counts_braces_in_code_only() {
     );
 }
 
-/// Issue 40: the command line is flag parsing, one library call and printing, so its
+/// The command line is flag parsing, one library call and printing, so its
 /// share of the code stays small: src/cli/ and src/args/ (the flags, dispatch and printing
 /// the binary shares with the Python package) under 4 % of the sources' lines (crates/*/src and src/) (`wc -l`: every
 /// line counted), the benchmarks' binary (src/bench/) left out of both counts.
@@ -545,7 +545,7 @@ fn the_command_line_stays_under_4_percent_of_the_code() {
     );
 }
 
-/// Issue 40: the study harnesses are out of the binary users run. The `rbf` binary's
+/// The study harnesses are out of the binary users run. The `rbf` binary's
 /// sources (src/main.rs, src/cli/) name neither the benchmarks nor the coverage study
 /// (comments aside), its help lists no `bench`, and `rbf-bench` runs them.
 #[test]

@@ -7,9 +7,9 @@
 //! through filters with per-cycle positions are checked against that process's own
 //! long replays.
 //!
-//! Tolerance from the sample size: each interval must cover at 98 % or more (issue
-//! 30); with 40 seeds a coverage of exactly 98 % gives at most 4 misses with
-//! probability 0.998 (Binomial(40, 0.02)), so more than 4 misses fails. The
+//! Tolerance from the sample size: each interval must cover at 98 % or more; with 40
+//! seeds a coverage of exactly 98 % gives at most 4 misses with probability 0.998
+//! (Binomial(40, 0.02)), so more than 4 misses fails. The
 //! conservative bound must be at or above the true-workload bound in at least as many
 //! seeds (it claims 99 %). With fixed seeds the outcome is deterministic.
 

@@ -7,7 +7,7 @@
 //! true one. What is asserted per cell, for cells with at least 10 recycles (the
 //! models describe the steady state):
 //!
-//! * the fitted bound is within 3 % of the true one (issue 20's criterion, stated for
+//! * the fitted bound is within 3 % of the true one (the fit's criterion, stated for
 //!   2 M arrivals; here 400 k, where the sampling error of S is about 2.2 times larger
 //!   and the measured error stays below 1 %);
 //! * the true bound is at most the conservative one: the conservative end uses the

@@ -7,7 +7,7 @@
 //! workload fails it 1 % of the time: these seeds are fixed); the fitted D must lie
 //! where the trace allows it and the true D inside that range; and the FN paper's
 //! Q-based methods on the fitted workload are within 5 % of the same methods on the
-//! true workload (issue 27's criterion), at a filter where they are far from 0 and 1.
+//! true workload (the fit's criterion), at a filter where they are far from 0 and 1.
 
 use std::path::Path;
 
@@ -147,7 +147,7 @@ fn uniform_placement_round_trip() {
 }
 
 /// With top placement the holder of rank 0 changes at every new arrival, so no window
-/// of counts sees the head (the estimator before issue 27 found q_0 a quarter of the
+/// of counts sees the head (an earlier, window-based estimator found q_0 a quarter of the
 /// truth); the age statistic sees it exactly.
 #[test]
 fn top_placement_round_trip() {
@@ -319,7 +319,7 @@ fn renewal_from_the_profile_does_not_need_the_fit_of_q() {
     );
 }
 
-/// The test holds its level on traces drawn from the model itself (issue 38): 24 traces
+/// The test holds its level on traces drawn from the model itself: 24 traces
 /// of three cells (uniform placement at p_r 0.8 with Zipf 0.7, where the fit used to
 /// settle at 1.5 D and reject its own model, bottom placement with 40 % new messages,
 /// and top placement), 8 seeds each. A 99 % test rejects a true model about once in a
@@ -331,7 +331,7 @@ fn renewal_from_the_profile_does_not_need_the_fit_of_q() {
 /// true workload's value, elsewhere as that range, which must hold it; a miss either
 /// way counts, and the misses may not be
 /// more than a binomial with p = 0.05 gives with probability 0.001 (the values of one
-/// trace are correlated, so this is lenient by up to their number; the issue's own
+/// trace are correlated, so this is lenient by up to their number; the full
 /// measure is `examples/fit_level.rs`). Disabling is left out: rank by rank at the
 /// alternatives' D of up to 10^5 it alone would take minutes.
 #[test]

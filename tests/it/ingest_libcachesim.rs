@@ -15,7 +15,7 @@ use rbf_data::message::{KeyHasher, Message, Timestamp};
 use crate::ingest_support::{data, options, read, scratch};
 
 /// libCacheSim's reader on its sample: 113 872 requests, 48 974 objects
-/// (libcachesim 0.3.5, `TraceReader(..., ORACLE_GENERAL_TRACE)`, and the issue).
+/// (libcachesim 0.3.5, `TraceReader(..., ORACLE_GENERAL_TRACE)`).
 const SAMPLE_REQUESTS: usize = 113_872;
 const SAMPLE_OBJECTS: usize = 48_974;
 

@@ -106,7 +106,7 @@ fn compare_run_and_size_agree_on_one_trace() {
         assert_eq!(r["note"], from_compare["note"], "{r}");
     }
     // size confirms by replaying the fitted Q, not the trace: where that fit failed its
-    // test (issue 39) the bound is not judged against that replay, and says why before
+    // test the bound is not judged against that replay, and says why before
     // the judge's own words.
     assert_eq!(from_size["claim"], "upper-bound");
     let size_note = from_size["note"].as_str().expect("note");

@@ -1,4 +1,4 @@
-//! Issue 40: each command is one library call. The calls are checked against the
+//! Each command is one library call. The calls are checked against the
 //! lower-level pieces they assemble (a replay, a fit, the judge), and their requests
 //! against bad input before any trace is read.
 

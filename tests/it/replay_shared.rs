@@ -1,4 +1,4 @@
-//! The hash seeds' filters share one key table ([`Replays`], issue 41): their results
+//! The hash seeds' filters share one key table ([`Replays`]): their results
 //! must be those of one [`Replay`] per seed, each with a table of its own, bit for bit
 //! (counts, per-cycle distributions, time batches, intervals), for every filter variant
 //! (one and two phases, sigma- and N-bounded, fixed and per-cycle positions, retaining
@@ -191,11 +191,11 @@ fn a_table_sized_up_front_replays_as_a_grown_one() {
 #[test]
 fn four_filters_together_equal_separate_replays() {
     // Four seeds of one-phase filters in the caches take the quad kernel for the
-    // arrivals no filter can recycle in, the round-4 kernel for the rest: k 1 to 8,
+    // arrivals no filter can recycle in, the per-filter kernel for the rest: k 1 to 8,
     // recycles every few arrivals to every few thousand, sigma- and N-bounded,
     // retaining or not, fixed and per-cycle positions, key 0, every batch size.
     // Repeats recorded in the current cycle skip their probes (CycleCut::recorded_now),
-    // in the quad kernel and the round-4 kernel alike: the separate replays probe
+    // in the quad kernel and the per-filter kernel alike: the separate replays probe
     // every arrival.
     let mut rng = Rng::seed(4141);
     let (mut together, mut left_out) = (0, 0);
@@ -244,7 +244,7 @@ fn four_filters_together_equal_separate_replays() {
 fn filters_beyond_the_caches_replay_as_separate_replays() {
     // Arrays larger than the caches (above 1 MiB of words): the shared kernel
     // prefetches further ahead and before each block; above 2^26 bits the block
-    // positions are drawn one per value (issue 41, round 6). Recycles every few
+    // positions are drawn one per value. Recycles every few
     // thousand arrivals; batches cut below, at and above a block, and single pushes.
     let mut rng = Rng::seed(406);
     let keys: Vec<u64> = (0..200_000)

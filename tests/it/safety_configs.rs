@@ -1,5 +1,5 @@
 //! A value in an experiment config is accepted or refused exactly as the same value on
-//! the command line (issue 29): `zipf = nan`, `[grid] memory = [0]` or `hashes = [0]`
+//! the command line: `zipf = nan`, `[grid] memory = [0]` or `hashes = [0]`
 //! used to run to exit 0 with every point "not run: invalid setting", where the flag
 //! was refused with exit 2. Refusals come before any work and name the config key.
 

@@ -1,6 +1,6 @@
 //! Flags that contradict each other or do not apply to the chosen mode are errors (exit
 //! status 2) that name the flag, not silently resolved or ignored; numbers get one
-//! plain line; `--quiet` silences notes and progress (issue 24).
+//! plain line; `--quiet` silences notes and progress.
 
 use std::process::{Command, Output, Stdio};
 

@@ -1,4 +1,4 @@
-//! Compressed and binary inputs (issue 29): a `pzstd` file (it starts with a skippable
+//! Compressed and binary inputs: a `pzstd` file (it starts with a skippable
 //! frame) is read like any zstd file; a `zstd --long=31` stream (a 2 GiB window) is
 //! read, and one needing more than zstd allows is refused saying what it needs; a
 //! text format forced onto binary data (`--format jedi` on an xz file) is refused

@@ -1,7 +1,7 @@
-//! Numbers that must not lie (issue 39, group A): an interval only where the replay has
+//! Numbers that must not lie: an interval only where the replay has
 //! the cycles for one, a size never called met when its own replay misses, and a long
-//! model that says how long it takes and stops when asked. Each test reproduces one of
-//! the issue's commands on a small input.
+//! model that says how long it takes and stops when asked. Each test reproduces a
+//! command that once got one of these wrong, on a small input.
 
 use std::io::{BufRead, Write};
 use std::process::{Command, Output, Stdio};
@@ -68,7 +68,7 @@ fn lows(v: &serde_json::Value, out: &mut Vec<(String, f64)>, at: &str) {
     }
 }
 
-/// Issue 39 item 1: a replay with one recycle printed "FN per arrival 0 [0, 0]" next to
+/// A replay with one recycle printed "FN per arrival 0 [0, 0]" next to
 /// 600 false negatives and judged markov-lower VIOLATED on it. Now every output says
 /// "too few cycles", the point is the rate over every arrival, and no bound is judged.
 #[test]
@@ -169,7 +169,7 @@ fn one_cycle_replays_print_no_interval_and_judge_no_bound() {
     assert!(csv.contains("too few cycles"), "{csv}");
 }
 
-/// Issue 39 item 1, second half: intervals of counts per cycle went negative
+/// Intervals of counts per cycle went negative
 /// (arrivals_per_cycle low -123 754). Every interval end of a replay with a few cycles,
 /// rates and counts alike, is >= 0.
 #[test]
@@ -195,7 +195,7 @@ fn count_intervals_never_go_negative() {
     assert!(checked >= 6, "no interval was checked");
 }
 
-/// Issue 39 item 5: `rbf size --workload` from a fit that failed its test recommended a
+/// `rbf size --workload` from a fit that failed its test recommended a
 /// size whose bound "meets" the FN target while its own confirming replay MISSES it, and
 /// nothing said the fit had failed.
 #[test]
@@ -239,7 +239,7 @@ fn size_says_the_fit_failed_and_never_calls_a_missed_target_met() {
     let fn_verdict = &v["confirmation"]["fn_verdict"];
     let bound = v["fn_renewal_upper"].as_f64().expect("bound");
     assert!(bound <= 0.2, "the search met the target by the bound");
-    // The case reproduces the issue: the replay misses what the bound meets.
+    // The case reproduces the failure: the replay misses what the bound meets.
     assert_eq!(fn_verdict, "misses", "{v}");
     assert_eq!(v["confirmed"], false, "{v}");
     let fn_row = text
@@ -255,10 +255,10 @@ fn size_says_the_fit_failed_and_never_calls_a_missed_target_met() {
     }
 }
 
-/// Issue 39 item 8: the N-bounded FN model at N = 9999 printed nothing and took 230 s
+/// The N-bounded FN model at N = 9999 printed nothing and took 230 s
 /// to act on a SIGTERM sent at 10 s. It now says up front how long it will take, stops
 /// within a few seconds of the signal (2 s granted for a loaded machine on top of the
-/// one second the issue asks for), and left alone ends with an error that says why.
+/// one second asked of it), and left alone ends with an error that says why.
 #[test]
 fn a_long_n_bounded_model_announces_itself_and_stops_at_sigterm() {
     let dir = Scratch::new("safe-numbers-nbounded");

@@ -1,4 +1,4 @@
-//! A user's files are sacred (issue 24): outputs never overwrite an input, appear only
+//! A user's files are sacred: outputs never overwrite an input, appear only
 //! whole, survive kill -9 and Ctrl-C unchanged, and bad output paths fail before any
 //! work; `-` is stdout; a closed pipe ends rbf quietly.
 
@@ -492,7 +492,7 @@ fn is_locked(path: &std::path::Path) -> bool {
     })
 }
 
-/// A run into a symlink to a directory another run is writing is refused (issue 29:
+/// A run into a symlink to a directory another run is writing is refused (before,
 /// both ran, each with its own journal, and the last one won). The first run is
 /// stopped (SIGSTOP) while it holds its lock, so the test does not race it.
 #[test]

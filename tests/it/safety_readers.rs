@@ -1,8 +1,8 @@
-//! Readers that must not lose records (issue 39, group B): concatenated nfdump
+//! Readers that must not lose records: concatenated nfdump
 //! outputs, cut `.rbfs` streams, FIFOs alone and in a series, a JEDI log with a header,
 //! compressions rbf does not read (xz, bzip2) or that are nested, a far-future pcapng
 //! timestamp, and hidden files in a directory series. Each test builds its inputs and
-//! reproduces the issue's commands on them.
+//! runs on them the commands that once lost records.
 
 use std::io::Write;
 use std::path::Path;
@@ -37,7 +37,7 @@ fn nfdump_csv(flows: u32) -> String {
     s
 }
 
-/// The issue's `cat a.csv a.csv`: header, 3 000 flows, summary block, twice. Every
+/// `cat a.csv a.csv`: header, 3 000 flows, summary block, twice. Every
 /// flow is read; the summary blocks (3 lines each) and the second header are skipped.
 #[test]
 fn concatenated_nfdump_outputs_lose_no_flow() {
@@ -68,7 +68,7 @@ fn concatenated_nfdump_outputs_lose_no_flow() {
     assert!(said.contains("6000 message(s)"), "{said}");
 }
 
-/// The issue's `head -c` of an ingested TRAGEN log at 50, 90 and 99 %: every record
+/// `head -c` of an ingested TRAGEN log at 50, 90 and 99 %: every record
 /// before the cut is read but those of the last zstd flush (at most
 /// `rbfs::SALVAGE_RECORDS`), with a warning naming the byte offset. A sweep of cuts
 /// checks the bound everywhere: as the cut moves forward the records read never go

@@ -1,4 +1,4 @@
-//! Every allocation sized from user input is checked before it is made (issue 29): a
+//! Every allocation sized from user input is checked before it is made: a
 //! grid of billions of points, a synthetic source of 10^10 messages or 10^15 arrivals,
 //! a shard claiming 10^12 points, a "text" input that never ends. Each gets exit status
 //! 2 (or 1 for data that is no text) and one line saying what it needs, in well under

@@ -1,4 +1,4 @@
-//! Hostile runs, shards and outputs (issue 39, group C): `rbf merge` refuses shards of
+//! Hostile runs, shards and outputs: `rbf merge` refuses shards of
 //! other runs, edited shards and wrong shard indices, naming what differs; a resumed
 //! `rbf run` writes every output byte for byte as the uninterrupted run, whatever
 //! stopped it; refused runs leave nothing behind; duplicates in a config are errors;

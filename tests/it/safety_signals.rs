@@ -1,4 +1,4 @@
-//! SIGINT, SIGTERM and SIGHUP, sent for real to the running binary (issue 29): every
+//! SIGINT, SIGTERM and SIGHUP, sent for real to the running binary: every
 //! writer removes its temporary output, leaves the previous output as it was, says so,
 //! and ends with the shell's status for the signal (130, 143, 129). Before, Ctrl-C or
 //! SIGTERM during `rbf ingest` left a hidden 50 MB `.big.rbfs.rbf-tmp-PID-1` behind, and

@@ -1,4 +1,4 @@
-//! A full or closed stdout or stderr never panics (issue 39, item 7): every subcommand
+//! A full or closed stdout or stderr never panics: every subcommand
 //! runs with `> /dev/full` and with `2> /dev/full`. A full stdout is an error exit
 //! naming it (status 1, never 101); a full stderr costs only the notes: the results
 //! still reach stdout and the status is the same as with a working stderr.

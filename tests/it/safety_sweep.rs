@@ -1,4 +1,4 @@
-//! Hostile numbers everywhere a user can put a number (issues 24 and 29): each numeric
+//! Hostile numbers everywhere a user can put a number: each numeric
 //! flag of every subcommand, each weight of a placement on the command line, each value
 //! of an experiment config and each number of a workload file gets in turn 0, 1, -1,
 //! 2^32, 2^63, u64::MAX, 1e308, NaN, inf and a 300-digit number, everything else
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::scratch::Scratch;
 
-/// An answer or a message within this time (the issue's 2 s, plus the time to start a
+/// An answer or a message within this time (2 s, plus the time to start a
 /// process on a loaded two-core machine, and the first progress line at 2 s).
 const DEADLINE: Duration = Duration::from_millis(2600);
 /// Time allowed after the first line on stderr for the run to end by itself.

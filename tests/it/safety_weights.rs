@@ -1,4 +1,4 @@
-//! Weights are relative (issue 29): `segments:1e308,1e308` is `segments:1,1`, on the
+//! Weights are relative: `segments:1e308,1e308` is `segments:1,1`, on the
 //! command line and in workload files, for every command that builds a distribution
 //! from them (models, generator, sizing, experiment configs). Their plain sum
 //! overflowed to infinity: the renewal "upper bound" came out 150 times too small and

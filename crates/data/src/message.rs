@@ -116,7 +116,8 @@ impl KeyHasher {
     /// in registers: XXH3-64's 9-16 byte case written out. A key put together in a
     /// register (the IPv4 5-tuple) was stored and read back by the hash as two 8-byte
     /// words, and the second load, across two stores, waited for them: 7 ns a packet,
-    /// a fifth of decoding a capture (docs/PERFORMANCE.md, issue 41 part 3, round 2).
+    /// a fifth of decoding a capture (docs/history/PERFORMANCE-log.md, packet captures,
+    /// 2026-11-27 18:20 UTC).
     #[inline(always)]
     pub fn hash_short(&self, word: u128, len: usize) -> u64 {
         debug_assert!((9..=16).contains(&len));

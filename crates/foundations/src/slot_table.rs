@@ -281,9 +281,11 @@ impl<const W: usize> SlotTable<W> {
     /// A line holds four slots, and at up to 3/4 load a linear probe often runs past
     /// the home slot's line: without the second line, those probes took 13 % of the
     /// replay loop's `perf` samples, and prefetching it raised replay from about 40 to
-    /// 44 M arrivals/s (docs/PERFORMANCE.md). [`SlotTable::entry`] reads the four
-    /// slots from the home slot, which reach into the second line three times in four:
-    /// without its prefetch, replay took half as long again (issue 31, section 7).
+    /// 44 M arrivals/s (docs/history/PERFORMANCE-log.md, "2026-11-24: target met on the
+    /// current host"). [`SlotTable::entry`] reads the four slots from the home slot,
+    /// which reach into the second line three times in four: without its prefetch,
+    /// replay took half as long again (the same log, "7. The kernel without
+    /// data-dependent branches").
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
         let home = self.slots.as_ptr().wrapping_add(self.home(key));

@@ -3,7 +3,7 @@
 
 /// Largest array (bytes of words) backed by huge pages. Probes of a large filter land
 /// on random words, and 2 MiB pages spare them a page walk each (about 17 % of the
-/// replay time of a 2^28-bit filter, issue 31); but a huge page is zeroed whole on its
+/// replay time of a 2^28-bit filter); but a huge page is zeroed whole on its
 /// first touch, so a short trace through a filter far larger than it would pay for
 /// zeroing all of it (512 MiB at 2^32 bits). Up to 2^30 bits (128 MiB, the
 /// gigabit filters of the papers) that costs at most about a tenth of a second.

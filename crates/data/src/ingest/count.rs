@@ -1,7 +1,7 @@
 //! How many distinct objects an oracleGeneral file holds, estimated from a sample of
 //! its records before the replay starts, to size the ground truth once instead of
-//! doubling it up to that size (fewer bytes for the kernel to zero, no copies; issue
-//! 31, docs/PERFORMANCE.md).
+//! doubling it up to that size (fewer bytes for the kernel to zero, no copies;
+//! docs/PERFORMANCE.md, "Replay").
 //!
 //! libCacheSim's oracleGeneral record carries the logical time of the object's next
 //! request, -1 (some converters write `i64::MAX`) when there is none: every object has

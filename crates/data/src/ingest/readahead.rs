@@ -4,7 +4,7 @@
 //!
 //! Replay of a 2^20-bit filter takes about 25 ns per arrival and decoding an
 //! oracleGeneral record about as long: on one thread each waits for the other, on two
-//! they overlap (docs/PERFORMANCE.md, issue 31). The stream is the same message for
+//! they overlap (docs/PERFORMANCE.md, "Replay"). The stream is the same message for
 //! message, so results do not change, whatever the number of cores.
 //!
 //! Memory is fixed: at most [`IN_FLIGHT`] full batches wait in the channel, plus the
@@ -35,8 +35,8 @@ pub const BATCH: usize = 8192;
 /// stalls now and then (a cache-missing stretch, the kernel's copy, the `.rbfs`
 /// writer waiting for its compressor); with only 4 the decoder soon stopped on a full
 /// channel and a core sat idle: `rbf replay big.pcap` took 0.46 s with 4, 0.42 with 8,
-/// 0.39 with 16 and 32, and less CPU (fewer sleeps and wake-ups; docs/PERFORMANCE.md,
-/// issue 41 part 3, round 5).
+/// 0.39 with 16 and 32, and less CPU (fewer sleeps and wake-ups;
+/// docs/history/PERFORMANCE-log.md, packet captures, 2026-11-28 04:20 UTC).
 pub const IN_FLIGHT: usize = 16;
 /// Batches that exist at once: those in flight, the consumer's and the decoder's.
 const MAX_BATCHES: usize = IN_FLIGHT + 2;

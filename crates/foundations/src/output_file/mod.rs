@@ -143,9 +143,10 @@ impl OutputFile {
     /// Starts the kernel writing what has been written so far to the disk, without
     /// waiting for it (Linux's `sync_file_range`; elsewhere only the flush), so that
     /// the fsync in [`OutputFile::commit`] waits for the last part only: for a 40 MB
-    /// `.rbfs` that wait was 15-25 ms at the end of a run of 0.36 s (docs/PERFORMANCE.md,
-    /// issue 41 part 3, round 5). A hint: the bytes do not change, and a writeback
-    /// error shows in commit's fsync. Only a temporary file is written back this way.
+    /// `.rbfs` that wait was 15-25 ms at the end of a run of 0.36 s
+    /// (docs/history/PERFORMANCE-log.md, packet captures, 2026-11-28 04:20 UTC). A hint:
+    /// the bytes do not change, and a writeback error shows in commit's fsync. Only a
+    /// temporary file is written back this way.
     pub fn start_writeback(&mut self) -> std::io::Result<()> {
         let Some(Sink::Temp { file, .. }) = &mut self.sink else {
             return Ok(());

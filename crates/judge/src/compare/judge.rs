@@ -568,7 +568,7 @@ fn q_methods(options: &JudgeOptions) -> Vec<Method> {
 
 /// `evaluate` (the methods on the fit) and [`alternative_values`] on the alternatives
 /// of `q_check` at once, on rayon's threads: the alternatives cost several times the
-/// fit's own evaluation (issue 38 item 3), and each number is computed on its own, so
+/// fit's own evaluation, and each number is computed on its own, so
 /// they are the same whatever the thread count.
 fn with_alternatives(
     filter: &FilterConfig,
@@ -930,7 +930,7 @@ mod tests {
 
     /// A method the alternatives pin down to within 2.5 % is stated as a point (no
     /// range in any output), one they do not as a range; either way the verdict is
-    /// against the whole spread (issue 38 item 2).
+    /// against the whole spread.
     #[test]
     fn a_method_is_a_point_only_where_its_own_range_is_narrow() {
         let f = filter();

@@ -81,7 +81,7 @@ pub struct Range {
 
 /// A Q-based method is identified by the trace, and stated as a point, when its value
 /// on every workload the trace allows (the fit and its alternatives) is within this
-/// share of the fit's. Half the 5 % the issue asks of a point (issue 38 item 2): the
+/// share of the fit's. Half the 5 % by which a stated point may miss the true value: the
 /// alternatives are an inner approximation of what the trace allows, and on traces
 /// drawn from the model the true value lay up to 2.9 % beyond their spread
 /// (docs/FIT.md, "The test's level and the ranges"); the other half is for that.

@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn meets_only_when_the_whole_interval_is_inside() {
-        // The `rbf size` case of issue 21: 1.145e-3 against a 1e-3 target is not met.
+        // An `rbf size` case: 1.145e-3 against a 1e-3 target is not met.
         let c = check(1e-3, Side::AtMost, 1.145e-3, 0.9e-3, 1.3e-3);
         assert_eq!(c.target(), TargetVerdict::Undecided);
         assert!((c.excess().unwrap() - 0.145).abs() < 1e-12);

@@ -436,8 +436,8 @@ fn quantity_series(q: &Quantity, axis: Axis, members: &[&Row]) -> Vec<Series> {
 }
 
 /// Synthetic sources with `fit`: every Q-based method on the fitted workload over the
-/// same method on the true one, against the true value, with the 5 % band of issue
-/// 27's criterion; a bar spans the method's range over the workloads the trace cannot
+/// same method on the true one, against the true value, with the 5 % band of the
+/// fit's criterion; a bar spans the method's range over the workloads the trace cannot
 /// tell apart from the fit.
 fn markov_fitted_vs_true(rows: &[Row]) -> Option<Chart> {
     let mut series = Vec::new();

@@ -1,4 +1,4 @@
-//! Whether the fitted Q and placement reproduce the trace (issue 27).
+//! Whether the fitted Q and placement reproduce the trace.
 //!
 //! Under the FN paper's arrival model the U_j that eq. (24) gives for (Q, zeta, p_r)
 //! equals the reuse-distance survival S(j - 1) the fit measures (docs/FIT.md), so the

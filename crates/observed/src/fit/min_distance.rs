@@ -61,7 +61,7 @@ const COARSE: Resolution = Resolution {
 /// within 1e-6 of the rank-by-rank recursion (`tests::resolutions_stay_close_to_the_rank_by_rank_recursion`).
 /// It is added to every standard error: where nearly every repeat has the same value
 /// (tau = 1 on a flat Q of 10^5 ranks, se 1e-11) a gap of 1e-8 is arithmetic, not
-/// evidence, and would otherwise reject the true workload (issue 38).
+/// evidence, and would otherwise reject the true workload.
 const ACCURACY: f64 = 2e-6;
 
 /// Placement logits (log weights relative to the last segment's) lie within
@@ -512,7 +512,7 @@ impl<'a> Search<'a> {
     /// fixed starts: the surface has deep local minima at a wrong D with a compensating
     /// tail and placement (a D four times too large with the new messages in the top
     /// segment), which the fits of traces drawn from the model itself fell into about
-    /// half the time (issue 38).
+    /// half the time.
     fn profile(&self) -> Vec<ProfilePoint> {
         let clock = std::time::Instant::now();
         let top = self.ln_d_max();
@@ -723,7 +723,7 @@ impl<'a> Search<'a> {
     /// suffice; the test itself is made at the fine resolution); where that fails and
     /// `restart` is set, from the best profile start at `d` too (the shape whose single
     /// Zipf fits best there): a refit from the neighbour can fail where a member passes,
-    /// and the range's ends are where the refits fail (issue 38, cell 39 of
+    /// and the range's ends are where the refits fail (cell 39 of
     /// `examples/fit_level.rs`: the true D failed that way, just above the printed
     /// range). The bisection sets it; the doubling steps outward do not, as a restart at
     /// each costs more than the whole range search otherwise does.
@@ -765,7 +765,7 @@ impl<'a> Search<'a> {
 /// The weights the rescue starts give the placement components a shape lacks: the
 /// usual [`START_FLOOR`] of 1e-4 puts 1e-4 of the new messages elsewhere, which on
 /// 10^7 arrivals under bottom placement made the start 10^3 times worse than the
-/// profile point it came from and Levenberg-Marquardt stopped there (issue 38).
+/// profile point it came from and Levenberg-Marquardt stopped there.
 const RESCUE_FLOORS: [f64; 2] = [1e-7, 1e-10];
 /// How many of the rescue's best coarse fits are polished and tested.
 const RESCUE_POLISHED: usize = 2;
@@ -822,7 +822,7 @@ const OTHER_POLISH: usize = 8;
 
 /// The fits from the other placement shapes (not `theta`, the estimate) that pass the
 /// test, polished on the fine cut when they do not pass as they are: members the trace
-/// allows with another placement, and so another head of Q (issue 38).
+/// allows with another placement, and so another head of Q.
 fn other_shapes_passing(search: &Search, starts: &[(f64, Vec<f64>)], theta: &[f64]) -> Vec<Family> {
     let passes = |f: &Family| search.target.check(f, search.p_r).fits;
     starts
@@ -888,7 +888,7 @@ fn probe_gradients(search: &Search, theta: &[f64]) -> Vec<Vec<f64>> {
 /// [`probe_gradients`] changes fastest: where D
 /// is not identified, neither is the shape of Q's tail nor the placement, and the
 /// members of the range search in D alone left the true workload's methods outside
-/// their range in 22 % of cases (issue 38). Each is tested on the fine cut.
+/// their range in 22 % of cases. Each is tested on the fine cut.
 fn edge_members(search: &Search, theta: &[f64]) -> Vec<Family> {
     let f = |x: &[f64]| {
         search

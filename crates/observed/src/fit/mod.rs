@@ -204,7 +204,7 @@ pub struct Fit {
 impl Fit {
     /// D as an estimate: the fitted D where the fitted Q passed its test, None where Q
     /// was not fitted, the trace was too short to test it or the model was rejected (a
-    /// rejected fit's D is the closest member's, not an estimate: issue 38).
+    /// rejected fit's D is the closest member's, not an estimate).
     pub fn distinct_estimate(&self) -> Option<usize> {
         let p = self.summary.popularity.as_ref()?;
         p.check.fits.then_some(p.distinct)

@@ -17,7 +17,8 @@
 //! Each pair is one 16-byte slot (the pair, and its count beside its order of first
 //! sight) in a table that stops growing at the cap's size: 85 MB at the default cap,
 //! where a separate list of counts and a table doubled past the cap held 225 MB at
-//! its peak (docs/PERFORMANCE.md, "2026-12-02: compare at capture scale").
+//! its peak (docs/PERFORMANCE.md, "The workload fit"; both measured in
+//! docs/history/PERFORMANCE-log.md, "2026-12-02: compare at capture scale").
 
 use serde::Serialize;
 

@@ -167,7 +167,7 @@ pub struct CycleStats {
 /// before an interval is computed: with fewer, the spread between batches is that of
 /// one cycle against empty batches or against the fill cycle, and says nothing about
 /// the steady state (a one-cycle replay printed "FN 0 [0, 0]" next to 600 false
-/// negatives, issue 39).
+/// negatives).
 pub const MIN_INTERVAL_BATCHES: usize = 2;
 
 /// What every output prints where an interval would be but the replay has too few
@@ -397,7 +397,7 @@ mod tests {
 
     #[test]
     fn an_interval_needs_cycles_beyond_the_fill_in_two_batches() {
-        // The issue's shape: a fill cycle without false negatives, then one more.
+        // The failing shape: a fill cycle without false negatives, then one more.
         let mut s = CycleStats::default();
         s.record_fill(&cycle(10_000, 0), 10_000);
         s.record(&cycle(10_000, 600), 20_000);

@@ -176,10 +176,10 @@ impl Lane {
     /// prefetched when the positions are computed, [`POSITIONS_AHEAD_DRAM`] arrivals
     /// ahead: their probes go to memory, like the ground-truth lookups, and without the
     /// prefetch every arrival waited for k of them (a 2^28-bit filter replayed at a
-    /// third of the speed of a 2^20-bit one, docs/PERFORMANCE.md, issue 31). Smaller
-    /// filters sit in L2, whose latency out-of-order execution hides, and there the
-    /// prefetches cost 5 % (they compete for line-fill buffers with the ground-truth
-    /// lookups).
+    /// third of the speed of a 2^20-bit one: docs/history/PERFORMANCE-log.md,
+    /// "DRAM-resident filters"). Smaller filters sit in L2, whose latency out-of-order
+    /// execution hides, and there the prefetches cost 5 % (they compete for line-fill
+    /// buffers with the ground-truth lookups).
     fn run_keys_one_phase<R: Records>(&mut self, keys: &[u64], records: &mut R, seen: u64) {
         let lead = if self.filter.array_bytes() > CACHED_FILTER_BYTES {
             Lead {
@@ -223,10 +223,10 @@ impl Lane {
     /// two per value ([`rbf_data::filter::PositionHasher::blockwise`]), k = K: the
     /// positions of [`POSITION_BLOCK`] arrivals at a time are computed first, across
     /// the arrivals in vector registers (hashing the positions one key at a time was
-    /// the loop's largest part, docs/PERFORMANCE.md, issue 41), then the arrivals
-    /// replay with them. With per-cycle positions a recycle changes the hasher: the
-    /// rest of the block's positions are then computed again (at most 255 keys, once
-    /// per cycle).
+    /// the loop's largest part: docs/history/PERFORMANCE-log.md, "16-bit records,
+    /// positions by the block"), then the arrivals replay with them. With per-cycle
+    /// positions a recycle changes the hasher: the rest of the block's positions are
+    /// then computed again (at most 255 keys, once per cycle).
     fn run_keys_blockwise<const K: usize, R: Records>(
         &mut self,
         keys: &[u64],

@@ -1,14 +1,14 @@
 //! What a replay holds in memory, predicted before it starts: the exact ground truth
 //! (one slot per distinct key), the filter's bit arrays and clear lists, the reading
 //! pipeline's buffers and the process itself. Checked against the machine with
-//! [`rbf_foundations::resources::check_memory`] before the work (issue 31).
+//! [`rbf_foundations::resources::check_memory`] before the work.
 //!
 //! Ground truth: 16-byte slots (key, record), at most 3/4 full. Grown by doubling, a
 //! power of two of them, so 21.3 to 42.7 bytes per distinct key, and the old and the
 //! new slots coexist while the keys move over (1.5 times the final table, up to 64
 //! bytes per key at that moment). A table sized for a known number of keys (declared
 //! by the trace's header or counted from its records) has the fewest slots that hold
-//! them, 21.3 bytes per key, and never doubles. docs/PERFORMANCE.md (issue 31) has the
+//! them, 21.3 bytes per key, and never doubles. docs/PERFORMANCE.md ("Replay") has the
 //! measured figures.
 //!
 //! Several filters (hash seeds) share tables of the same 16-byte slots, four filters to
@@ -86,7 +86,7 @@ pub fn filter_bytes(config: &FilterConfig) -> u64 {
 
 /// [`filter_bytes`] of a filter replaying beside other hash seeds' filters: without
 /// its clear list when the shared kernel never writes it (an allocation whose pages
-/// are never touched takes no memory; issue 41, round 6).
+/// are never touched takes no memory).
 pub fn shared_filter_bytes(config: &FilterConfig) -> u64 {
     if rbf_data::filter::shared_kernel_unlisted(config) {
         let words = config.half_memory().div_ceil(64).next_power_of_two();

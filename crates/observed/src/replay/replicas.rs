@@ -104,7 +104,8 @@ struct Column<'a> {
 
 impl Records for Column<'_> {
     /// The block's slots were loaded when located (prefetching them again into L1
-    /// before each filter's use gained nothing, docs/PERFORMANCE.md, issue 41).
+    /// before each filter's use gained nothing: docs/history/PERFORMANCE-log.md,
+    /// "16-bit records, positions by the block").
     #[inline(always)]
     fn prefetch(&self, _: usize, _: u64) {}
 

@@ -1,4 +1,4 @@
-//! The coverage study (issue 30): do rbf's printed intervals hold their level, and is
+//! The coverage study: do rbf's printed intervals hold their level, and is
 //! the conservative fitted renewal bound at or above the true-workload bound as often
 //! as it claims?
 //!

@@ -103,7 +103,8 @@ const MIN_TOMBSTONES: usize = 1 << 12;
 /// `[key, first_ns, last_ns, packets]`: one cache line per packet, which the caller
 /// can ask for ahead ([`FlowTable::prefetch`]). A capture touches its flows at random,
 /// and with std's `HashMap` (a control byte and a bucket apart, no prefetch) each
-/// packet waited for two cache misses (docs/PERFORMANCE.md, issue 41 part 3, round 2).
+/// packet waited for two cache misses (docs/history/PERFORMANCE-log.md, packet captures,
+/// 2026-11-27 18:20 UTC).
 /// That table never removes a key: an exported flow's slot keeps its key with its
 /// counts zeroed (a tombstone), and the table is rebuilt from the live flows when the
 /// tombstones outnumber them, so memory stays bounded by the live flows.
@@ -267,7 +268,7 @@ impl FlowTable {
         // is pending (no copy); sorted unstably, as `sweep`: the table holds a key once,
         // so (last packet, key) has no ties. At the end of a capture this is wall time
         // with the decoding thread idle: 75 -> 42 ms for 561 627 flows
-        // (docs/PERFORMANCE.md, session 10).
+        // (docs/history/PERFORMANCE-log.md, "Kept: the end-of-capture export").
         let mut all = Vec::with_capacity(self.live);
         all.extend(
             self.slots

@@ -7,12 +7,12 @@
 //! [`super::Records`]) took about 250 instructions per arrival and filter: the
 //! record widened to 64 bits and back, the counts read and written through memory
 //! per arrival, bounds checks, the filter's state reloaded after every store
-//! (docs/PERFORMANCE.md, issue 41, round 4). Here a stretch of arrivals runs with the
-//! filter's state and the cycle's constants in locals, the record classified in its
-//! 16 bits without branches, and the counts packed in two registers, added to the
-//! cycle's once per stretch. A stretch ends at the end of a block of positions, at the
-//! end of the warm-up, or at a recycle. The results are those of the general loop,
-//! bit for bit (tests/it/replay_shared.rs, `replay::replicas::tests`).
+//! (docs/history/PERFORMANCE-log.md, "the filter kernel"). Here a stretch of arrivals
+//! runs with the filter's state and the cycle's constants in locals, the record
+//! classified in its 16 bits without branches, and the counts packed in two registers,
+//! added to the cycle's once per stretch. A stretch ends at the end of a block of
+//! positions, at the end of the warm-up, or at a recycle. The results are those of the
+//! general loop, bit for bit (tests/it/replay_shared.rs, `replay::replicas::tests`).
 
 use super::Lane;
 use crate::replay::truth::{SharedSlot, SHARED_FLAG, SHARED_REL_MAX};
@@ -121,7 +121,7 @@ impl Lane {
     /// every probe is a memory access, which needs a lead of its own latency, and a
     /// block's first arrivals get theirs before the loop. The lone filter's lead
     /// ([`POSITIONS_AHEAD_DRAM`]): 8, 32 and 64 measured alike or slower on a 2^28-bit
-    /// filter (docs/PERFORMANCE.md, issue 41, round 6).
+    /// filter (docs/history/PERFORMANCE-log.md, "the big trace").
     fn words_ahead(&self) -> (usize, bool) {
         if self.in_caches() {
             (POSITIONS_AHEAD, false)
@@ -301,8 +301,8 @@ impl Stretch<'_> {
         for (o, slot) in (start..end).zip(&self.slots[start..end]) {
             let col = o - self.from;
             // Ask for the words of an arrival ahead ([`Lane::words_ahead`]; in the
-            // caches, 4 filters: 5-10 % less CPU, docs/PERFORMANCE.md, issue 41,
-            // round 2).
+            // caches, 4 filters: 5-10 % less CPU, docs/history/PERFORMANCE-log.md,
+            // "16-bit records, positions by the block").
             let ahead = col + self.ahead;
             if ahead < columns {
                 // Not for an arrival whose probes will be left out (recorded_now): beyond

@@ -3,18 +3,19 @@
 //! slot's record word for the four, the four records classified side by side in that
 //! word's 16-bit lanes (SWAR), the counts kept in 16-bit lanes of a few registers.
 //!
-//! Why: with the round-4 kernel ([`super::kernel`]) each filter went through the block
+//! Why: with the per-filter kernel ([`super::kernel`]) each filter went through the block
 //! on its own, about 146 instructions per arrival and filter, of which setting the k
 //! bits is about a third; the rest (the record's load, classification and store, the counts,
-//! the trigger, the loop) was paid four times (docs/PERFORMANCE.md, issue 41, round 6).
+//! the trigger, the loop) was paid four times (docs/history/PERFORMANCE-log.md, "the four
+//! filters in SIMD lanes").
 //!
 //! Only the arrivals of a block that no filter can recycle in run here (each filter's
 //! [`RecyclingFilter::headroom`] covers what they can add to its trigger's level), up
 //! to the end of the warm-up if it falls in the block; [`Quad::run`] says how many, and
 //! the rest of the block (a few blocks per cycle and filter, or most of each block
-//! when a filter recycles every few arrivals) goes through the round-4 kernel, filter
+//! when a filter recycles every few arrivals) goes through the per-filter kernel, filter
 //! by filter. So a recycle, with its retained record and per-cycle positions, never
-//! happens here, and the results are those of the round-4 kernel bit for bit
+//! happens here, and the results are those of the per-filter kernel bit for bit
 //! (tests/it/replay_shared.rs, `replay::replicas::tests`). The loop is scalar: no
 //! level-dependent arithmetic, only the block positions use AVX2 where present.
 //!
@@ -109,13 +110,13 @@ pub(in super::super) struct Quad {
 }
 
 impl Quad {
-    /// A kernel for `lanes` if they can take it: four filters that take the round-4
-    /// kernel ([`Lane::shared_kernel`]), with the same k, array size and trigger
-    /// kind, whose recycles zero their whole array (so that no list of touched words is
-    /// kept: [`rbf_data::filter::RecyclingFilter::clears_whole`]), and whose arrays are in
-    /// the caches: the quad loop does not prefetch, and filters beyond the caches are
-    /// bound by their misses, which the round-4 kernel's prefetch overlaps
-    /// (docs/PERFORMANCE.md, issue 41, round 6: the big trace).
+    /// A kernel for `lanes` if they can take it: four filters that take the per-filter
+    /// kernel ([`Lane::shared_kernel`]), with the same k, array size and trigger kind,
+    /// whose recycles zero their whole array (so that no list of touched words is kept:
+    /// [`rbf_data::filter::RecyclingFilter::clears_whole`]), and whose arrays are in the
+    /// caches: the quad loop does not prefetch, and filters beyond the caches are
+    /// bound by their misses, which the per-filter kernel's prefetch overlaps
+    /// (docs/history/PERFORMANCE-log.md, "the big trace").
     pub(in super::super) fn for_lanes(lanes: &[Lane]) -> Option<Quad> {
         let first = lanes.first()?;
         let like_first = |l: &Lane| {
@@ -343,7 +344,7 @@ unsafe fn arrivals<const K: usize>(
         let flagged = r >> 15 & ONES;
         // rel >= repeat_from, lane by lane (both below 2^15).
         let repeat = ((rel | TOPS) - cuts.repeat_from) >> 15 & ONES;
-        // As the round-4 kernel: the first arrival of a stretch sets the flag, a
+        // As the per-filter kernel: the first arrival of a stretch sets the flag, a
         // repeat keeps it.
         let flag = found ^ (repeat & (found ^ flagged));
         *at = cuts.current | flag << 15;

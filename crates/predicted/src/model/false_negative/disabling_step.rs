@@ -16,7 +16,7 @@
 //! FP units' throughput instead of the add latency. On the 2-core Xeon VM (AVX-512),
 //! the renewal bound at M = 2^18 with D = 10^5 on one thread took 4.53 s with the
 //! previous unfused, two-buffer kernel with one accumulator and 2.9 s with this one
-//! (`docs/PERFORMANCE.md`, issue 4).
+//! (docs/history/PERFORMANCE-log.md, "2026-11-24 (later): in-place FMA kernel").
 
 use super::simd::Simd;
 

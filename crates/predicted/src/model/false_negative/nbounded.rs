@@ -27,7 +27,7 @@ pub struct JointDist {
     rows: Vec<Vec<f64>>,
     /// Per row, the offsets lo..=hi that hold mass (None: no mass yet); every cell
     /// outside is 0. The mass of a cycle is concentrated in a narrow band of (n, l),
-    /// so a step costs the band, not the O(N^2 k) triangle (issue 39: N = 9999 took
+    /// so a step costs the band, not the O(N^2 k) triangle (at N = 9999 that took
     /// minutes).
     window: Vec<Option<(usize, usize)>>,
     /// tau rows by start bit count.
@@ -146,8 +146,8 @@ impl JointDist {
     }
 
     /// An error naming `max_inserts` once more than `eps` of the cycles can never end
-    /// ([`JointDist::absorbed`]): followed on, they kept the issue's N = 9999,
-    /// M = 10 000 run going for half an hour without an answer (issue 39).
+    /// ([`JointDist::absorbed`]): followed on, they kept a run at N = 9999,
+    /// M = 10 000 going for half an hour without an answer.
     pub fn check(&self, eps: f64) -> rbf_foundations::error::Result<()> {
         let stuck = self.absorbed();
         if stuck > eps {

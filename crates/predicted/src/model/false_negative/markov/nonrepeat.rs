@@ -412,7 +412,7 @@ mod tests {
         assert_eq!(lo[7], 0.0);
     }
 
-    /// The chain as it was before it was vectorised (issue 38 item 3, round 2): the
+    /// The chain as it was before it was vectorised: the
     /// reference the vectorised one is compared with.
     fn biuniform_one_reference(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Vec<f64> {
         let mut out = Vec::with_capacity(last + 1);

@@ -33,7 +33,7 @@
 pub const TOLERANCE: f64 = 1e-3;
 
 /// Relative agreement of the FN rate with the exact rank-by-rank update that the tests
-/// require (measured: see docs/PERFORMANCE.md, issue 38).
+/// require (measured: docs/PERFORMANCE.md, "FN: the Markov bounds and drop-pins").
 pub const AGREEMENT: f64 = 1e-4;
 
 /// The tolerance for the alternative workloads of a fit, whose values only set the
@@ -218,8 +218,8 @@ mod tests {
         }
     }
 
-    /// The in-place update the vectorised [`RunDisabling::step`] replaced (issue 38
-    /// item 3, round 2), as its reference.
+    /// The in-place update the vectorised [`RunDisabling::step`] replaced, as its
+    /// reference.
     fn reference_arrival(r: &mut RunDisabling) {
         let u = r.u;
         let Some((wr, wn)) = crate::model::false_negative::disabling::distinct_weights(r.p_r, u)

@@ -15,11 +15,12 @@ use rbf_foundations::error::Result;
 /// For p_r known only to lie in [low, high], one computation bounds every p_r in it
 /// (one phase): take eta at `low` and the non-repeat chance eta_low rho_high, where
 /// rho = p_r U / eta is the chance that a bit-setting arrival is a non-repeat. In the
-/// coupling of docs/PERFORMANCE.md ("Monotonicity (one phase)"), eta_low >= eta(p_r)
-/// makes every bit-setting arrival come no later, and rho is non-decreasing in p_r and
-/// in U (so non-increasing along the cycle), so rho_high at the earlier time is at least
-/// rho(p_r) at the later one: pathwise at least as many false negatives and at most as
-/// many arrivals per cycle, for every p_r in the interval at once.
+/// coupling of docs/RENEWAL-TOLERANCE.md (section 1, "Monotonicity in U"),
+/// eta_low >= eta(p_r) makes every bit-setting arrival come no later, and rho is
+/// non-decreasing in p_r and in U (so non-increasing along the cycle), so rho_high at
+/// the earlier time is at least rho(p_r) at the later one: pathwise at least as many
+/// false negatives and at most as many arrivals per cycle, for every p_r in the
+/// interval at once.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Draws {
     pub low: f64,

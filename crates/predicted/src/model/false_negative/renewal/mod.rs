@@ -459,7 +459,7 @@ fn tracker_total(bits: &Stepper, eps: f64, p_r: f64) -> f64 {
 
 /// Seconds the exact engine is expected to take for D ranks and that many arrivals:
 /// the eq. (24) kernel's 0.14 ns per rank and arrival per core (docs/PERFORMANCE.md,
-/// issue 23), on the threads rayon allows.
+/// "FN: the renewal bound"), on the threads rayon allows.
 fn exact_seconds(d: usize, arrivals: f64) -> f64 {
     d as f64 * arrivals * 0.14e-9 / rayon::current_num_threads().max(1) as f64
 }
