@@ -244,7 +244,8 @@ fn in_memory(
         let mut last = None;
         let m = super::measure(a.repeats, || {
             rbf_foundations::progress::check_interrupt()?;
-            let mut r = Replays::new(config, options, a.hash_seeds)?;
+            // Keys in memory: the ground truth grows as they arrive, as in `rbf replay -`.
+            let mut r = Replays::sized(config, options, a.hash_seeds, None)?;
             r.run_keys(&stream);
             last = Some(r);
             Ok(())
@@ -347,15 +348,12 @@ fn from_files(
             let o0 = super::thread_cpu_seconds();
             let t0 = Instant::now();
             let mut source = ingest::open_inputs(&a.trace, &ingest_options)?;
-            let mut r = Replays::new(config, options, a.hash_seeds)?;
             let plan = rbf_observed::replay::sizing::distinct_up_front(
                 config,
                 source.as_ref(),
                 u64::from(a.hash_seeds),
             );
-            if let Some(d) = plan {
-                r.expect_distinct(d);
-            }
+            let mut r = Replays::sized(config, options, a.hash_seeds, plan)?;
             sized = plan;
             r.run_source(source.as_mut())?;
             let report = r.report();

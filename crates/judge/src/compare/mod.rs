@@ -115,15 +115,17 @@ pub fn observe<I: IntoIterator<Item = Message>>(
     trace: bool,
     stream: I,
 ) -> Result<Observation> {
-    let mut r = Replays::new(&with_judged_positions(filter), replay, hash_seeds)?;
+    let mut r = Replays::sized(
+        &with_judged_positions(filter),
+        replay,
+        hash_seeds,
+        expected_distinct,
+    )?;
     let mut t = trace
         .then(|| TraceRenewal::new(filter, replay.warmup))
         .flatten();
-    if let Some(d) = expected_distinct {
-        r.expect_distinct(d);
-        if let Some(t) = t.as_mut() {
-            t.expect_distinct(d);
-        }
+    if let (Some(t), Some(d)) = (t.as_mut(), expected_distinct) {
+        t.expect_distinct(d);
     }
     let mut f = Fitter::new(FitOptions {
         warmup: replay.warmup,

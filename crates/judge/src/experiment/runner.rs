@@ -177,20 +177,19 @@ fn replay_once(
     // One filter per hash seed, so that the intervals cover the hash positions.
     let mut filter = filter.clone();
     filter.positions = config.positions;
-    let mut r = Replays::new(
+    let stream = source.source.messages(seed)?;
+    let distinct = stream.distinct_up_front(&filter, u64::from(config.hash_seeds));
+    let mut r = Replays::sized(
         &crate::compare::with_judged_positions(&filter),
         ReplayOptions {
             warmup: source.warmup,
             confidence: config.confidence,
         },
         config.hash_seeds,
+        distinct,
     )?;
-    let stream = source.source.messages(seed)?;
-    if let Some(d) = stream.distinct_up_front(&filter, u64::from(config.hash_seeds)) {
-        r.expect_distinct(d);
-        if let Some(t) = trace.as_deref_mut() {
-            t.expect_distinct(d);
-        }
+    if let (Some(t), Some(d)) = (trace.as_deref_mut(), distinct) {
+        t.expect_distinct(d);
     }
     match trace {
         Some(t) => for_each_key_batch(stream, |keys| {

@@ -103,13 +103,15 @@ pub fn confirm(
     // lets the filter reach its stationary cycle behaviour before counting.
     let warmup = synth.prologue_len() as u64 + arrivals / 10;
     // One filter per hash seed: the intervals cover the hash positions too.
-    let mut replay = Replays::new(
+    // A synthetic stream declares no count of keys: the ground truth grows.
+    let mut replay = Replays::sized(
         &crate::compare::with_judged_positions(filter),
         ReplayOptions {
             warmup,
             confidence: level,
         },
         DEFAULT_HASH_SEEDS,
+        None,
     )?;
     let progress = Progress::new(
         "rbf size: confirming by replay",

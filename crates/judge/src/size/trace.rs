@@ -456,19 +456,15 @@ impl<'r, 'o> Search<'r, 'o> {
     fn at(&mut self, memories: &[(u64, bool)]) -> Result<Vec<AtMemory>> {
         self.progress.step(self.passes as f64)?;
         let r = self.request;
+        let distinct = self.first.as_ref().map(|f| f.distinct);
         let mut lanes = Vec::new();
         for &(m, follow) in memories {
             for &phases in &r.phases {
                 for k in 1..=r.max_hashes {
-                    if let Some(l) = Lane::new(m, k, phases, r, follow)? {
+                    if let Some(l) = Lane::new(m, k, phases, r, follow, distinct)? {
                         lanes.push(l);
                     }
                 }
-            }
-        }
-        if let Some(d) = self.first.as_ref().map(|f| f.distinct) {
-            for l in &mut lanes {
-                l.expect_distinct(d);
             }
         }
         let run = |keys: &[u64]| lanes.par_iter_mut().for_each(|l| l.run_keys(keys));
@@ -577,13 +573,15 @@ struct Lane {
 impl Lane {
     /// The candidate (M, k, phases) with the largest sigma whose FP model meets the
     /// target; None when there is none (k too large for the array, or no sigma meets
-    /// the target).
+    /// the target). Its ground truth and paths are sized for `distinct` keys when the
+    /// first pass has counted them.
     fn new(
         memory: u64,
         k: u32,
         phases: u8,
         r: &TraceSizeRequest,
         follow: bool,
+        distinct: Option<u64>,
     ) -> Result<Option<Lane>> {
         if u64::from(k) >= memory / u64::from(phases) {
             return Ok(None);
@@ -603,18 +601,17 @@ impl Lane {
             sigma,
             phases,
             fp_model,
-            replays: Replays::new(&with_judged_positions(&f), r.replay, r.hash_seeds)?,
+            replays: Replays::sized(&with_judged_positions(&f), r.replay, r.hash_seeds, distinct)?,
             trace: follow
                 .then(|| TraceRenewal::new(&f, r.replay.warmup))
-                .flatten(),
+                .flatten()
+                .map(|mut t| {
+                    if let Some(d) = distinct {
+                        t.expect_distinct(d);
+                    }
+                    t
+                }),
         }))
-    }
-
-    fn expect_distinct(&mut self, d: u64) {
-        self.replays.expect_distinct(d);
-        if let Some(t) = self.trace.as_mut() {
-            t.expect_distinct(d);
-        }
     }
 
     fn run_keys(&mut self, keys: &[u64]) {

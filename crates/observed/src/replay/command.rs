@@ -5,7 +5,6 @@
 
 use serde::Serialize;
 
-use super::sizing::distinct_up_front;
 use super::{ReplayOptions, ReplayReport, Replays};
 use rbf_data::filter::FilterConfig;
 use rbf_data::ingest::{IngestSummary, MessageSource};
@@ -58,11 +57,8 @@ pub fn run(
     source: &mut dyn MessageSource,
     on_read: impl FnOnce(&IngestSummary),
 ) -> Result<ReplayRun> {
-    let filters = u64::from(request.hash_seeds);
-    let mut replay = Replays::new(&request.filter, request.options, request.hash_seeds)?;
-    if let Some(d) = distinct_up_front(&request.filter, source, filters) {
-        replay.expect_distinct(d);
-    }
+    let mut replay =
+        Replays::for_source(&request.filter, request.options, request.hash_seeds, source)?;
     replay.run_source(source)?;
     let report = replay.report();
     on_read(source.summary());

@@ -22,11 +22,13 @@
 
 use super::cycles::{confidence, CycleStats};
 use super::lane::{Lane, Quad, Records};
+use super::sizing::distinct_up_front;
 use super::truth::{
     compress, expand, Rebase, SharedSlot, SharedTruth, Slot, SHARED_FILTERS, SHARED_REL_MAX,
 };
 use super::{check_growth, source_batches, Replay, ReplayOptions, ReplayReport};
 use rbf_data::filter::{mix64, FilterConfig};
+use rbf_data::ingest::MessageSource;
 use rbf_data::message::{for_each_key_batch, Message};
 use rbf_foundations::error::{Error, Result};
 
@@ -275,6 +277,36 @@ impl Replays {
             kind: Kind::Shared { groups, seen: 0 },
             options,
         })
+    }
+
+    /// The replay of one stream: [`Replays::new`] with its ground truth sized up front
+    /// for `distinct` keys when the stream's count is known (what the source declares or
+    /// estimates, [`super::sizing::distinct_up_front`], or what a caller that read the
+    /// source already asked), else grown as keys arrive. Every command and study that
+    /// replays builds its replay here.
+    pub fn sized(
+        config: &FilterConfig,
+        options: ReplayOptions,
+        hash_seeds: u32,
+        distinct: Option<u64>,
+    ) -> Result<Self> {
+        let mut r = Replays::new(config, options, hash_seeds)?;
+        if let Some(d) = distinct {
+            r.expect_distinct(d);
+        }
+        Ok(r)
+    }
+
+    /// [`Replays::sized`] for a trace `source`, sized by what it declares or estimates
+    /// ([`super::sizing::distinct_up_front`]).
+    pub fn for_source(
+        config: &FilterConfig,
+        options: ReplayOptions,
+        hash_seeds: u32,
+        source: &dyn MessageSource,
+    ) -> Result<Self> {
+        let distinct = distinct_up_front(config, source, u64::from(hash_seeds));
+        Replays::sized(config, options, hash_seeds, distinct)
     }
 
     /// Replays every message of a stream.

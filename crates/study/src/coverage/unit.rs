@@ -128,7 +128,7 @@ pub fn run_observed(
         .max(DEFAULT_HASH_SEEDS);
     let mut filter = filter_with_seed(cell, seed);
     filter.positions = Some(positions);
-    let mut replay = Replays::new(&filter, options, most)?;
+    let mut replay = Replays::sized(&filter, options, most, None)?;
     replay.run(stream(&cell.workload, c.arrivals, seed, progress)?);
     check_interrupt()?;
     let first = replay.first_report();

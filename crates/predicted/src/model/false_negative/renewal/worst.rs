@@ -65,11 +65,6 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
     // and run on rayon's threads, and every decision below reads their values in a
     // fixed order, so the result does not depend on the thread count.
     let mut found: Vec<(Run, (f64, f64))> = Vec::new();
-    let mut truncated = 0.0f64;
-    let mut kept = |r: (f64, f64)| {
-        truncated = truncated.max(r.1);
-        r.0
-    };
     let mid = (low + high) / 2.0;
     // The whole interval with the halves that will start at `low`, and the middle
     // with the upper half and the halves that will start there: two bit processes.
@@ -80,21 +75,8 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
     let (whole, middle) = (whole?, middle?);
     let (whole_value, middle_value) = (whole[0].1, middle[0].1);
     found.extend(whole.into_iter().chain(middle));
-    let mut pieces = vec![(low, high, kept(whole_value))];
-    let (mut attained, mut p_repeat) = (kept(middle_value), mid);
-    let (mut computations, mut extra) = (1, 1);
-    loop {
-        let (i, &(a, b, u)) = pieces
-            .iter()
-            .enumerate()
-            .max_by(|x, y| x.1 .2.total_cmp(&y.1 .2))
-            .expect("at least one piece");
-        if u <= attained * (1.0 + TOLERANCE)
-            || b - a <= MIN_WIDTH
-            || computations + extra + 3 > MAX_COMPUTATIONS
-        {
-            break;
-        }
+    let mut search = Partition::new(low, high, whole_value, middle_value);
+    while let Some((i, a, b)) = search.next_cut() {
         let m = (a + b) / 2.0;
         // The two halves' bounds, and the exact bound where the worst piece was cut:
         // from the processes run so far, else the cut's process (with the upper half
@@ -123,23 +105,91 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         };
         let left = known(Run::Over(a, m), &found).expect("the lower half was computed");
         let cut = known(Run::At(m), &found).expect("the cut was computed");
-        let (left, right, v) = (kept(left), kept(right), kept(cut));
-        computations += 2;
-        pieces.splice(i..=i, [(a, m, left), (m, b, right)]);
-        extra += 1;
-        if v > attained {
-            attained = v;
-            p_repeat = m;
+        search.cut(i, (a, b), left, right, cut);
+    }
+    Ok(search.finish())
+}
+
+/// The search's state: the pieces of [low, high] with their bounds, the largest exact
+/// value found where a piece was cut, the work done and the largest truncated mass.
+/// The search and its reference in the tests (every cut computed on its own) share it
+/// and differ only in how they obtain each value.
+struct Partition {
+    /// (a, b, bound over [a, b]).
+    pieces: Vec<(f64, f64, f64)>,
+    attained: f64,
+    p_repeat: f64,
+    computations: usize,
+    extra: usize,
+    truncated: f64,
+}
+
+impl Partition {
+    /// The whole interval's (bound, truncated mass) and its middle's.
+    fn new(low: f64, high: f64, whole: (f64, f64), middle: (f64, f64)) -> Partition {
+        Partition {
+            pieces: vec![(low, high, whole.0)],
+            attained: middle.0,
+            p_repeat: (low + high) / 2.0,
+            computations: 1,
+            extra: 1,
+            truncated: whole.1.max(middle.1),
         }
     }
-    Ok(WorstCase {
-        fn_upper: pieces.iter().map(|p| p.2).fold(f64::NEG_INFINITY, f64::max),
-        attained,
-        p_repeat,
-        pieces: pieces.len(),
-        computations: computations + extra,
-        truncated_mass: truncated,
-    })
+
+    /// The piece to halve next, the one with the largest bound (its index and ends);
+    /// None once that bound is within [`TOLERANCE`] of the attained value, the piece is
+    /// narrower than [`MIN_WIDTH`] or the next step would pass [`MAX_COMPUTATIONS`].
+    fn next_cut(&self) -> Option<(usize, f64, f64)> {
+        let (i, &(a, b, u)) = self
+            .pieces
+            .iter()
+            .enumerate()
+            .max_by(|x, y| x.1 .2.total_cmp(&y.1 .2))
+            .expect("at least one piece");
+        let done = u <= self.attained * (1.0 + TOLERANCE)
+            || b - a <= MIN_WIDTH
+            || self.computations + self.extra + 3 > MAX_COMPUTATIONS;
+        (!done).then_some((i, a, b))
+    }
+
+    /// Piece `i`, [a, b], halved: the halves' (bound, truncated mass) and the exact
+    /// value at the cut.
+    fn cut(
+        &mut self,
+        i: usize,
+        (a, b): (f64, f64),
+        left: (f64, f64),
+        right: (f64, f64),
+        at: (f64, f64),
+    ) {
+        let m = (a + b) / 2.0;
+        for r in [left, right, at] {
+            self.truncated = self.truncated.max(r.1);
+        }
+        self.computations += 2;
+        self.pieces.splice(i..=i, [(a, m, left.0), (m, b, right.0)]);
+        self.extra += 1;
+        if at.0 > self.attained {
+            self.attained = at.0;
+            self.p_repeat = m;
+        }
+    }
+
+    fn finish(self) -> WorstCase {
+        WorstCase {
+            fn_upper: self
+                .pieces
+                .iter()
+                .map(|p| p.2)
+                .fold(f64::NEG_INFINITY, f64::max),
+            attained: self.attained,
+            p_repeat: self.p_repeat,
+            pieces: self.pieces.len(),
+            computations: self.computations + self.extra,
+            truncated_mass: self.truncated,
+        }
+    }
 }
 
 /// How many halves that start at a cut (or at the interval's bottom) are followed
@@ -327,45 +377,13 @@ mod tests {
             m.p_r = p;
             run(&m)
         };
-        let mut truncated = 0.0f64;
-        let mut kept = |r: (f64, f64)| {
-            truncated = truncated.max(r.1);
-            r.0
-        };
         let mid = (low + high) / 2.0;
-        let mut pieces = vec![(low, high, kept(over(low, high)?))];
-        let (mut attained, mut p_repeat) = (kept(at(mid)?), mid);
-        let (mut computations, mut extra) = (1, 1);
-        loop {
-            let (i, &(a, b, u)) = pieces
-                .iter()
-                .enumerate()
-                .max_by(|x, y| x.1 .2.total_cmp(&y.1 .2))
-                .unwrap();
-            if u <= attained * (1.0 + TOLERANCE)
-                || b - a <= MIN_WIDTH
-                || computations + extra + 3 > MAX_COMPUTATIONS
-            {
-                break;
-            }
+        let mut search = Partition::new(low, high, over(low, high)?, at(mid)?);
+        while let Some((i, a, b)) = search.next_cut() {
             let m = (a + b) / 2.0;
-            let (left, right, v) = (kept(over(a, m)?), kept(over(m, b)?), kept(at(m)?));
-            computations += 2;
-            pieces.splice(i..=i, [(a, m, left), (m, b, right)]);
-            extra += 1;
-            if v > attained {
-                attained = v;
-                p_repeat = m;
-            }
+            search.cut(i, (a, b), over(a, m)?, over(m, b)?, at(m)?);
         }
-        Ok(WorstCase {
-            fn_upper: pieces.iter().map(|p| p.2).fold(f64::NEG_INFINITY, f64::max),
-            attained,
-            p_repeat,
-            pieces: pieces.len(),
-            computations: computations + extra,
-            truncated_mass: truncated,
-        })
+        Ok(search.finish())
     }
 
     /// The search with the first cut's value taken from the middle and the values
