@@ -23,6 +23,7 @@ pub mod size;
 pub mod synth;
 pub mod trace_args;
 pub mod usage;
+pub mod value_enums;
 pub mod workload_args;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};

@@ -10,13 +10,15 @@ use rbf_data::ingest::{self, Format, IngestOptions, MessageSource};
 use rbf_data::message::KeyHasher;
 use rbf_foundations::error::{Error, Result};
 
+use super::value_enums::{parser, FlowKeyArg, FormatArg, TimeUnitArg};
+
 #[derive(Args, Debug, Clone)]
 pub struct TraceArgs {
     /// Trace format (auto: detected from the content, not the file name).
-    #[arg(long, value_enum, default_value_t = Format::Auto)]
+    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "auto")]
     pub format: Format,
     /// Captures: the header fields that identify a message.
-    #[arg(long, value_enum, default_value_t = FlowKeyKind::FiveTuple)]
+    #[arg(long, value_parser = parser::<FlowKeyArg, FlowKeyKind>(), default_value = "five-tuple")]
     pub key: FlowKeyKind,
     /// Captures: IPv4 prefix length for the prefix keys.
     #[arg(long, default_value_t = 24)]
@@ -41,7 +43,7 @@ pub struct TraceArgs {
     #[arg(long)]
     pub csv_time_column: Option<usize>,
     /// CSV: unit of the time column.
-    #[arg(long, value_enum, default_value_t = TimeUnit::S)]
+    #[arg(long, value_parser = parser::<TimeUnitArg, TimeUnit>(), default_value = "s")]
     pub csv_time_unit: TimeUnit,
     /// CSV: field delimiter (one character, or tab, space, comma, semicolon, pipe).
     #[arg(long, default_value = ",")]

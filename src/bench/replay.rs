@@ -26,7 +26,7 @@ pub struct ReplayBench {
     #[arg(long, num_args = 1..)]
     trace: Vec<PathBuf>,
     /// Format of --trace (auto: detected from the content).
-    #[arg(long, value_enum, default_value_t = Format::Auto, requires = "trace")]
+    #[arg(long, value_parser = rbf::args::value_enums::parser::<rbf::args::value_enums::FormatArg, Format>(), default_value = "auto", requires = "trace")]
     format: Format,
     /// File mode: decode on the replay's own thread (to measure what the decode thread
     /// brings).

@@ -12,7 +12,7 @@ use crate::message::Timestamp;
 use rbf_foundations::error::{Error, Result};
 
 /// Unit of a numeric time column.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TimeUnit {
     /// Seconds (a decimal fraction is allowed).

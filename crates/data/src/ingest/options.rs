@@ -7,9 +7,7 @@ use super::{csv, packet};
 use crate::message::KeyHasher;
 
 /// Trace formats.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// Detect from the content (magic numbers, then the first line).
@@ -25,7 +23,6 @@ pub enum Format {
     Csv,
     /// libCacheSim's oracleGeneral: 24-byte binary request records `{u32 time, u64 id,
     /// u32 size, i64 next}`, little-endian (detected by their next-access links).
-    #[value(alias = "oracle-general")]
     #[serde(alias = "oracle-general")]
     Binary,
     /// libCacheSim's lcs trace: a header describing fixed-size binary records (the

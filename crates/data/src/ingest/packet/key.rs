@@ -15,7 +15,7 @@ use crate::message::KeyHasher;
 use rbf_foundations::error::{Error, Result};
 
 /// The header fields that make up a message key.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FlowKeyKind {
     /// Protocol, source and destination address and port.
