@@ -97,7 +97,7 @@ fn shown(s: &str) -> String {
     }
 }
 
-pub use rbf_foundations::numbers::{real, whole};
+use rbf_foundations::numbers::{real, whole};
 
 #[cfg(test)]
 mod tests {

@@ -45,7 +45,8 @@ impl Simd {
 /// [`Simd::detect`] `>= Simd::Avx2`): the `#[inline(always)]` kernels `f` calls are
 /// inlined into the AVX2 copy and vectorised four doubles wide. Same operations in the
 /// same order either way, so the same bits. (Kernels with an AVX-512 path, such as the
-/// eq. 24 update in [`rbf_predicted::model::false_negative::disabling_step`], use intrinsics per level instead.)
+/// eq. 24 update in `rbf_predicted::model::false_negative::disabling_step`, use
+/// intrinsics per level instead.)
 #[inline(always)]
 pub fn with_avx2<R>(wide: bool, f: impl FnOnce() -> R) -> R {
     /// # Safety

@@ -204,7 +204,7 @@ impl FilterConfig {
 
     /// Checks everything but the recycle trigger (memory, k, phases, hashing): what a
     /// filter whose sigma is yet to be chosen must already satisfy
-    /// ([`rbf_predicted::model::false_positive::sigma_for_target`]).
+    /// (`rbf_predicted::model::false_positive::sigma_for_target`).
     pub fn validate_shape(&self) -> Result<()> {
         FilterConfig::check_phases(self.phases)?;
         FilterConfig::check_memory(self.memory)?;

@@ -36,7 +36,6 @@ pub mod table;
 
 use serde::Serialize;
 
-use crate::replay::KeyIndex;
 use adequacy::QFitCheck;
 use min_distance::{Family, Hints, MinDistanceFit};
 use observables::{ObservableCounts, RepeatValues};
@@ -44,6 +43,7 @@ use rbf_data::message::{for_each_key_batch, Message, KEY_BATCH};
 use rbf_data::workload::{Placement, Workload};
 use rbf_foundations::error::{Error, Result};
 use rbf_foundations::prefetch::prefetch_ptr;
+use rbf_foundations::slot_table::KeyIndex;
 use rbf_foundations::stats::Interval;
 use reuse::{ReuseCounts, ReuseEstimate, ReuseSummary};
 use successor::{SuccessorCounts, SuccessorEntropy};
@@ -234,8 +234,8 @@ impl Fit {
     /// bound (a list of one; empty without a reuse profile): the reuse profile at the
     /// upper end of its band, simultaneous over every knot, and p_r's whole interval
     /// (`p_repeat_interval`, over which the renewal bound takes its worst case in one
-    /// computation, [`rbf_predicted::model::false_negative::cycle::Draws`]). Both at the conservative level
-    /// (1 + level) / 2, so that both hold together with probability at least `level`
+    /// computation, `rbf_predicted::model::false_negative::renewal::cycle::Draws`).
+    /// Both at the conservative level (1 + level) / 2, so that both hold together with probability at least `level`
     /// (docs/FIT.md). The one-phase ratio is non-decreasing in every U_j, so this is an
     /// upper bound of the true workload's bound whenever both hold.
     pub fn conservative_workloads(&self) -> Result<Vec<Workload>> {

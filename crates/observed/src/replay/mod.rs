@@ -14,7 +14,6 @@ pub use cycles::{
     batch_length, confidence, rebatch, Confidence, CycleStats, CycleSums, Distribution, PerCycle,
     MIN_INTERVAL_BATCHES, TOO_FEW_CYCLES, TOO_FEW_CYCLES_WHY,
 };
-pub use rbf_foundations::slot_table::KeyIndex;
 pub use replicas::{replay_seeds, replica_seed, Replays, DEFAULT_HASH_SEEDS, MAX_HASH_SEEDS};
 pub use truth::{GroundTruth, Truth};
 

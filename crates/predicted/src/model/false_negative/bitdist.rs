@@ -14,8 +14,8 @@
 //! a width of a few standard deviations, so the window is what makes large filters
 //! affordable.
 
-use super::simd::{with_avx2, Simd};
 use crate::model::tau::Transitions;
+use rbf_foundations::simd::{with_avx2, Simd};
 
 /// Raw tau for a sliding range of start states l, computed on demand and stored by
 /// column: `cols[d][l - base]` = tau(l, l + d), so that a step is k + 1 unit-stride
@@ -327,10 +327,10 @@ pub fn trim_window(p: &mut [f64], lo: &mut usize, hi: &mut usize, tiny: f64) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::super::simd::{dot, sum};
     use super::*;
     use crate::model::tau::TauTable;
     use rbf_data::filter::Hashing;
+    use rbf_foundations::simd::{dot, sum};
 
     /// Dense reference of eq. (1): psi over all cells, no window.
     fn dense(t: Transitions, cap: usize, steps: usize, eta: f64) -> Vec<f64> {

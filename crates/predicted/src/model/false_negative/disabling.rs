@@ -74,8 +74,8 @@ const SUB_BLOCKS: usize = 128;
 const UNDERFLOW: f64 = 1e-300;
 
 use super::disabling_step::{self, Coefficients, LANES};
-use super::simd::{AlignedVec, Simd};
 use rbf_data::workload::reuse::{ReuseProfile, ReuseSequence};
+use rbf_foundations::simd::{AlignedVec, Simd};
 
 /// Lane sums of U for each arrival of a block.
 type BlockLanes = [[f64; LANES]; BLOCK];
@@ -463,8 +463,8 @@ pub(crate) fn distinct_weights(p_r: f64, u: f64) -> Option<(f64, f64)> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::simd::same_bits;
     use super::*;
+    use rbf_foundations::simd::same_bits;
 
     #[test]
     fn repeats_only_is_geometric() {

@@ -18,7 +18,7 @@
 //! previous unfused, two-buffer kernel with one accumulator and 2.9 s with this one
 //! (docs/history/PERFORMANCE-log.md, "2026-11-24 (later): in-place FMA kernel").
 
-use super::simd::Simd;
+use rbf_foundations::simd::Simd;
 
 /// Partial sums per chunk step; a chunk's length must be a multiple of this.
 pub const LANES: usize = 16;
@@ -158,8 +158,8 @@ unsafe fn step_avx2(c: Coefficients, g: &mut [f64], boundary: f64, acc: &mut [f6
 
 #[cfg(test)]
 mod tests {
-    use super::super::simd::{same_bits, sum_lanes};
     use super::*;
+    use rbf_foundations::simd::{same_bits, sum_lanes};
 
     #[test]
     fn every_level_matches_the_portable_order_bit_for_bit() {

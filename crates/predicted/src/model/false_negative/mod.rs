@@ -16,8 +16,8 @@
 //! * shared kernels: [`bitdist`] (the bit-count distribution, eqs. 1, 19), [`nbounded`]
 //!   (the same for an N-bounded filter, §4.1.2), [`powersums`] (sum_j q_j (1 - q_j)^l
 //!   in time independent of D, eqs. 6, 10), [`disabling`] and its kernel [`disabling_step`] (eq. 24)
-//!   (messages drawn or new in the current cycle, eq. 24, appendix G.2), `simd` (the
-//!   kernels' run-time choice of vector width, same results at each).
+//!   (messages drawn or new in the current cycle, eq. 24, appendix G.2); the kernels
+//!   choose their vector width at run time (`rbf_foundations::simd`), same results at each.
 //!
 //! Modelled variants: sigma- or N-bounded ([`nbounded`], §4.1.2), colliding or distinct
 //! hashing, retaining or not, one phase, or two phases with copy-over (the FN paper's analysis assumes copy-over
@@ -40,7 +40,6 @@ pub mod nbounded;
 pub mod powersums;
 pub mod renewal;
 // The vector level chosen at run time lives with the foundations (the replay uses it too).
-pub(crate) use rbf_foundations::simd;
 
 use rayon::prelude::*;
 
@@ -266,7 +265,7 @@ impl FnModel {
 
     /// What each method's number is for this filter and workload, under the FN
     /// paper's arrival model with this workload (whether the workload describes a
-    /// trace is the caller's to say: [`rbf_judge::compare`] calls a bound on a fitted
+    /// trace is the caller's to say: `rbf_judge::compare` calls a bound on a fitted
     /// workload a bound for the fitted model).
     pub fn guarantee(&self, method: Method) -> Guarantee {
         self.variant_guarantee(method)

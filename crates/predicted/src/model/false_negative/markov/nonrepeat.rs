@@ -525,7 +525,7 @@ mod tests {
                 let want = biuniform_unpruned(q, last);
                 let (got, _) = biuniform(q, 0..=last);
                 assert!(
-                    super::super::super::simd::same_bits(&got, &want),
+                    rbf_foundations::simd::same_bits(&got, &want),
                     "D = {}, last = {last}",
                     q.len()
                 );
