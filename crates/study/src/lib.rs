@@ -3,7 +3,7 @@
 //!
 //! * `coverage`: the coverage study: do printed intervals hold their level.
 //!
-//! `bench/` beside this file is not a module of the library: it is the `rbf-bench`
-//! binary (Cargo.toml's second `[[bin]]`), which runs the benchmarks and this study.
+//! The `rbf-bench` binary (the root package's src/bench/) runs the benchmarks and this
+//! study; nothing in the libraries uses either.
 
 pub mod coverage;
