@@ -1,8 +1,9 @@
 //! The command line's names for the library's choices of how a trace is read (`--format`,
 //! `--key`, `--csv-time-unit`): clap's value enums live here, with the flags, so that
-//! the libraries do not depend on clap. Each converts into the library's type, and the
-//! tests check that every library value has its name here, spelled as the library's
-//! own `name()` and serde names spell it.
+//! the libraries do not depend on clap. Each converts into the library's type; the help
+//! of each value is the library's own description (`Format::describe`,
+//! `FlowKeyKind::describe`), and the tests check that every library value has its name
+//! here, spelled as the library's own `name()` and serde names spell it.
 
 use rbf_data::ingest::csv::TimeUnit;
 use rbf_data::ingest::packet::key::FlowKeyKind;
@@ -11,29 +12,26 @@ use rbf_data::ingest::Format;
 /// Trace formats.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FormatArg {
-    /// Detect from the content (magic numbers, then the first line).
+    #[value(help = Format::Auto.describe())]
     Auto,
-    /// JEDI / TRAGEN request log: `timestamp,object_id,object_size`, no header.
+    #[value(help = Format::Jedi.describe())]
     Jedi,
-    /// One key per line.
+    #[value(help = Format::Lines.describe())]
     Lines,
-    /// pcap or pcapng packet capture (detected by magic number).
+    #[value(help = Format::Pcap.describe())]
     Pcap,
-    /// Generic delimited text with a column spec (`--csv-key-column`, ...).
+    #[value(help = Format::Csv.describe())]
     Csv,
-    /// libCacheSim's oracleGeneral: 24-byte binary request records `{u32 time, u64 id,
-    /// u32 size, i64 next}`, little-endian (detected by their next-access links).
+    #[value(help = Format::Binary.describe())]
     #[value(alias = "oracle-general")]
     Binary,
-    /// libCacheSim's lcs trace: a header describing fixed-size binary records (the
-    /// 1024-byte header with a format string, or the versioned 8 KiB one).
+    #[value(help = Format::Lcs.describe())]
     Lcs,
-    /// rbf's own compact message stream (written by `rbf ingest`).
+    #[value(help = Format::Rbfs.describe())]
     Rbfs,
-    /// Zeek conn.log, TSV (with its `#fields` header) or JSON lines: one message per
-    /// connection, keyed like capture flows (`--key`).
+    #[value(help = Format::Zeek.describe())]
     Zeek,
-    /// `nfdump -o csv` output: one message per flow record, keyed like capture flows.
+    #[value(help = Format::NfdumpCsv.describe())]
     NfdumpCsv,
 }
 
@@ -57,17 +55,17 @@ impl From<FormatArg> for Format {
 /// The header fields that make up a message key.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlowKeyArg {
-    /// Protocol, source and destination address and port.
+    #[value(help = FlowKeyKind::FiveTuple.describe())]
     FiveTuple,
-    /// The 5-tuple plus up to two VLAN ids (outer, inner).
+    #[value(help = FlowKeyKind::FiveTupleVlan.describe())]
     FiveTupleVlan,
-    /// Source and destination address.
+    #[value(help = FlowKeyKind::SrcDst.describe())]
     SrcDst,
-    /// Destination address.
+    #[value(help = FlowKeyKind::Dst.describe())]
     Dst,
-    /// Destination network (`--prefix-v4`/`--prefix-v6` bits): the campus use case.
+    #[value(help = FlowKeyKind::DstPrefix.describe())]
     DstPrefix,
-    /// Source network.
+    #[value(help = FlowKeyKind::SrcPrefix.describe())]
     SrcPrefix,
 }
 

@@ -6,38 +6,55 @@ use serde::Serialize;
 use super::{csv, packet};
 use crate::message::KeyHasher;
 
-/// Trace formats.
+/// Trace formats: each one's name is [`Format::name`] (the serde name too) and what it
+/// reads is [`Format::describe`] (also the command line's help for `--format`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
-    /// Detect from the content (magic numbers, then the first line).
     #[default]
     Auto,
-    /// JEDI / TRAGEN request log: `timestamp,object_id,object_size`, no header.
     Jedi,
-    /// One key per line.
     Lines,
-    /// pcap or pcapng packet capture (detected by magic number).
     Pcap,
-    /// Generic delimited text with a column spec (`--csv-key-column`, ...).
     Csv,
-    /// libCacheSim's oracleGeneral: 24-byte binary request records `{u32 time, u64 id,
-    /// u32 size, i64 next}`, little-endian (detected by their next-access links).
     #[serde(alias = "oracle-general")]
     Binary,
-    /// libCacheSim's lcs trace: a header describing fixed-size binary records (the
-    /// 1024-byte header with a format string, or the versioned 8 KiB one).
     Lcs,
-    /// rbf's own compact message stream (written by `rbf ingest`).
     Rbfs,
-    /// Zeek conn.log, TSV (with its `#fields` header) or JSON lines: one message per
-    /// connection, keyed like capture flows (`--key`).
     Zeek,
-    /// `nfdump -o csv` output: one message per flow record, keyed like capture flows.
     NfdumpCsv,
 }
 
 impl Format {
+    /// What the format is, in a sentence without its full stop (the help line).
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Format::Auto => "Detect from the content (magic numbers, then the first line)",
+            Format::Jedi => {
+                "JEDI / TRAGEN request log: `timestamp,object_id,object_size`, no header"
+            }
+            Format::Lines => "One key per line",
+            Format::Pcap => "pcap or pcapng packet capture (detected by magic number)",
+            Format::Csv => "Generic delimited text with a column spec (`--csv-key-column`, ...)",
+            Format::Binary => {
+                "libCacheSim's oracleGeneral: 24-byte binary request records `{u32 time, u64 id, \
+                 u32 size, i64 next}`, little-endian (detected by their next-access links)"
+            }
+            Format::Lcs => {
+                "libCacheSim's lcs trace: a header describing fixed-size binary records (the \
+                 1024-byte header with a format string, or the versioned 8 KiB one)"
+            }
+            Format::Rbfs => "rbf's own compact message stream (written by `rbf ingest`)",
+            Format::Zeek => {
+                "Zeek conn.log, TSV (with its `#fields` header) or JSON lines: one message per \
+                 connection, keyed like capture flows (`--key`)"
+            }
+            Format::NfdumpCsv => {
+                "`nfdump -o csv` output: one message per flow record, keyed like capture flows"
+            }
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Format::Auto => "auto",

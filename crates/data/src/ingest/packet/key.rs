@@ -14,22 +14,18 @@ use super::PacketFields;
 use crate::message::KeyHasher;
 use rbf_foundations::error::{Error, Result};
 
-/// The header fields that make up a message key.
+/// The header fields that make up a message key: each kind's name is
+/// [`FlowKeyKind::name`], its fields [`FlowKeyKind::describe`] (also the command line's
+/// help for `--key`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FlowKeyKind {
-    /// Protocol, source and destination address and port.
     #[default]
     FiveTuple,
-    /// The 5-tuple plus up to two VLAN ids (outer, inner).
     FiveTupleVlan,
-    /// Source and destination address.
     SrcDst,
-    /// Destination address.
     Dst,
-    /// Destination network (`--prefix-v4`/`--prefix-v6` bits): the campus use case.
     DstPrefix,
-    /// Source network.
     SrcPrefix,
 }
 
@@ -65,6 +61,20 @@ impl FlowKeyKind {
             6 => FlowKeyKind::SrcPrefix,
             _ => return None,
         })
+    }
+
+    /// The header fields, in a sentence without its full stop (the help line).
+    pub const fn describe(self) -> &'static str {
+        match self {
+            FlowKeyKind::FiveTuple => "Protocol, source and destination address and port",
+            FlowKeyKind::FiveTupleVlan => "The 5-tuple plus up to two VLAN ids (outer, inner)",
+            FlowKeyKind::SrcDst => "Source and destination address",
+            FlowKeyKind::Dst => "Destination address",
+            FlowKeyKind::DstPrefix => {
+                "Destination network (`--prefix-v4`/`--prefix-v6` bits): the campus use case"
+            }
+            FlowKeyKind::SrcPrefix => "Source network",
+        }
     }
 
     pub fn name(self) -> &'static str {
