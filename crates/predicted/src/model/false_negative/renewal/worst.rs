@@ -87,14 +87,40 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         let (left, cut) = (known(Run::Over(a, m), &found), known(Run::At(m), &found));
         let lower = || one_process(model, options, Run::Over(a, m), a, (a + m) / 2.0);
         let upper = || one_process(model, options, Run::At(m), m, b);
-        let (new_left, new_cut) = match (left, cut) {
-            (Some(_), Some(_)) => (Ok(Vec::new()), Ok(Vec::new())),
-            (Some(_), None) => (Ok(Vec::new()), upper()),
-            (None, Some(_)) => (lower(), Ok(Vec::new())),
-            (None, None) => rayon::join(lower, upper),
+        // A step that needs one process leaves a thread free: it computes ahead the cut
+        // of the piece that is next in line (the second largest bound now), which the
+        // search usually makes soon (the loose pieces are halved breadth first). Only
+        // the time changes: every value is the one its run gives whenever it is run.
+        // (On one thread the work ahead would only be work.)
+        let ahead = (rayon::current_num_threads() > 1)
+            .then(|| search.runner_up(i))
+            .flatten()
+            .map(|(a2, b2)| ((a2 + b2) / 2.0, b2))
+            .filter(|&(m2, _)| known(Run::At(m2), &found).is_none());
+        let beside = |one: &(dyn Fn() -> Result<Found> + Sync)| match ahead {
+            Some((m2, b2)) => rayon::join(one, || one_process(model, options, Run::At(m2), m2, b2)),
+            None => (one(), Ok(Vec::new())),
+        };
+        let (new_left, new_cut, early) = match (left, cut) {
+            (Some(_), Some(_)) => (Ok(Vec::new()), Ok(Vec::new()), Ok(Vec::new())),
+            (Some(_), None) => {
+                let (c, e) = beside(&upper);
+                (Ok(Vec::new()), c, e)
+            }
+            (None, Some(_)) => {
+                let (l, e) = beside(&lower);
+                (l, Ok(Vec::new()), e)
+            }
+            (None, None) => {
+                let (l, c) = rayon::join(lower, upper);
+                (l, c, Ok(Vec::new()))
+            }
         };
         found.extend(new_left?);
         found.extend(new_cut?);
+        // A failed computation ahead is not this step's: the search meets it again,
+        // in its own turn, if it gets there.
+        found.extend(early.unwrap_or_default());
         let right = match known(Run::Over(m, b), &found) {
             Some(v) => v,
             None => {
@@ -153,6 +179,20 @@ impl Partition {
         (!done).then_some((i, a, b))
     }
 
+    /// The ends of the piece with the largest bound other than piece `i`, when that
+    /// bound is above the attained value's tolerance (a piece the search would cut
+    /// were it the largest).
+    fn runner_up(&self, i: usize) -> Option<(f64, f64)> {
+        self.pieces
+            .iter()
+            .enumerate()
+            .filter(|&(j, p)| {
+                j != i && p.2 > self.attained * (1.0 + TOLERANCE) && p.1 - p.0 > MIN_WIDTH
+            })
+            .max_by(|x, y| x.1 .2.total_cmp(&y.1 .2))
+            .map(|(_, p)| (p.0, p.1))
+    }
+
     /// Piece `i`, [a, b], halved: the halves' (bound, truncated mass) and the exact
     /// value at the cut.
     fn cut(
@@ -197,6 +237,9 @@ impl Partition {
 /// process's thousands); a deeper half is computed on its own.
 const HALVES_AHEAD: usize = 10;
 
+/// The computations of one bit process: each run with its (bound, truncated mass).
+type Found = Vec<(Run, (f64, f64))>;
+
 /// A renewal computation of the search: the bound at p_r, or over [a, b].
 #[derive(Clone, Copy, Debug)]
 enum Run {
@@ -239,7 +282,7 @@ fn one_process(
     first: Run,
     x: f64,
     top: f64,
-) -> Result<Vec<(Run, (f64, f64))>> {
+) -> Result<Found> {
     let mut runs = vec![first];
     let mut end = top;
     for _ in 0..HALVES_AHEAD {
