@@ -26,7 +26,7 @@ use pyo3::types::{PyBytes, PyString};
 use rbf_data::ingest::count::DistinctEstimate;
 use rbf_data::ingest::readahead::ReadAhead;
 use rbf_data::ingest::sketch;
-use rbf_data::ingest::{IngestSummary, MessageSource};
+use rbf_data::ingest::{IngestSummary, MessageSource, SourceFormat};
 use rbf_data::message::{KeyHasher, Message};
 
 /// Messages between two looks at the interrupt flag.
@@ -318,7 +318,7 @@ impl<T: KeyValue> MemorySource<T> {
             hasher: KeyHasher::default(),
             summary: IngestSummary {
                 source: format!("{n} keys in memory"),
-                format: "memory".into(),
+                format: SourceFormat::Memory,
                 records: n,
                 messages: n,
                 ..IngestSummary::default()

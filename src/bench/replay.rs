@@ -321,7 +321,7 @@ fn from_files(
     let mut warm = ingest::open_inputs(&a.trace, &ingest_options)?;
     warm.by_ref().for_each(drop);
     warm.summary().require_data()?;
-    let format = warm.summary().format.clone();
+    let format = warm.summary().format;
     for w in warm.summary().warnings() {
         rbf_foundations::errln!("{w}");
     }

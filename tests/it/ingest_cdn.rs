@@ -18,7 +18,7 @@ fn tragen_arrivals_objects_and_one_hit_wonders() {
         &data("tragen-100k.csv"),
         &options(Format::Auto, FlowKeyKind::FiveTuple),
     );
-    assert_eq!(s.format, "jedi");
+    assert_eq!(s.format.name(), "jedi");
     assert_eq!((s.records, s.messages, s.malformed), (100_001, 100_001, 0));
     let mut counts: HashMap<u64, u64> = HashMap::new();
     for m in &ms {

@@ -46,7 +46,7 @@ fn every_shipped_capture_matches_tshark() {
         let path = root().join(&row.file);
         for (kind, &want) in KINDS.iter().zip(&row.keys) {
             let (ms, s) = read(&path, &options(Format::Auto, *kind));
-            assert_eq!(s.format, "pcap", "{}", row.file);
+            assert_eq!(s.format.name(), "pcap", "{}", row.file);
             assert_eq!(s.records, row.frames, "{} frames", row.file);
             assert_eq!(s.messages, row.ip, "{} IP packets", row.file);
             assert_eq!(distinct(&ms), want, "{} distinct {kind:?}", row.file);

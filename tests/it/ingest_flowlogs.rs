@@ -61,7 +61,7 @@ fn nfdump_flows_have_the_capture_keys() {
     for (stem, cap) in captures() {
         let log = data(&format!("flowlogs/{stem}.nfdump.csv.zst"));
         let (flows, s) = named(&log, &five);
-        assert_eq!(s.format, "nfdump-csv", "{stem}");
+        assert_eq!(s.format.name(), "nfdump-csv", "{stem}");
         assert_eq!(s.malformed, 0, "{stem}: {:?}", s.examples);
         assert_eq!(
             s.skipped.values().sum::<u64>(),
@@ -108,7 +108,7 @@ fn zeek_connections_are_the_capture_flows_by_originator() {
     for (stem, cap) in captures() {
         let (tsv, s) = named(&data(&format!("flowlogs/{stem}.conn.log.zst")), &five);
         assert_eq!(
-            (s.format.as_str(), s.malformed),
+            (s.format.name(), s.malformed),
             ("zeek", 0),
             "{stem}: {:?}",
             s.examples

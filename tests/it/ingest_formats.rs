@@ -115,12 +115,12 @@ fn detection_is_by_content_not_by_name() {
         &write(&dir, "looks.csv", &cap),
         &options(Format::Auto, FlowKeyKind::FiveTuple),
     );
-    assert_eq!((s.format.as_str(), ms.len()), ("pcap", 3));
+    assert_eq!((s.format.name(), ms.len()), ("pcap", 3));
     let (ms, s) = read(
         &write(&dir, "looks.pcap", b"1,2,3\n4,5,6\n"),
         &options(Format::Auto, FlowKeyKind::FiveTuple),
     );
-    assert_eq!((s.format.as_str(), ms.len()), ("jedi", 2));
+    assert_eq!((s.format.name(), ms.len()), ("jedi", 2));
     // zstd-compressed capture, detected through the compression.
     let (ms, _) = read(
         &data("zeek_echo-connections.pcap.zst"),

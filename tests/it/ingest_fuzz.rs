@@ -68,7 +68,7 @@ fn drain(path: &std::path::Path, o: &IngestOptions, what: &str) {
         let n = (&mut src).count() as u64;
         let s = src.summary();
         assert_eq!(n, s.messages, "{what}");
-        if s.format == "pcap" && o.flows.is_none() {
+        if s.format.name() == "pcap" && o.flows.is_none() {
             let skipped: u64 = s.skipped.values().sum();
             assert_eq!(
                 s.messages + s.malformed + skipped,

@@ -66,7 +66,7 @@ fn the_oracle_general_sample_is_detected_and_counted_like_libcachesim() {
         gz,
     ] {
         let (ms, s) = read(&path, &auto());
-        assert_eq!(s.format, "binary", "{}", path.display());
+        assert_eq!(s.format.name(), "binary", "{}", path.display());
         assert_eq!((ms.len(), distinct(&ms)), (SAMPLE_REQUESTS, SAMPLE_OBJECTS));
         assert_eq!(s.damage, None);
         all.push(ms);
@@ -92,7 +92,7 @@ fn an_lcs_file_from_libcachesims_converter_reads_like_its_source() {
     );
     for path in [plain, data("libcachesim_cloudPhysicsIO.v1.lcs.zst")] {
         let (ms, s) = read(&path, &auto());
-        assert_eq!(s.format, "lcs");
+        assert_eq!(s.format.name(), "lcs");
         assert_eq!(ms, oracle, "{}", path.display());
         assert!(s.notes.is_empty() && s.damage.is_none(), "{s:?}");
     }
@@ -218,7 +218,7 @@ fn lcs_files_following_lcs_h_read_in_every_layout() {
         for (suffix, content) in [("", bytes.clone()), (".zst", zst), (".gz", gzip(bytes))] {
             let path = write(&dir, &format!("{name}.lcs{suffix}"), &content);
             let (ms, s) = read(&path, &auto());
-            assert_eq!(s.format, "lcs", "{name}{suffix}");
+            assert_eq!(s.format.name(), "lcs", "{name}{suffix}");
             assert_eq!(ms, want, "{name}{suffix}");
             assert!(s.notes.is_empty() && s.damage.is_none(), "{name}: {s:?}");
             let (forced, _) = read(&path, &options(Format::Lcs, FlowKeyKind::FiveTuple));

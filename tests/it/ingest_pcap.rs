@@ -123,7 +123,7 @@ fn every_capture_has_its_resolution_and_reasons() {
     for e in CAPTURES {
         for kind in KINDS {
             let (_, s) = read(&data(e.file), &options(Format::Auto, kind));
-            assert_eq!(s.format, "pcap", "{}", e.file);
+            assert_eq!(s.format.name(), "pcap", "{}", e.file);
             assert_eq!(s.time_resolutions, vec![e.resolution], "{}", e.file);
             assert_eq!(
                 s.malformed, e.malformed,

@@ -41,7 +41,7 @@ fn gzip_captures_read_like_zstd_ones_and_keep_every_packet_before_a_cut() {
     let (ms, g) = read(&gz, &five);
     assert_eq!(ms, all);
     assert_eq!(
-        (g.format.as_str(), g.records, g.damage.clone()),
+        (g.format.name(), g.records, g.damage.clone()),
         ("pcap", s.records, None)
     );
     // pcapng too.

@@ -66,7 +66,7 @@ fn rbfs_replays_exactly_like_its_source() {
         // Same messages, in the same order.
         let (direct, _) = read(&data(file), &o);
         let (back, s) = read(&out, &options(Format::Auto, FlowKeyKind::FiveTuple));
-        assert_eq!(s.format, "rbfs");
+        assert_eq!(s.format.name(), "rbfs");
         assert!(s.damage.is_none(), "{file}: {:?}", s.damage);
         assert_eq!(back, direct, "{file}");
         assert_eq!(

@@ -232,7 +232,7 @@ fn a_jedi_log_with_a_header_line_is_read() {
         std::fs::write(dir.join("h.csv"), format!("{header}\n{body}")).unwrap();
         for format in [Format::Auto, Format::Jedi] {
             let (ms, s) = read(&dir.join("h.csv"), &options(format, FlowKeyKind::FiveTuple));
-            assert_eq!(s.format, "jedi");
+            assert_eq!(s.format.name(), "jedi");
             assert_eq!(ms, plain, "{header:?} {format:?}");
             assert_eq!((s.records, s.malformed), (501, 0), "{s:?}");
             assert_eq!(

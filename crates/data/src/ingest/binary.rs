@@ -9,7 +9,8 @@
 use std::io::{BufRead, Read};
 use std::path::PathBuf;
 
-use super::source::{IngestSummary, MessageSource};
+use super::options::Format;
+use super::source::{IngestSummary, MessageSource, SourceFormat};
 use crate::message::{KeyDictionary, KeyHasher, Message, Timestamp};
 
 /// Length of an oracleGeneral record.
@@ -204,7 +205,15 @@ impl BinarySource {
         hasher: KeyHasher,
         keep_keys: bool,
     ) -> Self {
-        Self::with_layout(path, reader, hasher, keep_keys, ORACLE_GENERAL, "binary", 0)
+        Self::with_layout(
+            path,
+            reader,
+            hasher,
+            keep_keys,
+            ORACLE_GENERAL,
+            Format::Binary,
+            0,
+        )
     }
 
     /// Records of `layout` from `reader`, which is positioned `offset` bytes into the
@@ -215,10 +224,10 @@ impl BinarySource {
         hasher: KeyHasher,
         keep_keys: bool,
         layout: RecordLayout,
-        format: &str,
+        format: Format,
         offset: u64,
     ) -> Self {
-        let summary = IngestSummary::new(&path, format);
+        let summary = IngestSummary::new(&path, SourceFormat::Trace(format));
         BinarySource {
             path,
             reader,

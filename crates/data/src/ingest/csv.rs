@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::options::Format;
 use super::text::{parse_seconds, parse_u64, LineParser};
 use crate::message::Timestamp;
 use rbf_foundations::error::{Error, Result};
@@ -258,8 +259,8 @@ impl LineParser for CsvParser {
         Ok(Some((key, time)))
     }
 
-    fn name(&self) -> &'static str {
-        "csv"
+    fn format(&self) -> Format {
+        Format::Csv
     }
 
     fn skip_reason(&self, line_no: u64) -> &'static str {

@@ -34,4 +34,4 @@ pub mod text;
 
 pub use open::{open, open_inputs};
 pub use options::{Format, IngestOptions};
-pub use source::{FlowSummary, IngestSummary, MessageSource, MAX_EXAMPLES};
+pub use source::{FlowSummary, IngestSummary, MessageSource, SourceFormat, MAX_EXAMPLES};

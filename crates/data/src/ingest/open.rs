@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::options::{Format, IngestOptions};
-use super::source::MessageSource;
+use super::source::{MessageSource, SourceFormat};
 use super::{binary, compressed, csv, flowlog, input, lcs, packet, rbfs, readahead, series, text};
 use rbf_foundations::error::{Error, Result};
 
@@ -52,9 +52,12 @@ fn open_decoder(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn M
 
 /// `--flows` applies to packet captures only: the error says why not otherwise.
 fn flows_apply(source: &dyn MessageSource) -> Result<()> {
-    let format = source.summary().format.clone();
-    if format != Format::Pcap.name() {
-        let flows_already = format == Format::Zeek.name() || format == Format::NfdumpCsv.name();
+    let format = source.summary().format;
+    if format != SourceFormat::Trace(Format::Pcap) {
+        let flows_already = matches!(
+            format,
+            SourceFormat::Trace(Format::Zeek | Format::NfdumpCsv)
+        );
         return Err(Error::config(
             "flows",
             format!(
@@ -202,7 +205,7 @@ fn lcs_source(
             options.hasher,
             options.keep_keys,
             header.layout,
-            Format::Lcs.name(),
+            Format::Lcs,
             header.len as u64,
         )
         .announce(header.requests, header.objects),

@@ -26,6 +26,20 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format.
+    pub const ALL: [Format; 10] = [
+        Format::Auto,
+        Format::Jedi,
+        Format::Lines,
+        Format::Pcap,
+        Format::Csv,
+        Format::Binary,
+        Format::Lcs,
+        Format::Rbfs,
+        Format::Zeek,
+        Format::NfdumpCsv,
+    ];
+
     /// What the format is, in a sentence without its full stop (the help line).
     pub const fn describe(self) -> &'static str {
         match self {

@@ -50,8 +50,9 @@ use std::thread::JoinHandle;
 
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
+use super::options::Format;
 use super::readahead::BATCH;
-use super::source::{IngestSummary, MessageSource};
+use super::source::{IngestSummary, MessageSource, SourceFormat};
 use crate::message::{KeyHasher, Message, Timestamp};
 use rbf_foundations::error::{Error, Result};
 use rbf_foundations::output_file::OutputFile;
@@ -1094,7 +1095,7 @@ impl RbfsSource {
                 ),
             });
         }
-        let summary = IngestSummary::new(&path, "rbfs");
+        let summary = IngestSummary::new(&path, SourceFormat::Trace(Format::Rbfs));
         Ok(RbfsSource {
             reader,
             at: 0,
@@ -1288,7 +1289,7 @@ mod tests {
             messages.len(),
             std::process::id()
         ));
-        let summary = IngestSummary::new(Path::new("listed"), "csv");
+        let summary = IngestSummary::new(Path::new("listed"), SourceFormat::Trace(Format::Csv));
         let listed = Listed(messages.to_vec(), 0, summary.clone());
         let mut w = RbfsWriter::create(&path, KeyHasher::default()).expect("creates");
         match how {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use super::input;
 use super::options::IngestOptions;
 use super::source::{is_stdin, label};
-use super::source::{IngestSummary, MessageSource};
+use super::source::{IngestSummary, MessageSource, SourceFormat};
 use crate::message::{KeyDictionary, Message};
 use rbf_foundations::error::{Error, Result};
 
@@ -172,11 +172,11 @@ pub fn open(
     options: &IngestOptions,
     open_file: OpenFile,
 ) -> Result<SeriesSource> {
-    let mut format: Option<(String, PathBuf)> = None;
+    let mut format: Option<(SourceFormat, PathBuf)> = None;
     let mut firsts = Vec::with_capacity(files.len());
     for f in &files {
         let mut src = open_file(f, options, false)?;
-        let this = src.summary().format.clone();
+        let this = src.summary().format;
         match &format {
             None => format = Some((this, f.clone())),
             Some((first, path)) if *first != this => {
@@ -210,7 +210,7 @@ pub fn open(
     let files: Vec<PathBuf> = order.into_iter().map(|i| files[i].clone()).collect();
     let mut summary = IngestSummary::new(
         Path::new(&format!("{} files", files.len())),
-        &format.map(|f| f.0).unwrap_or_default(),
+        format.map(|f| f.0).unwrap_or_default(),
     );
     summary.source = series_label(&files);
     Ok(SeriesSource {
@@ -313,7 +313,7 @@ impl SeriesSource {
             Err(e) => {
                 // Checked when the series was opened: it changed since. What was read
                 // stands; the file is reported, the series goes on.
-                let mut f = IngestSummary::new(&path, &self.summary.format);
+                let mut f = IngestSummary::new(&path, self.summary.format);
                 f.damage = Some(format!("{e} (the file could not be read again)"));
                 self.summary.damage = f.damage.clone();
                 self.summary.files.push(f);

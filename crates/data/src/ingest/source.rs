@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::count;
+use super::Format;
 use crate::message::{KeyDictionary, Message};
 use rbf_foundations::error::{Error, Result};
 
@@ -48,12 +49,75 @@ pub trait MessageSource: Iterator<Item = Message> + Send {
     }
 }
 
+/// Which reader made a summary: one of a trace format's, keys handed over in memory
+/// (the Python package's arrays), or none (a summary made for an input that could not be
+/// opened). Written as its name (`pcap`, `memory`, an empty string for none), so that
+/// outputs and journals read the same as they did when it was a string.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SourceFormat {
+    #[default]
+    Unknown,
+    Trace(Format),
+    Memory,
+}
+
+impl SourceFormat {
+    /// Every named kind: the trace formats, then keys in memory.
+    fn named() -> impl Iterator<Item = SourceFormat> {
+        Format::ALL
+            .into_iter()
+            .map(SourceFormat::Trace)
+            .chain([SourceFormat::Memory])
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceFormat::Unknown => "",
+            SourceFormat::Trace(f) => f.name(),
+            SourceFormat::Memory => "memory",
+        }
+    }
+
+    /// The kind of that name (the empty name: none); None for a name no reader uses.
+    pub fn from_name(name: &str) -> Option<SourceFormat> {
+        if name.is_empty() {
+            return Some(SourceFormat::Unknown);
+        }
+        SourceFormat::named().find(|k| k.name() == name)
+    }
+}
+
+impl std::fmt::Display for SourceFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for SourceFormat {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SourceFormat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        SourceFormat::from_name(&name).ok_or_else(|| {
+            let known: Vec<&str> = SourceFormat::named().map(SourceFormat::name).collect();
+            serde::de::Error::custom(format!(
+                "unknown input format `{name}` (one of {}, or empty)",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
 /// What a reader did with its input.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct IngestSummary {
     pub source: String,
-    pub format: String,
+    pub format: SourceFormat,
     /// Records read (lines, packets, binary records).
     pub records: u64,
     /// Messages produced.
@@ -112,10 +176,10 @@ const MAX_REASONS: usize = 32;
 const OTHER_REASONS: &str = "other reasons";
 
 impl IngestSummary {
-    pub fn new(path: &Path, format: &str) -> Self {
+    pub fn new(path: &Path, format: SourceFormat) -> Self {
         IngestSummary {
             source: label(path),
-            format: format.to_string(),
+            format,
             ..Default::default()
         }
     }
@@ -347,5 +411,41 @@ pub fn label(path: &Path) -> String {
         "<stdin>".to_string()
     } else {
         path.display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind is written as its name and read back from it, the names are the
+    /// formats' own (as `--format` spells them), and a name no reader uses is an error
+    /// that lists the names.
+    #[test]
+    fn a_source_format_is_written_as_its_name() {
+        let mut names = Vec::new();
+        for k in SourceFormat::named().chain([SourceFormat::Unknown]) {
+            let json = serde_json::to_string(&k).expect("written");
+            assert_eq!(json, format!("\"{}\"", k.name()));
+            let back: SourceFormat = serde_json::from_str(&json).expect("read");
+            assert_eq!(back, k);
+            assert_eq!(k.to_string(), k.name());
+            names.push(k.name());
+        }
+        assert_eq!(SourceFormat::Trace(Format::Pcap).name(), "pcap");
+        assert_eq!(SourceFormat::Trace(Format::NfdumpCsv).name(), "nfdump-csv");
+        assert_eq!(SourceFormat::Memory.name(), "memory");
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Format::ALL.len() + 2, "{names:?}");
+        let e = serde_json::from_str::<SourceFormat>("\"pcapng\"").expect_err("unknown");
+        assert!(
+            e.to_string().contains("unknown input format `pcapng`"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("nfdump-csv, memory"), "{e}");
+        let s: IngestSummary =
+            serde_json::from_str(r#"{"source":"a.pcap","format":"pcap"}"#).expect("a summary");
+        assert_eq!(s.format, SourceFormat::Trace(Format::Pcap));
     }
 }

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use crate::message::{KeyDictionary, KeyHasher, Message, Timestamp};
 
-use super::source::{IngestSummary, MessageSource};
+use super::options::Format;
+use super::source::{IngestSummary, MessageSource, SourceFormat};
 
 /// Turns one line (without its newline) into a key and a timestamp.
 pub trait LineParser: Send {
@@ -23,8 +24,8 @@ pub trait LineParser: Send {
     /// [`render_encoded`](crate::ingest::packet::key::render_encoded), not shown as is.
     const ENCODED_KEYS: bool = false;
 
-    /// Format name for reports.
-    fn name(&self) -> &'static str;
+    /// The format it reads (its name in reports).
+    fn format(&self) -> Format;
 
     /// Why line `line_no` carried no record (after `parse` returned `Ok(None)`).
     fn skip_reason(&self, _line_no: u64) -> &'static str {
@@ -65,7 +66,7 @@ impl<P: LineParser> TextSource<P> {
         hasher: KeyHasher,
         keep_keys: bool,
     ) -> Self {
-        let summary = IngestSummary::new(&path, parser.name());
+        let summary = IngestSummary::new(&path, SourceFormat::Trace(parser.format()));
         TextSource {
             path,
             reader,
@@ -322,8 +323,8 @@ impl LineParser for JediParser {
         Ok(Some((id, time)))
     }
 
-    fn name(&self) -> &'static str {
-        "jedi"
+    fn format(&self) -> Format {
+        Format::Jedi
     }
 
     fn skip_reason(&self, line_no: u64) -> &'static str {
@@ -352,8 +353,8 @@ impl LineParser for LinesParser {
         Ok(Some((t, Timestamp::NONE)))
     }
 
-    fn name(&self) -> &'static str {
-        "lines"
+    fn format(&self) -> Format {
+        Format::Lines
     }
 }
 

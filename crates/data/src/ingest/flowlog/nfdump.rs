@@ -14,6 +14,7 @@
 //! number. nfdump's flows are unidirectional, keyed like the flows of a capture.
 
 use super::{port, split, Endpoints, Keyer};
+use crate::ingest::options::Format;
 use crate::ingest::packet::key::KeySpec;
 use crate::ingest::text::LineParser;
 use crate::message::Timestamp;
@@ -163,8 +164,8 @@ impl LineParser for NfdumpParser {
         Ok(Some((self.keyer.key(&e)?, time)))
     }
 
-    fn name(&self) -> &'static str {
-        "nfdump-csv"
+    fn format(&self) -> Format {
+        Format::NfdumpCsv
     }
 
     fn skip_reason(&self, _line_no: u64) -> &'static str {

@@ -27,6 +27,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::{port, split, Endpoints, Keyer};
+use crate::ingest::options::Format;
 use crate::ingest::packet::key::KeySpec;
 use crate::ingest::text::{parse_seconds, LineParser};
 use crate::message::Timestamp;
@@ -322,8 +323,8 @@ impl LineParser for ZeekParser {
         }
     }
 
-    fn name(&self) -> &'static str {
-        "zeek"
+    fn format(&self) -> Format {
+        Format::Zeek
     }
 
     fn skip_reason(&self, _line_no: u64) -> &'static str {

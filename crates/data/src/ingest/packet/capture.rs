@@ -13,7 +13,8 @@ use pcap_parser::{PcapBlockOwned, PcapError};
 use super::key::KeySpec;
 use super::link::mask_linktype;
 use super::{decode, decode_into, PacketFields, Skip};
-use crate::ingest::source::{IngestSummary, MessageSource};
+use crate::ingest::options::Format;
+use crate::ingest::source::{IngestSummary, MessageSource, SourceFormat};
 use crate::message::{KeyDictionary, KeyHasher, Message, Timestamp};
 use rbf_foundations::error::{Error, Result};
 
@@ -132,7 +133,7 @@ impl PcapSource {
                     other => format!("cannot read the capture header: {other}"),
                 },
             })?;
-        let mut summary = IngestSummary::new(&path, "pcap");
+        let mut summary = IngestSummary::new(&path, SourceFormat::Trace(Format::Pcap));
         summary.key = Some(options.key.describe());
         Ok(PcapSource {
             path,
@@ -845,7 +846,7 @@ mod tests {
     fn refused(e: Error) -> (Vec<Message>, IngestSummary) {
         (
             Vec::new(),
-            IngestSummary::new(&PathBuf::from(e.to_string()), ""),
+            IngestSummary::new(&PathBuf::from(e.to_string()), SourceFormat::Unknown),
         )
     }
 
