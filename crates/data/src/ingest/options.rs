@@ -114,3 +114,29 @@ pub struct IngestOptions {
     /// ([`readahead`]; the messages are the same either way).
     pub same_thread: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Format::ALL` holds every format once: each takes the place an exhaustive match
+    /// gives it, so a format added to the enum and not to `ALL` fails here (or does not
+    /// compile).
+    #[test]
+    fn all_holds_every_format_once() {
+        let place = |f: Format| match f {
+            Format::Auto => 0,
+            Format::Jedi => 1,
+            Format::Lines => 2,
+            Format::Pcap => 3,
+            Format::Csv => 4,
+            Format::Binary => 5,
+            Format::Lcs => 6,
+            Format::Rbfs => 7,
+            Format::Zeek => 8,
+            Format::NfdumpCsv => 9,
+        };
+        let places: Vec<usize> = Format::ALL.iter().map(|&f| place(f)).collect();
+        assert_eq!(places, (0..Format::ALL.len()).collect::<Vec<_>>());
+    }
+}

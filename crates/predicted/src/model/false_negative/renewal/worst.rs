@@ -167,30 +167,34 @@ impl Partition {
     /// None once that bound is within [`TOLERANCE`] of the attained value, the piece is
     /// narrower than [`MIN_WIDTH`] or the next step would pass [`MAX_COMPUTATIONS`].
     fn next_cut(&self) -> Option<(usize, f64, f64)> {
-        let (i, &(a, b, u)) = self
-            .pieces
-            .iter()
-            .enumerate()
-            .max_by(|x, y| x.1 .2.total_cmp(&y.1 .2))
-            .expect("at least one piece");
-        let done = u <= self.attained * (1.0 + TOLERANCE)
-            || b - a <= MIN_WIDTH
-            || self.computations + self.extra + 3 > MAX_COMPUTATIONS;
+        let (i, a, b) = self.largest(None).expect("at least one piece");
+        let done = !self.worth_cutting(i) || self.computations + self.extra + 3 > MAX_COMPUTATIONS;
         (!done).then_some((i, a, b))
     }
 
-    /// The ends of the piece with the largest bound other than piece `i`, when that
-    /// bound is above the attained value's tolerance (a piece the search would cut
-    /// were it the largest).
+    /// The ends of the piece with the largest bound other than piece `i`, when the
+    /// search would cut it were it the largest.
     fn runner_up(&self, i: usize) -> Option<(f64, f64)> {
+        self.largest(Some(i))
+            .filter(|&(j, _, _)| self.worth_cutting(j))
+            .map(|(_, a, b)| (a, b))
+    }
+
+    /// The piece with the largest bound (its index and ends), `except` left out.
+    fn largest(&self, except: Option<usize>) -> Option<(usize, f64, f64)> {
         self.pieces
             .iter()
             .enumerate()
-            .filter(|&(j, p)| {
-                j != i && p.2 > self.attained * (1.0 + TOLERANCE) && p.1 - p.0 > MIN_WIDTH
-            })
+            .filter(|&(j, _)| Some(j) != except)
             .max_by(|x, y| x.1 .2.total_cmp(&y.1 .2))
-            .map(|(_, p)| (p.0, p.1))
+            .map(|(j, &(a, b, _))| (j, a, b))
+    }
+
+    /// Whether piece `j`'s bound is above the attained value's tolerance and the piece
+    /// wider than [`MIN_WIDTH`].
+    fn worth_cutting(&self, j: usize) -> bool {
+        let (a, b, u) = self.pieces[j];
+        u > self.attained * (1.0 + TOLERANCE) && b - a > MIN_WIDTH
     }
 
     /// Piece `i`, [a, b], halved: the halves' (bound, truncated mass) and the exact
