@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use rbf_data::filter::{FilterConfig, Hashing, Positions};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 #[derive(Args, Debug, Clone)]
 pub struct FilterArgs {
@@ -130,13 +130,15 @@ impl FilterArgs {
         match &self.filter_config {
             Some(path) => {
                 let text = rbf_data::ingest::input::read_text(path)?;
-                let f: FilterFile = toml::from_str(&text).map_err(|e| Error::Config {
-                    key: "filter".into(),
-                    message: format!(
-                        "{}: {}",
-                        path.display(),
-                        rbf_foundations::error::clip_lines(&e.to_string())
-                    ),
+                let f: FilterFile = toml::from_str(&text).map_err(|e| {
+                    Error::setting(
+                        "filter",
+                        Problem::Unreadable(format!(
+                            "{}: {}",
+                            path.display(),
+                            rbf_foundations::error::clip_lines(&e.to_string())
+                        )),
+                    )
                 })?;
                 Ok(f.filter)
             }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Problem, Result};
 
 /// Requests below this are not checked: they fit on any machine rbf runs on, and
 /// reading the memory counters on every small allocation would cost more than it saves.
@@ -131,7 +131,10 @@ pub fn available_threads() -> usize {
 /// only adds switching; results never depend on the count), with a note when capped.
 pub fn cap_threads(requested: usize) -> Result<usize> {
     if requested == 0 {
-        return Err(Error::config("threads", "must be at least 1"));
+        return Err(Error::setting(
+            "threads",
+            Problem::rule("must be at least 1"),
+        ));
     }
     let cores = available_threads();
     if requested > cores {

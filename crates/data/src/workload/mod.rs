@@ -536,13 +536,7 @@ impl Workload {
             line: e.line() as u64,
             message: format!("not a workload file: {e}"),
         })?;
-        w.validate().map_err(|e| match e {
-            Error::Config { key, message } => Error::Config {
-                key,
-                message: format!("{message} (in {})", path.display()),
-            },
-            other => other,
-        })?;
+        w.validate().map_err(|e| e.in_file(path))?;
         Ok(w)
     }
 

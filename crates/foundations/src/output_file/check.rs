@@ -8,7 +8,7 @@ use super::paths::{file_id, id_of, is_special, parent_dir, resolved, temp_name, 
 use crate::error::{Error, Result};
 
 pub(super) fn refuse(output: &Path, message: String) -> Error {
-    Error::invalid(format!("refusing to write {}: {message}", output.display()))
+    Error::output(output, message)
 }
 
 /// Creates and removes a file in `dir`, the only sure test that it can be written.
@@ -43,9 +43,7 @@ pub fn check_outputs(outputs: &[&Path], inputs: &[&Path]) -> Result<()> {
         .filter_map(|p| id_of(p).map(|id| (*p, id)))
         .collect();
     if outputs.iter().filter(|p| is_stdio(p)).count() > 1 {
-        return Err(Error::invalid(
-            "only one output can go to stdout (`-`); give the others file names",
-        ));
+        return Err(Error::TwoOnStdout);
     }
     let mut seen: Vec<(&Path, FileId)> = Vec::new();
     for &out in outputs.iter().filter(|p| !is_stdio(p)) {

@@ -14,7 +14,10 @@ use crate::error::{Error, Result};
 use crate::output_file::{self, OutputFile};
 
 fn frame_error(path: &Path, e: PolarsError) -> Error {
-    Error::invalid(format!("{}: cannot write the table: {e}", path.display()))
+    Error::io(
+        path,
+        std::io::Error::other(format!("cannot write the table: {e}")),
+    )
 }
 
 /// One CSV field, quoted when it needs to be.

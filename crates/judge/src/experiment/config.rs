@@ -343,13 +343,14 @@ impl SyntheticSource {
     /// ([`Workload::validate`]); errors name the `[[synthetic]]` key.
     pub fn workload(&self) -> Result<Workload> {
         let in_synthetic = |e: Error| match e {
-            Error::Config { key, message } => {
-                let key = match key.as_str() {
+            Error::Setting(s) => {
+                let key = match s.key.as_str() {
                     "popularity.zipf.alpha" => "zipf",
                     "popularity" => "distinct",
                     k => k,
                 };
-                Error::config(format!("synthetic.{key}"), message)
+                let key = format!("synthetic.{key}");
+                Error::Setting(s.renamed(key))
             }
             other => other,
         };

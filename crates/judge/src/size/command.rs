@@ -278,7 +278,7 @@ mod tests {
     /// The key of the configuration error `r` is, if it is one.
     fn key(r: Result<SizeRequest>) -> Option<String> {
         match r {
-            Err(Error::Config { key, .. }) => Some(key),
+            Err(Error::Setting(s)) => Some(s.key),
             _ => None,
         }
     }

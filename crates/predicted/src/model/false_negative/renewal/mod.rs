@@ -495,7 +495,7 @@ mod tests {
             let t = Transitions::new(1000, 3, Hashing::Colliding);
             let r = renewal(&input(t, sigma, &q, &zeta), RenewalOptions::default());
             match r {
-                Err(Error::Config { key, .. }) => assert_eq!(key, "sigma"),
+                Err(Error::Setting(s)) => assert_eq!(s.key, "sigma"),
                 other => panic!("sigma = {sigma}: expected a sigma error, got {other:?}"),
             }
         }

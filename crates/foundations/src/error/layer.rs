@@ -1,0 +1,72 @@
+//! A layer's own error enum, carried across crate boundaries inside [`Error::Layer`]
+//! (the pattern of `std::io::Error::other` with `get_ref().downcast_ref()`, typed).
+
+use std::any::Any;
+
+#[cfg(doc)]
+use super::Error;
+use super::Kind;
+
+/// An error enum of one layer (`rbf_data::ingest::SeriesError`, ...): displayed as
+/// itself and of a [`Kind`]. `?` converts it into [`Error`]; [`Error::layer`] gets it
+/// back. `Error` itself does not implement this trait, which is what lets one blanket
+/// `From` cover every layer.
+pub trait LayerError: std::error::Error + Send + Sync + 'static {
+    fn kind(&self) -> Kind;
+
+    /// Self as `Any`, for [`Error::layer`]'s downcast.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Implements [`LayerError`] for a layer's enum, every variant of one kind or each
+/// variant's kind from a match: `layer_error!(SeriesError => Kind::Request);`.
+#[macro_export]
+macro_rules! layer_error {
+    ($ty:ty => $kind:expr) => {
+        impl $crate::error::LayerError for $ty {
+            fn kind(&self) -> $crate::error::Kind {
+                $kind
+            }
+            fn as_any(&self) -> &dyn ::std::any::Any {
+                self
+            }
+        }
+    };
+    ($ty:ty, |$e:ident| $kind:expr) => {
+        impl $crate::error::LayerError for $ty {
+            fn kind(&self) -> $crate::error::Kind {
+                let $e = self;
+                $kind
+            }
+            fn as_any(&self) -> &dyn ::std::any::Any {
+                self
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::{exit_status, Error, Kind, Result};
+
+    #[derive(Debug, thiserror::Error, PartialEq)]
+    enum Shard {
+        #[error("point {0} appears twice")]
+        Twice(u64),
+    }
+    crate::layer_error!(Shard => Kind::Input);
+
+    fn merge() -> Result<()> {
+        Err(Shard::Twice(3))?
+    }
+
+    #[test]
+    fn a_layer_error_crosses_the_boundary_and_comes_back() {
+        let e = merge().unwrap_err();
+        assert_eq!(e.to_string(), "point 3 appears twice");
+        assert_eq!(e.kind(), Kind::Input);
+        assert_eq!(e.exit_status(), exit_status::DATA);
+        assert_eq!(e.layer::<Shard>(), Some(&Shard::Twice(3)));
+        assert!(Error::Interrupted.layer::<Shard>().is_none());
+    }
+}
