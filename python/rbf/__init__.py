@@ -20,9 +20,11 @@ results; with ``prehashed=True`` 64-bit integers are rbf's hashed keys themselve
 in an ``.rbfs`` stream).
 
 Errors: what the command line reports with exit status 2 (bad flags, values, configs)
-raises ``ValueError`` with the same message; unreadable files ``OSError``; bad trace
-data :class:`TraceError` (a ``ValueError``). Long work runs without the GIL and stops
-on Ctrl-C with ``KeyboardInterrupt``.
+raises ``ValueError`` with the same message, a bad setting :class:`SettingError` (a
+``ValueError`` whose ``key`` names the flag or config key); unreadable files
+``OSError``; bad trace data :class:`TraceError` (a ``ValueError``); a bug
+``RuntimeError``. Long work runs without the GIL and stops on Ctrl-C with
+``KeyboardInterrupt``.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import _native
-from ._errors import TraceError
+from ._errors import SettingError, TraceError
 
 __all__ = [
     "Result",
+    "SettingError",
     "TraceError",
     "compare",
     "fit",

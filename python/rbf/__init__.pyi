@@ -5,6 +5,7 @@ from typing import Any, Literal, Sequence, Union
 import numpy
 import polars
 
+from ._errors import SettingError as SettingError
 from ._errors import TraceError as TraceError
 
 #: A trace: a path, a list of paths read as one series, or keys in memory.

@@ -3,11 +3,13 @@
 //! interpreter (other Python threads run), watches for Ctrl-C; map the outcome to a
 //! Python value or exception.
 //!
-//! Errors: what the command line reports with exit status 2 (usage: bad flags, bad
-//! values, bad configs) is a `ValueError` with the same message; unreadable files an
-//! `OSError`; bad trace data `rbf.TraceError` (a `ValueError`); a stop on Ctrl-C a
-//! `KeyboardInterrupt`. A panic (a bug) is a `RuntimeError`: it never unwinds into the
-//! interpreter.
+//! Errors, by the library error's kind (`rbf_foundations::error::Kind`): a bad setting
+//! is `rbf.SettingError` (a `ValueError` whose `key` names the flag or config key);
+//! other requests that cannot be served as given (exit status 2 on the command line) a
+//! `ValueError`; unreadable files an `OSError`; bad trace data `rbf.TraceError` (a
+//! `ValueError`); a stop on Ctrl-C a `KeyboardInterrupt`; a bug (exit status 70, or a
+//! panic) a `RuntimeError`, which never unwinds into the interpreter. Messages are the
+//! command line's.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -137,28 +139,29 @@ pub fn panic_message(panic: &(dyn Any + Send)) -> String {
 /// A library error as the Python exception of its kind, with the CLI's message (the
 /// CLI prints it after "error: ").
 fn error(e: rbf_foundations::error::Error) -> PyErr {
-    use rbf_foundations::error::Error;
+    use rbf_foundations::error::{Error, Kind};
     let message = e.to_string();
-    match e {
-        Error::Interrupted => PyKeyboardInterrupt::new_err(message),
-        Error::Io { .. } => PyOSError::new_err(message),
-        Error::Parse { .. } | Error::Format { .. } | Error::NoData(_) => trace_error(message),
-        _ if e.exit_status() == rbf_foundations::error::exit_status::USAGE => {
-            PyValueError::new_err(message)
-        }
-        _ => PyRuntimeError::new_err(message),
+    if let Error::Setting(s) = &e {
+        return own_error("SettingError", (message, s.key.clone()));
+    }
+    match (e.kind(), &e) {
+        (Kind::Interrupted, _) => PyKeyboardInterrupt::new_err(message),
+        (Kind::Input, Error::Io { .. }) => PyOSError::new_err(message),
+        (Kind::Input, _) => own_error("TraceError", (message,)),
+        (Kind::Request | Kind::Resource, _) => PyValueError::new_err(message),
+        (Kind::Internal, _) => PyRuntimeError::new_err(message),
     }
 }
 
-/// `rbf.TraceError`, defined in Python (python/rbf/_errors.py).
-fn trace_error(message: String) -> PyErr {
+/// One of the package's own exceptions (python/rbf/_errors.py), built from `args`.
+fn own_error(name: &str, args: impl pyo3::PyErrArguments + 'static) -> PyErr {
     Python::attach(|py| {
         let class = py
             .import("rbf._errors")
-            .and_then(|m| m.getattr("TraceError"))
+            .and_then(|m| m.getattr(name))
             .and_then(|c| Ok(c.cast_into::<pyo3::types::PyType>()?));
         match class {
-            Ok(class) => PyErr::from_type(class, message),
+            Ok(class) => PyErr::from_type(class, args),
             Err(e) => e,
         }
     })

@@ -35,6 +35,19 @@ def test_usage_errors_are_value_errors_with_the_cli_message(kwargs, args):
     assert str(e.value).splitlines()[0] == first
 
 
+def test_a_bad_setting_names_its_key():
+    # The key is the one the command line names in "invalid setting `KEY`".
+    out = cli("replay", str(TRACE), "--memory", "1000", "--hashes", "3", "--sigma", "100",
+              "--confidence", "1.5", check=False)
+    assert out.returncode == 2
+    assert "invalid setting `confidence`" in out.stderr
+    with pytest.raises(rbf.SettingError) as e:
+        rbf.replay(TRACE, memory=1000, hashes=3, sigma=100, confidence=1.5)
+    assert e.value.key == "confidence"
+    assert isinstance(e.value, ValueError)
+    assert str(e.value) == out.stderr.strip().removeprefix("error: ")
+
+
 def test_data_and_file_errors(tmp_path):
     with pytest.raises(OSError, match="No such file"):
         rbf.replay(tmp_path / "missing.csv", **FILTER)

@@ -545,6 +545,30 @@ fn the_command_line_stays_under_4_percent_of_the_code() {
     );
 }
 
+/// Errors are kinds a caller can match (a setting's `Problem`, a layer's enum, `Internal`,
+/// ...), not sentences: at most 30 sites in the code (comments aside) build a free
+/// `Problem::Other` sentence, each a message for a person rather than a category.
+#[test]
+fn errors_are_kinds_with_few_free_sentences() {
+    let mut files = all_sources();
+    walk(&root().join("python").join("src"), &mut files);
+    let mut sites = Vec::new();
+    for f in &files {
+        let code = strip(&std::fs::read_to_string(f).expect("source readable"));
+        for (i, line) in code.lines().enumerate() {
+            if line.contains("Problem::Other(") {
+                sites.push(format!("{}:{}", rel(f), i + 1));
+            }
+        }
+    }
+    assert!(
+        sites.len() <= 30,
+        "{} sites build a free-text Problem::Other (at most 30): give them a kind\n{}",
+        sites.len(),
+        sites.join("\n")
+    );
+}
+
 /// The study harnesses are out of the binary users run. The `rbf` binary's
 /// sources (src/main.rs, src/cli/) name neither the benchmarks nor the coverage study
 /// (comments aside), its help lists no `bench`, and `rbf-bench` runs them.
