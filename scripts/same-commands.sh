@@ -30,6 +30,48 @@ printf '[filter]\nmemory = 4096\nhashes = 3\nsigma = 300\nbogus = 1\n' > "$data/
 printf '[filter]\nmemory = 8192\nhashes = 4\nsigma = 900\n' > "$data/filter.toml"
 head -c 200 "$data/z.txt.zst" > "$data/trunc.txt.zst"
 sed 's/^name = .*/&\nbogus_key = 1/' "$repo/configs/quickstart.toml" > "$data/badkey.toml"
+# Experiment configs with one bad setting each (the error paths of the config reader).
+cat > "$data/base.toml" <<'TOML'
+name = "e"
+seeds = [1]
+measures = ["observed", "fp-model", "renewal"]
+[[synthetic]]
+name = "s"
+distinct = 100
+zipf = 1.0
+p_repeat = 0.9
+placement = "uniform"
+arrivals = 2000
+[grid]
+memory = [2048]
+hashes = [4]
+target_fp = [1e-3]
+phases = [1]
+TOML
+bad_config() { # NAME SED-EXPRESSION
+  sed -E "$2" "$data/base.toml" > "$data/bad-$1.toml"
+}
+bad_config measures-empty 's/^measures = .*/measures = []/'
+bad_config measures-bogus 's/^measures = .*/measures = ["bogus"]/'
+bad_config confidence 's/^seeds = .*/&\nconfidence = 1.5/'
+bad_config hash-seeds 's/^seeds = .*/&\nhash_seeds = 0/'
+bad_config tolerance 's/^seeds = .*/&\nrenewal_tolerance = 2/'
+bad_config memory-empty 's/^memory = .*/memory = []/'
+bad_config memory-both 's/^memory = .*/&\nbits_per_distinct = [8]/'
+bad_config bits-negative 's/^memory = .*/bits_per_distinct = [-1]/'
+bad_config hashes-twice 's/^hashes = .*/hashes = [4, 4]/'
+bad_config sigma-both 's/^target_fp = .*/&\nsigma = [300]/'
+bad_config sigma-fraction 's/^target_fp = .*/sigma_fraction = [1.5]/'
+bad_config target-fp 's/^target_fp = .*/target_fp = [2]/'
+bad_config phases 's/^phases = .*/phases = [3]/'
+bad_config distinct 's/^distinct = .*/distinct = 0/'
+bad_config placement 's/^placement = .*/placement = "bogus"/'
+bad_config zipf 's/^zipf = .*/zipf = -1/'
+bad_config p-repeat 's/^p_repeat = .*/p_repeat = 2/'
+bad_config fit-window 's/^arrivals = .*/&\nfit_window = 1/'
+bad_config capacity 's/^measures = .*/measures = ["capacity"]/; s/^target_fp = .*/sigma = [300]/'
+bad_config trace-stdin 's/^\[\[synthetic\]\]/[[trace]]\nname = "t"\npath = "-"\n&/'
+bad_config trace-empty 's/^\[\[synthetic\]\]/[[trace]]\nname = "t"\npath = []\n&/'
 F="--memory 4096 --hashes 3 --sigma 300"
 W="--distinct 1000 --p-repeat 0.9"
 cmds=(
@@ -146,7 +188,44 @@ cmds=(
   "run $repo/configs/quickstart.toml -o out-s --shard 3/2"
   "run $repo/configs/quickstart.toml -o $data/t.txt/out"
   "run --help"
+  # error paths: one bad setting, flag or combination each
+  "replay $data/t.txt $F --key dst-prefix --prefix-v4 40"
+  "replay $data/t.txt $F --prefix-v4 8"
+  "replay $data/t.txt $F --format csv --csv-delimiter ab"
+  "replay $data/t.txt $F --format csv --csv-key-column 0"
+  "replay $data/t.txt $F --format csv --csv-key-column 1 --csv-time-column 1"
+  "replay $data/t.txt $F --format csv --csv-time-unit ms"
+  "replay $data/t.txt $F --flows"
+  "replay $repo/tests/data/tcpdump_tcp-handshake-nano_sll.pcap $F --flows --active-timeout 1 --inactive-timeout 5"
+  "replay - - $F"
+  "replay $data/t.txt - $F"
+  "replay $data/[z $F"
+  "replay $data/t.txt --memory 4096 --hashes 3"
+  "replay $data/t.txt --memory 4096 --hashes 3 --sigma 300 --copy-over"
+  "replay $data/t.txt --hashes 3 --sigma 300"
+  "model fn $F $W --eps 0.5"
+  "model fn --memory 4096 --hashes 3 --max-inserts 30000 $W"
+  "model fn --memory 4096 --hashes 3 --sigma 300 --phases 2 --no-copy-over $W"
+  "model fn --memory 4096 --hashes 3 --sigma 2 $W"
+  "model fn $F $W --tolerance 2"
+  "model capacity --memory 8192 --target-fp 1e-300"
+  "synth --distinct 100 --p-repeat 0.5 --zipf -1 --arrivals 10 -o s8.txt"
+  "synth --distinct 100 --p-repeat 0.5 --placement segments:0 --arrivals 10 -o s9.txt"
+  "synth --distinct 3 --p-repeat 0.5 --placement segments:1,1,1,1 --arrivals 10 -o s10.txt"
+  "size $W --target-fp 2 --target-fn 0.1 --confirm-arrivals 0"
+  "size $W --target-fp 0.01 --target-fn 0.1 --phases 3 --confirm-arrivals 0"
+  "size $W --target-fp 0.01 --target-fn 0.1 --seed 3 --confirm-arrivals 0"
+  "size $W --target-fp 0.01 --target-fn 0.1 --max-hashes 0 --confirm-arrivals 0"
+  "compare $data/t.txt --memory 4096 --hashes 3 --max-inserts 200"
+  "fit $data/t.txt --warmup 100000"
+  "run $repo/configs/quickstart.toml -o out-q3 --threads 0"
+  "merge -o m1 $data/t.txt"
+  "merge -o m2 out-q2"
+  "merge -o m3 out-q2 out-q2"
 )
+for c in "$data"/bad-*.toml; do
+  cmds+=("run $c -o out-$(basename "$c" .toml)")
+done
 status=0
 for side in before after; do mkdir -p "$work/$side"; done
 i=0
