@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// How a message's k bit positions are drawn (FP paper §II-A1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,13 +170,13 @@ impl FilterConfig {
         match (self.sigma, self.max_inserts) {
             (Some(s), None) => Ok(Trigger::Sigma(s)),
             (None, Some(n)) => Ok(Trigger::MaxInserts(n)),
-            (Some(_), Some(_)) => Err(Error::config(
+            (Some(_), Some(_)) => Err(Error::setting(
                 "sigma",
-                "give either sigma or max_inserts, not both",
+                Problem::Conflict("give either sigma or max_inserts, not both".into()),
             )),
-            (None, None) => Err(Error::config(
+            (None, None) => Err(Error::setting(
                 "sigma",
-                "a recycle trigger is required: sigma (set bits) or max_inserts (bit-setting insertions)",
+                Problem::Missing("a recycle trigger is required: sigma (set bits) or max_inserts (bit-setting insertions)"),
             )),
         }
     }
@@ -189,10 +189,13 @@ impl FilterConfig {
         let half = self.half_memory();
         match self.trigger()? {
             Trigger::Sigma(s) if s >= half => {
-                return Err(Error::config(
+                return Err(Error::setting(
                     "sigma",
-                    format!(
-                        "must be below the bits per filter array ({half}), or the filter never recycles; found {s}"
+                    Problem::range(
+                        format!(
+                            "must be below the bits per filter array ({half}), or the filter never recycles"
+                        ),
+                        s,
                     ),
                 ))
             }
@@ -209,11 +212,11 @@ impl FilterConfig {
         FilterConfig::check_phases(self.phases)?;
         FilterConfig::check_memory(self.memory)?;
         if self.phases == 2 && (self.memory < 2 || !self.memory.is_multiple_of(2)) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "memory",
-                format!(
-                    "a two-phase filter splits memory into two equal halves: it must be even, found {}",
-                    self.memory
+                Problem::range(
+                    "a two-phase filter splits memory into two equal halves: it must be even",
+                    self.memory,
                 ),
             ));
         }
@@ -223,21 +226,24 @@ impl FilterConfig {
         {
             // Each half draws its positions when it is cleared, so the halves never
             // share them: the filter would silently become one with independent halves.
-            return Err(Error::config(
+            return Err(Error::setting(
                 "positions",
-                "per-cycle positions give each half its own positions when it is cleared, so \
-                 the halves cannot share them: use independent halves (independent_halves = \
-                 true, --independent-halves) or positions = \"fixed\"",
+                Problem::Conflict(
+                    "per-cycle positions give each half its own positions when it is cleared, so \
+                     the halves cannot share them: use independent halves (independent_halves = \
+                     true, --independent-halves) or positions = \"fixed\""
+                        .into(),
+                ),
             ));
         }
         let half = self.half_memory();
         FilterConfig::check_hashes(self.hashes)?;
         if self.hashing == Hashing::Distinct && u64::from(self.hashes) > half {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "hashes",
-                format!(
-                    "distinct hashing needs k <= {half} (bits per filter array), found {}",
-                    self.hashes
+                Problem::range(
+                    format!("distinct hashing needs k <= {half} (bits per filter array)"),
+                    self.hashes,
                 ),
             ));
         }
@@ -247,9 +253,9 @@ impl FilterConfig {
     /// M: 1 to 2^40 bits.
     pub fn check_memory(memory: u64) -> Result<()> {
         if memory == 0 || memory > MAX_MEMORY {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "memory",
-                format!("must be between 1 and 2^40 bits, found {memory}"),
+                Problem::range("must be between 1 and 2^40 bits", memory),
             ));
         }
         Ok(())
@@ -258,9 +264,9 @@ impl FilterConfig {
     /// k: 1 to [`MAX_HASHES`].
     pub fn check_hashes(hashes: u32) -> Result<()> {
         if hashes == 0 || hashes > MAX_HASHES {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "hashes",
-                format!("allowed range is 1..={MAX_HASHES}, found {hashes}"),
+                Problem::range(format!("allowed range is 1..={MAX_HASHES}"), hashes),
             ));
         }
         Ok(())
@@ -269,9 +275,9 @@ impl FilterConfig {
     /// 1 or 2 phases.
     pub fn check_phases(phases: u8) -> Result<()> {
         if phases != 1 && phases != 2 {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "phases",
-                format!("allowed values are 1 and 2, found {phases}"),
+                Problem::range("allowed values are 1 and 2", phases),
             ));
         }
         Ok(())
@@ -280,7 +286,10 @@ impl FilterConfig {
     /// N: at least 1 insertion.
     pub fn check_max_inserts(n: u64) -> Result<()> {
         if n == 0 {
-            return Err(Error::config("max_inserts", "must be at least 1, found 0"));
+            return Err(Error::setting(
+                "max_inserts",
+                Problem::range("must be at least 1", n),
+            ));
         }
         Ok(())
     }

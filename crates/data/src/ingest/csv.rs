@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::options::Format;
 use super::text::{parse_seconds, parse_u64, LineParser};
 use crate::message::Timestamp;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// Unit of a numeric time column.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,9 +59,9 @@ pub fn parse_delimiter(s: &str) -> Result<u8> {
         "pipe" => b'|',
         s if s.len() == 1 && s.is_ascii() && s != "\n" && s != "\r" => s.as_bytes()[0],
         _ => {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "csv-delimiter",
-                format!("expected one ASCII character or one of tab, space, comma, semicolon, pipe; found {s:?}"),
+                Problem::Unreadable(format!("expected one ASCII character or one of tab, space, comma, semicolon, pipe; found {s:?}")),
             ))
         }
     };
@@ -148,21 +148,21 @@ fn next_field(
 impl CsvParser {
     pub fn new(spec: CsvSpec) -> Result<Self> {
         if spec.key_column == 0 {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "csv-key-column",
-                "columns are numbered from 1",
+                Problem::rule("columns are numbered from 1"),
             ));
         }
         if spec.time_column == Some(0) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "csv-time-column",
-                "columns are numbered from 1",
+                Problem::rule("columns are numbered from 1"),
             ));
         }
         if spec.time_column == Some(spec.key_column) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "csv-time-column",
-                format!("is the key column ({}) too", spec.key_column),
+                Problem::Conflict(format!("is the key column ({}) too", spec.key_column).into()),
             ));
         }
         let needed = spec.key_column.max(spec.time_column.unwrap_or(0));

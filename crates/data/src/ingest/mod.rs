@@ -34,4 +34,5 @@ pub mod text;
 
 pub use open::{open, open_inputs};
 pub use options::{Format, IngestOptions};
+pub use series::{SeriesError, SeriesPlace};
 pub use source::{FlowSummary, IngestSummary, MessageSource, SourceFormat, MAX_EXAMPLES};

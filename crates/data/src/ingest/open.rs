@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::options::{Format, IngestOptions};
 use super::source::{MessageSource, SourceFormat};
 use super::{binary, compressed, csv, flowlog, input, lcs, packet, rbfs, readahead, series, text};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// Opens a trace as a message stream: one file, `-` (standard input), a directory or
 /// a glob pattern (a series of files read as one).
@@ -44,7 +44,7 @@ fn read_ahead(source: Box<dyn MessageSource>, options: &IngestOptions) -> Box<dy
 fn open_decoder(inputs: &[PathBuf], options: &IngestOptions) -> Result<Box<dyn MessageSource>> {
     let files = series::expand(inputs)?;
     Ok(match files.as_slice() {
-        [] => return Err(Error::invalid("no trace file given")),
+        [] => return Err(series::SeriesError::NoInput.into()),
         [one] => open_file(one, options, true)?,
         _ => Box::new(series::open(files, options, open_file)?),
     })
@@ -58,9 +58,9 @@ fn flows_apply(source: &dyn MessageSource) -> Result<()> {
             format,
             SourceFormat::Trace(Format::Zeek | Format::NfdumpCsv)
         );
-        return Err(Error::config(
+        return Err(Error::setting(
             "flows",
-            format!(
+            Problem::Conflict(format!(
                 "applies to packet captures (pcap, pcapng), whose packets it aggregates into flow records; {} is a {format} trace{}",
                 source.summary().source,
                 if flows_already {
@@ -68,7 +68,7 @@ fn flows_apply(source: &dyn MessageSource) -> Result<()> {
                 } else {
                     ""
                 }
-            ),
+            ).into()),
         ));
     }
     Ok(())

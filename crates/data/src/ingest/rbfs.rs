@@ -279,7 +279,7 @@ impl RbfsWriter {
         let path = self.path.clone();
         let io = |e| Error::io(&path, e);
         let json = serde_json::to_vec(source)
-            .map_err(|e| Error::invalid(format!("cannot serialise the ingest summary: {e}")))?;
+            .map_err(|e| Error::encode("serialise the ingest summary", e))?;
         self.job.data = json;
         self.chunk(0)?;
         // The frames still being compressed, in order; the trailer's is the last.

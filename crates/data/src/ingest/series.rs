@@ -21,7 +21,10 @@ use super::options::IngestOptions;
 use super::source::{is_stdin, label};
 use super::source::{IngestSummary, MessageSource, SourceFormat};
 use crate::message::{KeyDictionary, Message};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
+
+mod error;
+pub use error::{SeriesError, SeriesPlace};
 
 /// The files `inputs` name, in order: directories and glob patterns expanded.
 pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
@@ -38,17 +41,13 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
         }
     }
     if files.iter().filter(|f| is_stdin(f)).count() > 1 {
-        return Err(Error::invalid(
-            "`-` (standard input) can be given only once",
-        ));
+        return Err(SeriesError::StdinTwice.into());
     }
     if files.len() > 1 && files.iter().any(|f| is_stdin(f)) {
-        return Err(Error::invalid(
-            "`-` (standard input) cannot be part of a series of files: it can be read only once and its format checked only by reading it",
-        ));
+        return Err(SeriesError::StdinInSeries.into());
     }
     if files.len() > 1 {
-        refuse_read_once(&files, "in a series of files")?;
+        refuse_read_once(&files, SeriesPlace::Named)?;
     }
     Ok(files)
 }
@@ -74,7 +73,7 @@ fn directory_files(p: &Path) -> Result<Vec<PathBuf>> {
             p.display()
         )));
     }
-    refuse_read_once(&entries, &format!("in directory {}", p.display()))?;
+    refuse_read_once(&entries, SeriesPlace::Directory(p.to_path_buf()))?;
     Ok(entries)
 }
 
@@ -89,10 +88,11 @@ fn walk_directory(
     visited: &mut std::collections::HashSet<PathBuf>,
 ) -> Result<()> {
     if depth > MAX_DIRECTORY_DEPTH {
-        return Err(Error::invalid(format!(
-            "{}: directories nested more than {MAX_DIRECTORY_DEPTH} deep in a series",
-            dir.display()
-        )));
+        return Err(SeriesError::TooDeep {
+            dir: dir.to_path_buf(),
+            max: MAX_DIRECTORY_DEPTH,
+        }
+        .into());
     }
     if let Ok(canonical) = std::fs::canonicalize(dir) {
         if !visited.insert(canonical) {
@@ -121,7 +121,12 @@ fn pattern_files(p: &Path) -> Result<Vec<PathBuf>> {
         ..Default::default()
     };
     let mut matched: Vec<PathBuf> = glob::glob_with(&pattern, options)
-        .map_err(|e| Error::config("trace path", format!("bad pattern {pattern:?}: {e}")))?
+        .map_err(|e| {
+            Error::setting(
+                "trace path",
+                Problem::Unreadable(format!("bad pattern {pattern:?}: {e}")),
+            )
+        })?
         .filter_map(std::result::Result::ok)
         .filter(|m| !m.is_dir())
         .collect();
@@ -129,7 +134,7 @@ fn pattern_files(p: &Path) -> Result<Vec<PathBuf>> {
     if matched.is_empty() {
         return Err(Error::NoData(format!("{pattern}: no file matches")));
     }
-    refuse_read_once(&matched, &format!("matched by {pattern}"))?;
+    refuse_read_once(&matched, SeriesPlace::Pattern(pattern.into_owned()))?;
     Ok(matched)
 }
 
@@ -143,16 +148,18 @@ fn is_hidden(p: &Path) -> bool {
 /// a socket, a character device) among `files`, naming it: a series opens each file
 /// to check its format and then again to read it, and the second open of a FIFO would
 /// wait forever for a writer.
-fn refuse_read_once(files: &[PathBuf], place: &str) -> Result<()> {
+fn refuse_read_once(files: &[PathBuf], place: SeriesPlace) -> Result<()> {
     for f in files.iter().filter(|f| !is_stdin(f)) {
         let Ok(meta) = std::fs::metadata(f) else {
             continue; // opening it says what is wrong
         };
         if let Some(kind) = input::read_once_kind(&meta) {
-            return Err(Error::invalid(format!(
-                "{}: {kind} {place}: a series reads each of its files twice (to check its format, then its records) and such a file gives its data once; name it alone, or save it to a file first",
-                f.display()
-            )));
+            return Err(SeriesError::ReadOnce {
+                path: f.clone(),
+                kind,
+                place,
+            }
+            .into());
         }
     }
     Ok(())

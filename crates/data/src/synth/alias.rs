@@ -3,7 +3,7 @@
 
 use super::rng::Rng;
 use crate::workload::Probabilities;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 #[derive(Clone, Debug)]
 pub struct AliasTable {
@@ -18,9 +18,9 @@ impl AliasTable {
     pub fn new(p: &Probabilities) -> Result<Self> {
         let n = p.len();
         if n > u32::MAX as usize {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "distinct",
-                format!("the generator draws from at most 2^32 - 1 ranks, found {n}"),
+                Problem::range("the generator draws from at most 2^32 - 1 ranks", n),
             ));
         }
         let mut scaled: Vec<f64> = p.iter().map(|w| w * n as f64).collect();

@@ -21,7 +21,7 @@ use std::io::Write;
 
 use crate::message::{KeyHasher, Message, Timestamp};
 use crate::workload::{Placement, Workload};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// How an arrival was generated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +79,10 @@ impl Synthesizer {
         let q = w.repeat_distribution()?;
         let d = q.len();
         if d > u32::MAX as usize {
-            return Err(Error::config("distinct", "at most 2^32 - 1 messages"));
+            return Err(Error::setting(
+                "distinct",
+                Problem::rule("at most 2^32 - 1 messages"),
+            ));
         }
         let placement = match &w.placement {
             Placement::Uniform => PlacementSampler::Uniform,

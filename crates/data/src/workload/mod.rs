@@ -14,7 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use probabilities::Probabilities;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 pub use reuse::{Between, ReuseProfile};
 pub use spec::WorkloadSpec;
 
@@ -153,9 +153,9 @@ fn weights(written: &str, list: &str, what: &str) -> Result<Vec<f64>> {
         .map(|x| x.trim().parse::<f64>())
         .collect::<std::result::Result<Vec<f64>, _>>()
         .map_err(|e| {
-            Error::config(
+            Error::setting(
                 "placement",
-                format!("`{written}`: {what} ({e}); allowed: uniform, top, bottom, segments:W1,W2,... (e.g. segments:8,4,2,1), or w0,w1,... (one weight per rank)"),
+                Problem::Unreadable(format!("`{written}`: {what} ({e}); allowed: uniform, top, bottom, segments:W1,W2,... (e.g. segments:8,4,2,1), or w0,w1,... (one weight per rank)")),
             )
         })
 }
@@ -180,9 +180,13 @@ impl Placement {
                     Probabilities::from_weights("placement", &w)?;
                     Ok(Placement::Explicit(w))
                 }
-                None => Err(Error::config(
+                None => Err(Error::setting(
                     "placement",
-                    format!("unknown placement `{other}`; allowed: uniform, top, bottom, segments:W1,W2,... (relative weights of equal rank segments, most popular first), w0,w1,... (one weight per rank), or an explicit vector in a workload file"),
+                    Problem::Unknown {
+                        what: "placement",
+                        found: other.to_string(),
+                        allowed: "uniform, top, bottom, segments:W1,W2,... (relative weights of equal rank segments, most popular first), w0,w1,... (one weight per rank), or an explicit vector in a workload file".into(),
+                    },
                 )),
             },
         }
@@ -231,20 +235,24 @@ impl Placement {
     /// weights go through [`Probabilities::from_weights`], as when they are built.
     pub fn validate(&self, distinct: usize) -> Result<()> {
         if distinct == 0 {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "placement",
-                "needs at least one rank (D >= 1)",
+                Problem::rule("needs at least one rank (D >= 1)"),
             ));
         }
         match self {
             Placement::Uniform | Placement::Top | Placement::Bottom => Ok(()),
             Placement::Explicit(v) => {
                 if v.len() != distinct {
-                    return Err(Error::config(
+                    // The placement's length and the popularity's D exclude each other.
+                    return Err(Error::setting(
                         "placement",
-                        format!(
-                            "explicit placement has {} entries but the popularity has {distinct}",
-                            v.len()
+                        Problem::Conflict(
+                            format!(
+                                "explicit placement has {} entries but the popularity has {distinct}",
+                                v.len()
+                            )
+                            .into(),
                         ),
                     ));
                 }
@@ -310,9 +318,13 @@ fn mixture_weights(top: f64, bottom: f64, segments: &[f64]) -> Vec<f64> {
 /// Equal rank segments need at least one rank each.
 fn segments_fit(segments: usize, distinct: usize) -> Result<()> {
     if segments > distinct {
-        return Err(Error::config(
+        // More segments than the popularity's D ranks: the two exclude each other.
+        return Err(Error::setting(
             "placement",
-            format!("{segments} segments need at least as many ranks, but D = {distinct}"),
+            Problem::Conflict(
+                format!("{segments} segments need at least as many ranks, but D = {distinct}")
+                    .into(),
+            ),
         ));
     }
     Ok(())
@@ -438,32 +450,38 @@ impl Workload {
     /// Checks every field, naming the offending key.
     pub fn validate(&self) -> Result<()> {
         if self.format != FORMAT_TAG {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "format",
-                format!("expected \"{FORMAT_TAG}\", found \"{}\"", self.format),
+                Problem::range(
+                    format!("expected \"{FORMAT_TAG}\""),
+                    format!("\"{}\"", self.format),
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&self.p_repeat) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "p_repeat",
-                format!("must lie in [0, 1], found {}", self.p_repeat),
+                Problem::range("must lie in [0, 1]", self.p_repeat),
             ));
         }
         if let Some([low, high]) = self.p_repeat_interval {
             if !(0.0 <= low && low <= self.p_repeat && self.p_repeat <= high && high <= 1.0) {
-                return Err(Error::config(
+                return Err(Error::setting(
                     "p_repeat_interval",
-                    format!(
-                        "must be [low, high] with 0 <= low <= p_repeat ({}) <= high <= 1, found [{low}, {high}]",
-                        self.p_repeat
+                    Problem::range(
+                        format!(
+                            "must be [low, high] with 0 <= low <= p_repeat ({}) <= high <= 1",
+                            self.p_repeat
+                        ),
+                        format!("[{low}, {high}]"),
                     ),
                 ));
             }
         }
         if self.distinct() == 0 {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "popularity",
-                "needs at least one message (distinct >= 1)",
+                Problem::rule("needs at least one message (distinct >= 1)"),
             ));
         }
         Workload::check_size(self.distinct())?;
@@ -477,10 +495,11 @@ impl Workload {
                         .iter()
                         .any(|a| !a.is_finite() || *a < 0.0 || *a > 64.0)
                 {
-                    return Err(Error::config(
+                    return Err(Error::setting(
                         "popularity.piecewise_zipf.exponents",
-                        format!(
-                            "needs one or more finite exponents in [0, 64], found {exponents:?}"
+                        Problem::range(
+                            "needs one or more finite exponents in [0, 64]",
+                            format!("{exponents:?}"),
                         ),
                     ));
                 }
@@ -508,15 +527,16 @@ impl Workload {
             Popularity::Explicit(v) => {
                 let q = Probabilities::from_weights("popularity", v)?;
                 if let Some(i) = q.windows(2).position(|w| w[1] > w[0] * (1.0 + 1e-12)) {
-                    return Err(Error::config(
+                    // The rule, then the first pair of entries that breaks it.
+                    return Err(Error::setting(
                         "popularity",
-                        format!(
+                        Problem::rule(format!(
                             "explicit probabilities must be non-increasing (ranked by popularity); entry {} ({}) exceeds entry {} ({})",
                             i + 1,
                             q[i + 1],
                             i,
                             q[i]
-                        ),
+                        )),
                     ));
                 }
                 Ok(q)
@@ -542,7 +562,7 @@ impl Workload {
 
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)
-            .map_err(|e| Error::invalid(format!("cannot serialise workload: {e}")))?;
+            .map_err(|e| Error::encode("serialise workload", e))?;
         rbf_foundations::output_file::write_file(path, text.as_bytes())
     }
 }

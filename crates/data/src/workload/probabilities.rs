@@ -12,7 +12,7 @@
 
 use std::ops::Deref;
 
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// A probability vector: non-empty, every entry finite and in [0, 1], summing to 1 up
 /// to rounding. Only [`Probabilities::from_weights`] and the exact constructors below
@@ -32,23 +32,30 @@ impl Probabilities {
     /// to the bit, without a second vector of millions of ranks.
     pub fn from_weight_vec(key: &str, mut weights: Vec<f64>) -> Result<Probabilities> {
         if weights.is_empty() {
-            return Err(Error::config(key, "needs at least one weight"));
+            return Err(Error::setting(
+                key,
+                Problem::Empty("needs at least one weight"),
+            ));
         }
         if let Some((i, x)) = weights
             .iter()
             .enumerate()
             .find(|(_, x)| !x.is_finite() || **x < 0.0)
         {
-            return Err(Error::config(
+            // The entry and its value come first, the rule after: the sentence of a
+            // rule, not `{allowed}, found {value}`.
+            return Err(Error::setting(
                 key,
-                format!("entry {i} is {x}; weights must be finite numbers >= 0"),
+                Problem::rule(format!(
+                    "entry {i} is {x}; weights must be finite numbers >= 0"
+                )),
             ));
         }
         let max = weights.iter().copied().fold(0.0_f64, f64::max);
         if max <= 0.0 {
-            return Err(Error::config(
+            return Err(Error::setting(
                 key,
-                "every weight is 0: at least one must be positive",
+                Problem::rule("every weight is 0: at least one must be positive"),
             ));
         }
         // Weights whose largest is 1 already (Zipf's and the piecewise shapes' rank 0)
@@ -72,9 +79,9 @@ impl Probabilities {
     /// The Zipf exponent's range: a finite number >= 0.
     pub fn check_zipf_alpha(alpha: f64) -> Result<()> {
         if !alpha.is_finite() || alpha < 0.0 {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "popularity.zipf.alpha",
-                format!("must be a finite number >= 0, found {alpha}"),
+                Problem::range("must be a finite number >= 0", alpha),
             ));
         }
         Ok(())
@@ -83,7 +90,10 @@ impl Probabilities {
     /// Every one of `n` (>= 1) entries equally likely.
     pub fn uniform(key: &str, n: usize) -> Result<Probabilities> {
         if n == 0 {
-            return Err(Error::config(key, "needs at least one entry"));
+            return Err(Error::setting(
+                key,
+                Problem::Empty("needs at least one entry"),
+            ));
         }
         Ok(Probabilities(vec![1.0 / n as f64; n]))
     }
@@ -91,7 +101,10 @@ impl Probabilities {
     /// All the mass on entry `at` of `n`.
     pub fn point(key: &str, n: usize, at: usize) -> Result<Probabilities> {
         if at >= n {
-            return Err(Error::config(key, "needs at least one entry"));
+            return Err(Error::setting(
+                key,
+                Problem::Empty("needs at least one entry"),
+            ));
         }
         let mut p = vec![0.0; n];
         p[at] = 1.0;

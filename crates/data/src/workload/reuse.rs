@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// How S is read between two knots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,7 +47,8 @@ pub struct ReuseProfile {
 impl ReuseProfile {
     /// Checks the knots, naming the offending entry.
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(Error::config("reuse", m));
+        // Each refusal states the rule the knots break, with the entries breaking it.
+        let bad = |m: String| Err(Error::setting("reuse", Problem::rule(m)));
         if self.n.is_empty() || self.n.len() != self.survival.len() {
             return bad(format!(
                 "needs as many knots as survival values, at least one ({} knots, {} values)",

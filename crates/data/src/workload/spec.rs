@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use super::{Placement, Workload};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// The Zipf exponent when none is given.
 pub const DEFAULT_ZIPF: f64 = 1.0;
@@ -34,22 +34,28 @@ impl WorkloadSpec {
         let mut w = match &self.file {
             Some(path) => {
                 if self.zipf.is_some() || self.distinct.is_some() {
-                    return Err(Error::config(
+                    return Err(Error::setting(
                         "workload",
-                        "--workload FILE brings its own Q: leave out --zipf and --distinct",
+                        Problem::Conflict(
+                            "--workload FILE brings its own Q: leave out --zipf and --distinct"
+                                .into(),
+                        ),
                     ));
                 }
                 Workload::load(path)?
             }
             None => {
                 let d = self.distinct.ok_or_else(|| {
-                    Error::config(
+                    Error::setting(
                         "distinct",
-                        "give --distinct D and --p-repeat P (and --zipf ALPHA, default 1), or --workload FILE",
+                        Problem::Missing("give --distinct D and --p-repeat P (and --zipf ALPHA, default 1), or --workload FILE"),
                     )
                 })?;
                 let p = self.p_repeat.ok_or_else(|| {
-                    Error::config("p-repeat", "--p-repeat P is required with --distinct")
+                    Error::setting(
+                        "p-repeat",
+                        Problem::Missing("--p-repeat P is required with --distinct"),
+                    )
                 })?;
                 let alpha = self.zipf.unwrap_or(DEFAULT_ZIPF);
                 Workload::zipf(d, alpha, p, Placement::Uniform)

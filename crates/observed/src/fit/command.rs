@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{table, Fit, FitOptions, FitSummary, Fitter};
 use rbf_data::ingest::{series, IngestSummary, MessageSource};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::Result;
 use rbf_foundations::output_file::{check_outputs, is_stdio, same_file};
 
 /// What `rbf fit` is asked: the fit's settings and the files to write. Built by
@@ -63,11 +63,11 @@ fn refuse_one_file_for_both(workload: &Path, table: &Path) -> Result<()> {
         return Ok(());
     }
     if same_file(workload, table) {
-        return Err(Error::invalid(format!(
-            "the workload file (`-o {}`) and the rank table (`--table {}`) are one file: the table would replace the workload; give them different names",
-            workload.display(),
-            table.display()
-        )));
+        return Err(super::FitError::OneFileForBoth {
+            workload: workload.to_path_buf(),
+            table: table.to_path_buf(),
+        }
+        .into());
     }
     Ok(())
 }

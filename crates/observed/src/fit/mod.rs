@@ -27,6 +27,7 @@
 pub mod adequacy;
 pub mod band;
 pub mod command;
+mod error;
 pub mod least_squares;
 pub mod min_distance;
 pub mod observables;
@@ -41,12 +42,14 @@ use min_distance::{Family, Hints, MinDistanceFit};
 use observables::{ObservableCounts, RepeatValues};
 use rbf_data::message::{for_each_key_batch, Message, KEY_BATCH};
 use rbf_data::workload::{Placement, Workload};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::prefetch::prefetch_ptr;
 use rbf_foundations::slot_table::KeyIndex;
 use rbf_foundations::stats::Interval;
 use reuse::{ReuseCounts, ReuseEstimate, ReuseSummary};
 use successor::{SuccessorCounts, SuccessorEntropy};
+
+pub use error::FitError;
 
 /// Fitting settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -85,15 +88,15 @@ impl Default for FitOptions {
 impl FitOptions {
     pub fn validate(&self) -> Result<()> {
         if self.window < 2 {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "window",
-                format!("must be at least 2 arrivals, found {}", self.window),
+                Problem::range("must be at least 2 arrivals", self.window),
             ));
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "confidence",
-                format!("must lie in (0, 1), found {}", self.confidence),
+                Problem::range("must lie in (0, 1)", self.confidence),
             ));
         }
         Ok(())
@@ -266,15 +269,14 @@ impl Fit {
         };
         w.reuse = reuse;
         let mut prov = serde_json::to_value(&self.summary)
-            .map_err(|e| Error::invalid(format!("cannot serialise fit summary: {e}")))?;
+            .map_err(|e| Error::encode("serialise fit summary", e))?;
         if let Some(o) = prov.as_object_mut() {
             o.remove("per_window");
             // The Q-fit test goes with the workload (also when no test could be
             // made), so that a command reading the file can say the fit failed.
             if let Some(c) = &self.q_check {
-                let c = serde_json::to_value(c).map_err(|e| {
-                    Error::invalid(format!("cannot serialise the Q-fit check: {e}"))
-                })?;
+                let c = serde_json::to_value(c)
+                    .map_err(|e| Error::encode("serialise the Q-fit check", e))?;
                 o.insert(adequacy::PROVENANCE_KEY.to_string(), c);
             }
         }
@@ -501,15 +503,14 @@ impl Fitter {
         self.close_window();
         let arrivals = self.repeats + self.new;
         if arrivals == 0 {
-            return Err(Error::invalid(format!(
-                "nothing to fit: the trace has {} arrivals, all within the warm-up of {}",
-                self.seen, self.options.warmup
-            )));
+            return Err(FitError::AllInWarmup {
+                arrivals: self.seen,
+                warmup: self.options.warmup,
+            }
+            .into());
         }
         if self.repeats == 0 {
-            return Err(Error::invalid(format!(
-                "no key was seen twice among the {arrivals} measured arrivals: the repeat distribution Q cannot be estimated (p_r = 0)"
-            )));
+            return Err(FitError::NoRepeat { arrivals }.into());
         }
         // The diagnostic first, and its pair table (the fit's largest, up to 85 MB)
         // freed before the popularity fit allocates its own.

@@ -7,7 +7,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use super::Fit;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::output_file::frame;
 
 /// Output formats of the rank table.
@@ -23,12 +23,13 @@ impl TableFormat {
         match path.extension().and_then(|e| e.to_str()) {
             Some("parquet") => Ok(TableFormat::Parquet),
             Some("csv") => Ok(TableFormat::Csv),
-            _ => Err(Error::config(
+            // The rule is the name's ending; the sentence names the file first.
+            _ => Err(Error::setting(
                 "table",
-                format!(
+                Problem::rule(format!(
                     "cannot tell the table format of {}: the name must end in .csv or .parquet",
                     path.display()
-                ),
+                )),
             )),
         }
     }
@@ -42,7 +43,7 @@ pub fn rank_frame(fit: &Fit) -> Result<DataFrame> {
         "q" => fit.q.as_slice(),
         "zeta" => fit.zeta.as_slice(),
     )
-    .map_err(|e| Error::invalid(format!("cannot build the rank table: {e}")))
+    .map_err(|e| Error::encode("build the rank table", e))
 }
 
 /// Writes the rank table to `path` (format from its extension; `-`: CSV on stdout).

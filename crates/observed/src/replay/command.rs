@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::{ReplayOptions, ReplayReport, Replays};
 use rbf_data::filter::FilterConfig;
 use rbf_data::ingest::{IngestSummary, MessageSource};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// What `rbf replay` is asked: the filter, the warm-up and interval level, how many
 /// filters (hash seeds). Built by [`ReplayRequest::new`], which checks the filter and
@@ -27,9 +27,9 @@ impl ReplayRequest {
         filter.validate()?;
         let level = options.confidence;
         if !(level > 0.0 && level < 1.0) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "confidence",
-                format!("must lie in (0, 1), found {level}"),
+                Problem::range("must lie in (0, 1)", level),
             ));
         }
         Ok(ReplayRequest {

@@ -30,7 +30,7 @@ use super::{check_growth, source_batches, Replay, ReplayOptions, ReplayReport};
 use rbf_data::filter::{mix64, FilterConfig};
 use rbf_data::ingest::MessageSource;
 use rbf_data::message::{for_each_key_batch, Message};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// Hash seeds a replay uses unless told otherwise (docs/coverage/README.md: the fewest
 /// with which the printed FN interval covers at 98 % or more in every complete cell of
@@ -250,9 +250,9 @@ impl Replays {
     /// `hash_seeds` filters like `config`, the first with its seed.
     pub fn new(config: &FilterConfig, options: ReplayOptions, hash_seeds: u32) -> Result<Self> {
         if hash_seeds == 0 || hash_seeds > MAX_HASH_SEEDS {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "hash-seeds",
-                format!("allowed range is 1..={MAX_HASH_SEEDS}, found {hash_seeds}"),
+                Problem::range(format!("allowed range is 1..={MAX_HASH_SEEDS}"), hash_seeds),
             ));
         }
         if hash_seeds == 1 {

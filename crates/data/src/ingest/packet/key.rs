@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::PacketFields;
 use crate::message::KeyHasher;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// The header fields that make up a message key: each kind's name is
 /// [`FlowKeyKind::name`], its fields [`FlowKeyKind::describe`] (also the command line's
@@ -154,15 +154,15 @@ fn masked(addr: &[u8; 16], bytes: usize, bits: u8) -> [u8; 16] {
 impl KeySpec {
     pub fn new(kind: FlowKeyKind, prefix_v4: u8, prefix_v6: u8) -> Result<Self> {
         if prefix_v4 > 32 {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "prefix-v4",
-                format!("must be 0..=32 bits, found {prefix_v4}"),
+                Problem::range("must be 0..=32 bits", prefix_v4),
             ));
         }
         if prefix_v6 > 128 {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "prefix-v6",
-                format!("must be 0..=128 bits, found {prefix_v6}"),
+                Problem::range("must be 0..=128 bits", prefix_v6),
             ));
         }
         Ok(KeySpec {
