@@ -13,7 +13,7 @@ use super::{
 };
 use rbf_data::filter::FilterConfig;
 use rbf_data::ingest::{IngestSummary, MessageSource};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::stats::Interval;
 use rbf_observed::fit::{FitOptions, FitSummary, DEFAULT_WINDOW};
 use rbf_observed::replay::sizing::distinct_up_front;
@@ -128,9 +128,11 @@ fn resolved_filter(filter: &FilterConfig, target_fp: Option<f64>) -> Result<(Fil
     }
     config.validate()?;
     let sigma = config.sigma.ok_or_else(|| {
-        Error::config(
+        Error::setting(
             "sigma",
-            "compare needs a sigma-bounded filter: give --sigma S or --target-fp F",
+            Problem::Missing(
+                "compare needs a sigma-bounded filter: give --sigma S or --target-fp F",
+            ),
         )
     })?;
     Ok((config, sigma))

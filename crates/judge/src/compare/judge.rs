@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::bound::Bound;
+use super::fit_error::FitError;
 use super::observed::Observed;
 use super::record::{Range, Record, Standing};
 use super::verdict::{Check, Side};
@@ -40,10 +41,12 @@ pub struct Fitted {
 impl Fitted {
     /// The parts of `fit` the judge needs; `label` (the trace) names it in errors.
     pub fn from_fit(fit: &Fit, label: &str) -> Result<Fitted> {
-        let unusable = |e: Error| {
-            Error::invalid(format!(
-                "{label}: the fitted workload is not usable by the FN models: {e}"
-            ))
+        let unusable = |error: Error| -> Error {
+            FitError::Unusable {
+                label: label.to_string(),
+                error,
+            }
+            .into()
         };
         Ok(Fitted {
             point: fit.workload().map_err(unusable)?,

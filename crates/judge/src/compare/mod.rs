@@ -14,6 +14,7 @@
 
 pub mod bound;
 pub mod command;
+mod fit_error;
 pub mod judge;
 pub mod model_fn;
 pub mod observed;
@@ -23,6 +24,7 @@ pub mod verdict;
 
 pub use bound::{Bound, EvaluatedOn};
 pub use command::{compare, CompareOptions, CompareOutput, CompareRun};
+pub use fit_error::FitError;
 pub use judge::{is_fitted, judge, ConservativeRenewal, Fitted, JudgeOptions, Judgement, Subject};
 pub use observed::{Observed, Rate, Seeds};
 pub use record::{values_by_key, Range, Record, Standing};

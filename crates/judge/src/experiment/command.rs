@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{output, Journal, Results, RunOptions, Shard, Written};
 use super::{run_resumable, source, ExperimentConfig};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::progress::{install_interrupt_handler, note};
 
 /// What `rbf run` is asked: the config, the shard of its grid, the output directory.
@@ -84,9 +84,9 @@ pub fn run(request: &RunRequest) -> Result<ExperimentRun> {
 /// The directory outputs go to: `-` (stdout) cannot hold tables and plots.
 pub fn output_dir(dir: &Path) -> Result<()> {
     if rbf_foundations::output_file::is_stdio(dir) {
-        return Err(Error::config(
+        return Err(Error::setting(
             "output",
-            "writes a directory of tables, plots and a report; `-` (stdout) cannot hold them: give a directory",
+            Problem::rule("writes a directory of tables, plots and a report; `-` (stdout) cannot hold them: give a directory"),
         ));
     }
     Ok(())

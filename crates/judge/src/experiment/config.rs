@@ -32,13 +32,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::config_error::ConfigError;
 use rbf_data::filter::FilterConfig;
 use rbf_data::filter::{Hashing, Positions};
 use rbf_data::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
 use rbf_data::ingest::packet::key::FlowKeyKind;
 use rbf_data::ingest::Format;
 use rbf_data::workload::{Placement, Workload};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_predicted::model::false_negative::Method;
 
 /// A whole experiment file.
@@ -280,13 +281,13 @@ impl TraceSource {
             return Ok(None);
         }
         let inactive_ns = parse_duration_ns(&self.inactive_timeout)
-            .map_err(|e| Error::config("trace.inactive_timeout", e))?;
+            .map_err(|e| Error::setting("trace.inactive_timeout", Problem::Unreadable(e)))?;
         let active_ns = parse_duration_ns(&self.active_timeout)
-            .map_err(|e| Error::config("trace.active_timeout", e))?;
+            .map_err(|e| Error::setting("trace.active_timeout", Problem::Unreadable(e)))?;
         if active_ns < inactive_ns {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "trace.active_timeout",
-                "must be at least the inactive timeout",
+                Problem::rule("must be at least the inactive timeout"),
             ));
         }
         Ok(Some(FlowTimeouts {
@@ -560,20 +561,20 @@ impl ExperimentConfig {
 
     /// Parses `text` (read from `path`, used for messages and relative paths).
     pub fn parse(text: &str, path: &Path) -> Result<ExperimentConfig> {
-        let mut c: ExperimentConfig = toml::from_str(text).map_err(|e| {
-            Error::invalid(format!(
-                "{}: {}",
-                path.display(),
-                rbf_foundations::error::clip_lines(&e.to_string())
-            ))
-        })?;
+        let mut c: ExperimentConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Unreadable {
+                path: path.to_path_buf(),
+                message: rbf_foundations::error::clip_lines(&e.to_string()),
+            })?;
         let base = path.parent().unwrap_or(Path::new(""));
         c.output = relative_to(base, &c.output);
         for t in &mut c.traces {
             t.path.resolve(base);
         }
-        c.validate()
-            .map_err(|e| Error::invalid(format!("{}: {e}", path.display())))?;
+        c.validate().map_err(|error| ConfigError::Refused {
+            path: path.to_path_buf(),
+            error,
+        })?;
         Ok(c)
     }
 
@@ -606,13 +607,16 @@ impl ExperimentConfig {
             .iter()
             .any(|m| *m == Measure::Observed || m.fn_method().is_some());
         if needs_data && self.traces.is_empty() && self.synthetic.is_empty() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "trace / synthetic",
-                "`observed` and the FN measures need a workload: give at least one [[trace]] or [[synthetic]] source",
+                Problem::Missing("`observed` and the FN measures need a workload: give at least one [[trace]] or [[synthetic]] source"),
             ));
         }
         if self.seeds.is_empty() {
-            return Err(Error::config("seeds", "give at least one seed"));
+            return Err(Error::setting(
+                "seeds",
+                Problem::Empty("give at least one seed"),
+            ));
         }
         no_duplicates("seeds", self.seeds.iter().map(u64::to_string))?;
         no_duplicates(
@@ -620,9 +624,9 @@ impl ExperimentConfig {
             self.measures.iter().map(|m| m.name().to_string()),
         )?;
         if self.measures.is_empty() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "measures",
-                format!("give at least one of: {}", Measure::allowed()),
+                Problem::rule(format!("give at least one of: {}", Measure::allowed())),
             ));
         }
         Ok(())
@@ -634,25 +638,31 @@ impl ExperimentConfig {
         rbf_predicted::model::false_negative::check_eps(self.eps)?;
         if let Some(t) = self.renewal_tolerance {
             if !(t > 0.0 && t < 1.0) {
-                return Err(Error::config(
+                // The found value follows a semicolon here, not `, found`: it is part
+                // of the allowed text, which keeps the message as it was.
+                return Err(Error::setting(
                     "renewal_tolerance",
-                    format!("a relative tolerance strictly between 0 and 1, e.g. 1e-3; found {t}"),
+                    Problem::rule(format!(
+                        "a relative tolerance strictly between 0 and 1, e.g. 1e-3; found {t}"
+                    )),
                 ));
             }
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "confidence",
-                "must lie strictly between 0 and 1",
+                Problem::rule("must lie strictly between 0 and 1"),
             ));
         }
         if !(1..=rbf_observed::replay::MAX_HASH_SEEDS).contains(&self.hash_seeds) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "hash_seeds",
-                format!(
-                    "allowed range is 1..={}, found {}",
-                    rbf_observed::replay::MAX_HASH_SEEDS,
-                    self.hash_seeds
+                Problem::range(
+                    format!(
+                        "allowed range is 1..={}",
+                        rbf_observed::replay::MAX_HASH_SEEDS
+                    ),
+                    self.hash_seeds,
                 ),
             ));
         }
@@ -663,23 +673,23 @@ impl ExperimentConfig {
     /// timeouts; and no sizing by D, which a trace does not have.
     fn check_traces(&self) -> Result<()> {
         if !self.grid.bits_per_distinct.is_empty() && !self.traces.is_empty() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "grid.bits_per_distinct",
-                "sizes filters by a synthetic source's D, which a [[trace]] does not have: use grid.memory",
+                Problem::Conflict("sizes filters by a synthetic source's D, which a [[trace]] does not have: use grid.memory".into()),
             ));
         }
         for t in &self.traces {
             let paths = t.path.list();
             if paths.is_empty() {
-                return Err(Error::config(
+                return Err(Error::setting(
                     "trace.path",
-                    "the list is empty: give at least one file",
+                    Problem::Empty("the list is empty: give at least one file"),
                 ));
             }
             if paths.iter().any(|p| rbf_data::ingest::source::is_stdin(p)) {
-                return Err(Error::config(
+                return Err(Error::setting(
                     "trace.path",
-                    "`-` (standard input) cannot be a config's trace: an experiment reads its traces several times",
+                    Problem::Conflict("`-` (standard input) cannot be a config's trace: an experiment reads its traces several times".into()),
                 ));
             }
             t.flow_timeouts()?;
@@ -694,16 +704,16 @@ impl ExperimentConfig {
         let fits = !self.fn_methods().is_empty();
         for s in &self.synthetic {
             if s.distinct == 0 || s.arrivals == 0 {
-                return Err(Error::config(
+                return Err(Error::setting(
                     "synthetic.distinct / synthetic.arrivals",
-                    "must be positive",
+                    Problem::rule("must be positive"),
                 ));
             }
             s.workload()?;
             if s.fit_window < 2 {
-                return Err(Error::config(
+                return Err(Error::setting(
                     "synthetic.fit_window",
-                    "must be at least 2 arrivals",
+                    Problem::rule("must be at least 2 arrivals"),
                 ));
             }
             // Replayed for `observed`, and read by the fit with `fit = true`.
@@ -737,15 +747,15 @@ impl GridConfig {
     /// Exactly one of memory and bits_per_distinct, the latter positive.
     fn check_sizes(&self) -> Result<()> {
         if self.memory.is_empty() && self.bits_per_distinct.is_empty() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "grid.memory",
-                "the list is empty or missing: give memory (bits) or bits_per_distinct (bits per message of a synthetic source's D)",
+                Problem::Missing("the list is empty or missing: give memory (bits) or bits_per_distinct (bits per message of a synthetic source's D)"),
             ));
         }
         if !self.memory.is_empty() && !self.bits_per_distinct.is_empty() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "grid.memory",
-                "give exactly one of: memory (bits), bits_per_distinct (bits per message of a synthetic source's D)",
+                Problem::Conflict("give exactly one of: memory (bits), bits_per_distinct (bits per message of a synthetic source's D)".into()),
             ));
         }
         if let Some(x) = self
@@ -753,9 +763,9 @@ impl GridConfig {
             .iter()
             .find(|x| !(x.is_finite() && **x > 0.0))
         {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "grid.bits_per_distinct",
-                format!("must be a positive number, found {x}"),
+                Problem::range("must be a positive number", x),
             ));
         }
         Ok(())
@@ -771,9 +781,9 @@ impl GridConfig {
             ("grid.copy_over", self.copy_over.is_empty()),
         ];
         if let Some((key, _)) = axes.iter().find(|(_, empty)| *empty) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 *key,
-                "the list is empty: give at least one value",
+                Problem::Empty("the list is empty: give at least one value"),
             ));
         }
         let text = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>();
@@ -804,11 +814,16 @@ impl GridConfig {
             !self.target_fp.is_empty(),
             !self.max_inserts.is_empty(),
         ];
-        if rules.iter().filter(|r| **r).count() != 1 {
-            return Err(Error::config(
-                "grid.sigma",
-                "give exactly one of: sigma, sigma_fraction, target_fp, max_inserts",
-            ));
+        const ONE_RULE: &str = "give exactly one of: sigma, sigma_fraction, target_fp, max_inserts";
+        match rules.iter().filter(|r| **r).count() {
+            1 => {}
+            0 => return Err(Error::setting("grid.sigma", Problem::Missing(ONE_RULE))),
+            _ => {
+                return Err(Error::setting(
+                    "grid.sigma",
+                    Problem::Conflict(ONE_RULE.into()),
+                ))
+            }
         }
         for &p in &self.phases {
             FilterConfig::check_phases(p).map_err(|e| e.in_section("grid"))?;
@@ -818,15 +833,15 @@ impl GridConfig {
             .iter()
             .find(|f| !(**f > 0.0 && **f < 1.0))
         {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "grid.sigma_fraction",
-                format!("must lie strictly between 0 and 1, found {f}"),
+                Problem::range("must lie strictly between 0 and 1", f),
             ));
         }
         if let Some(f) = self.target_fp.iter().find(|f| !(**f > 0.0 && **f < 1.0)) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "grid.target_fp",
-                format!("must lie strictly between 0 and 1, found {f}"),
+                Problem::range("must lie strictly between 0 and 1", f),
             ));
         }
         Ok(())
@@ -846,9 +861,9 @@ impl GridConfig {
             FilterConfig::check_max_inserts(n).map_err(grid)?;
         }
         if measures.contains(&Measure::Capacity) && self.target_fp.is_empty() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "measures",
-                "`capacity` sizes a filter for a target FP: give grid.target_fp",
+                Problem::Missing("`capacity` sizes a filter for a target FP: give grid.target_fp"),
             ));
         }
         Ok(())
@@ -861,10 +876,7 @@ impl GridConfig {
 pub(crate) fn no_duplicates(key: &str, values: impl IntoIterator<Item = String>) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     match values.into_iter().find(|v| !seen.insert(v.clone())) {
-        Some(v) => Err(Error::config(
-            key,
-            format!("`{v}` is given twice: give each value once"),
-        )),
+        Some(v) => Err(Error::setting(key, Problem::Duplicate(v))),
         None => Ok(()),
     }
 }
@@ -953,5 +965,63 @@ mod toml_tests {
             n += 1;
         }
         assert!(n >= 3, "{n} configs");
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "e"
+[[synthetic]]
+distinct = 100
+zipf = 1.0
+p_repeat = 0.9
+arrivals = 1000
+[grid]
+memory = [1000]
+hashes = [3]
+sigma = [300]
+"#;
+
+    /// The setting a refused config names, and its problem.
+    fn refused(text: &str) -> (String, Problem) {
+        let e = ExperimentConfig::parse(text, Path::new("c.toml")).expect_err(text);
+        match e.layer::<ConfigError>() {
+            Some(ConfigError::Refused { error, .. }) => {
+                let s = error.setting_error().expect("a setting");
+                (s.key.clone(), s.problem.clone())
+            }
+            _ => panic!("not a refused value: {e}"),
+        }
+    }
+
+    #[test]
+    fn a_refused_value_names_the_file_then_the_setting() {
+        let e = ExperimentConfig::parse(&GOOD.replace("sigma = [300]", ""), Path::new("c.toml"))
+            .expect_err("no sigma rule");
+        assert_eq!(
+            e.to_string(),
+            "c.toml: invalid setting `grid.sigma`: give exactly one of: sigma, sigma_fraction, target_fp, max_inserts"
+        );
+        assert_eq!(
+            refused(&GOOD.replace("sigma = [300]", "")).1,
+            Problem::Missing("give exactly one of: sigma, sigma_fraction, target_fp, max_inserts")
+        );
+        assert!(matches!(
+            refused(&GOOD.replace("sigma = [300]", "sigma = [300]\nmax_inserts = [5]")).1,
+            Problem::Conflict(_)
+        ));
+        assert_eq!(
+            refused(&GOOD.replace("hashes = [3]", "hashes = [3, 3]")),
+            ("grid.hashes".into(), Problem::Duplicate("3".into()))
+        );
+        let e = ExperimentConfig::parse("name = ", Path::new("c.toml")).expect_err("not TOML");
+        assert!(matches!(
+            e.layer::<ConfigError>(),
+            Some(ConfigError::Unreadable { .. })
+        ));
+        assert!(e.to_string().starts_with("c.toml: "), "{e}");
     }
 }

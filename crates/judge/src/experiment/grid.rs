@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{ExperimentConfig, GridConfig};
 use rbf_data::filter::{FilterConfig, Hashing};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// How a point's recycle threshold is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -167,9 +167,9 @@ impl Shard {
     /// Parses `I/N`.
     pub fn parse(s: &str) -> Result<Shard> {
         let bad = || {
-            Error::config(
+            Error::setting(
                 "shard",
-                format!("expected I/N with 0 <= I < N (e.g. 0/4), found `{s}`"),
+                Problem::range("expected I/N with 0 <= I < N (e.g. 0/4)", format!("`{s}`")),
             )
         };
         let (i, n) = s.split_once('/').ok_or_else(bad)?;

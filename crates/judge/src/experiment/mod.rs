@@ -10,14 +10,18 @@
 
 pub mod command;
 pub mod config;
+mod config_error;
 pub mod grid;
 pub mod output;
 pub mod page;
 pub mod plots;
 pub mod results;
+mod results_error;
 pub mod resume;
+mod resume_error;
 pub mod row;
 pub mod runner;
+mod shard_error;
 pub mod shards;
 pub mod source;
 pub mod svg;
@@ -25,11 +29,15 @@ pub mod tables;
 pub mod texts;
 
 pub use config::{ExperimentConfig, Measure};
+pub use config_error::ConfigError;
 pub use grid::{Point, Shard};
 pub use output::Written;
 pub use results::{Results, SourceInfo};
+pub use results_error::ResultsError;
 pub use resume::Journal;
+pub use resume_error::ResumeError;
 pub use row::Row;
+pub use shard_error::ShardError;
 pub use shards::{merge, merge_labelled};
 
 use rayon::prelude::*;
@@ -96,12 +104,12 @@ pub fn check(config: &ExperimentConfig) -> Result<()> {
         }
     }
     match first {
-        Some((p, e)) => Err(Error::invalid(format!(
-            "no point of the grid is a valid filter; the first ({} on `{}`): {}",
-            p.filter(None, 0).describe(),
-            Source::all(config)[p.source].name(),
-            e.in_section("grid")
-        ))),
+        Some((p, e)) => Err(ConfigError::NoValidPoint {
+            filter: p.filter(None, 0).describe(),
+            source_name: Source::all(config)[p.source].name(),
+            why: e.in_section("grid"),
+        }
+        .into()),
         None => Ok(()),
     }
 }

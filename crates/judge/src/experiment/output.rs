@@ -12,6 +12,7 @@ use polars::prelude::*;
 
 use super::plots;
 use super::results::{Results, RESULTS_FORMAT};
+use super::results_error::ResultsError;
 use super::row::Row;
 use super::tables;
 use super::texts::{extent, source_sections, Plot, FILES, MEANING, PLOTS_LEGEND};
@@ -81,7 +82,7 @@ fn bound_columns(rows: &[Row], b: Bound) -> Vec<Column> {
 }
 
 fn frame(rows: &[Row]) -> Result<DataFrame> {
-    let err = |e: PolarsError| Error::invalid(format!("cannot build the results table: {e}"));
+    let err = |e: PolarsError| Error::encode("build the results table", e);
     let mut df = df!(
         "point" => col(rows, |r| r.point as u64),
         "source" => col(rows, |r| r.source.clone()),
@@ -170,10 +171,10 @@ fn holds_only_ours(dir: &Path) -> Result<bool> {
             (!OURS.contains(&name.as_str())).then_some(name)
         };
         if let Some(f) = foreign {
-            return Err(Error::invalid(format!(
-                "refusing to write {}: it holds `{f}`, which rbf did not write, and an output directory is replaced as a whole; choose a new or empty directory",
-                dir.display()
-            )));
+            return Err(Error::output(
+                dir,
+                format!("it holds `{f}`, which rbf did not write, and an output directory is replaced as a whole; choose a new or empty directory"),
+            ));
         }
         earlier = true;
     }
@@ -202,8 +203,8 @@ fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
     let mut df = frame(&results.rows)?;
     output_file::frame::write_csv(&df, &stage.join("results.csv"))?;
     output_file::frame::write_parquet(&mut df, &stage.join("results.parquet"))?;
-    let text = serde_json::to_string_pretty(results)
-        .map_err(|e| Error::invalid(format!("cannot serialise results: {e}")))?;
+    let text =
+        serde_json::to_string_pretty(results).map_err(|e| Error::encode("serialise results", e))?;
     write_text(&stage.join("results.json"), &text)?;
     let plots: Vec<Plot> = plots::charts(&results.rows)
         .into_iter()
@@ -236,14 +237,17 @@ fn write_into(results: &Results, stage: &Path, dir: &Path) -> Result<Written> {
 /// Reads a `results.json` written by [`write`] (a run's or a shard's).
 pub fn read(path: &Path) -> Result<Results> {
     let text = rbf_data::ingest::input::read_text(path)?;
-    let r: Results = serde_json::from_str(&text)
-        .map_err(|e| Error::invalid(format!("{}: not an rbf results file: {e}", path.display())))?;
+    let r: Results = serde_json::from_str(&text).map_err(|e| ResultsError::NotResults {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     if r.format != RESULTS_FORMAT {
-        return Err(Error::invalid(format!(
-            "{}: format `{}`, expected `{RESULTS_FORMAT}`",
-            path.display(),
-            r.format
-        )));
+        return Err(ResultsError::OtherFormat {
+            path: path.to_path_buf(),
+            found: r.format,
+            expected: RESULTS_FORMAT,
+        }
+        .into());
     }
     Ok(r)
 }

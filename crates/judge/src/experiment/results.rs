@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::ExperimentConfig;
 use super::grid::Shard;
+use super::results_error::ResultsError;
 use super::row::Row;
 use rbf_data::ingest::IngestSummary;
 use rbf_foundations::error::{Error, Result};
@@ -113,12 +114,12 @@ impl RunFingerprint {
                 continue;
             };
             if d.bytes != i.bytes {
-                return Err(Error::invalid(format!(
-                    "{}: the file changed while this run read it ({} bytes, then {}): its results would mix two traces; run again once it is complete",
-                    i.path.display(),
-                    i.bytes,
-                    d.bytes
-                )));
+                return Err(ResultsError::InputChanged {
+                    path: i.path.clone(),
+                    before: i.bytes,
+                    after: d.bytes,
+                }
+                .into());
             }
             i.digest = Some(d.hex());
         }

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::config::ExperimentConfig;
 use super::grid::Shard;
 use super::results::{InputIdentity, SourceInfo};
+use super::resume_error::ResumeError;
 use super::row::Row;
 use rbf_foundations::error::{Error, Result};
 
@@ -222,7 +223,7 @@ impl Journal {
             let _ = std::fs::remove_file(&sources_path);
             let _ = std::fs::remove_file(&digests_path);
             let text = serde_json::to_string_pretty(&fingerprint)
-                .map_err(|e| Error::invalid(format!("cannot serialise the run's identity: {e}")))?;
+                .map_err(|e| Error::encode("serialise the run's identity", e))?;
             std::fs::write(&fp_path, text).map_err(|e| Error::io(&fp_path, e))?;
         }
         let log = append(&log_path)?;
@@ -415,11 +416,11 @@ fn lock_journal(dir: &Path, output: &Path) -> Result<File> {
             return Ok(f);
         }
     }
-    Err(Error::invalid(format!(
-        "the journal {} keeps being removed by other rbf runs writing to {}; wait for them",
-        dir.display(),
-        output.display()
-    )))
+    Err(ResumeError::JournalRemoved {
+        journal: dir.to_path_buf(),
+        output: output.to_path_buf(),
+    }
+    .into())
 }
 
 /// Whether the open file `f` is the one at `path`.
@@ -454,11 +455,11 @@ fn lock(path: &Path, output: &Path) -> Result<File> {
         // SAFETY: flock on a descriptor we own; released when the file is closed.
         let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if r != 0 {
-            return Err(Error::invalid(format!(
-                "another rbf run is writing to {} (its journal {} is locked); wait for it or choose another output directory",
-                output.display(),
-                path.display()
-            )));
+            return Err(ResumeError::Locked {
+                output: output.to_path_buf(),
+                lock: path.to_path_buf(),
+            }
+            .into());
         }
     }
     #[cfg(not(target_os = "linux"))]

@@ -238,7 +238,7 @@ fn replay_point(
     };
     let observed = |rate| {
         Observed::of(&reports, level, rate, seeds)
-            .ok_or_else(|| rbf_foundations::error::Error::invalid("no seed to replay"))
+            .ok_or(rbf_foundations::error::Error::Internal("no seed to replay"))
     };
     let fn_ = observed(Rate::Fn)?;
     let fp = observed(Rate::FpCountInstance)?;

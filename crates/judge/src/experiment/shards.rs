@@ -12,8 +12,9 @@ use super::config::ExperimentConfig;
 use super::grid::{self, Shard};
 use super::results::Results;
 use super::row::Row;
+use super::shard_error::ShardError;
 use super::source::Source;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::Result;
 
 /// [`merge_labelled`] with the shards named by their place in `parts`.
 pub fn merge(parts: Vec<Results>) -> Result<Results> {
@@ -29,19 +30,19 @@ pub fn merge(parts: Vec<Results>) -> Result<Results> {
 /// Combines shard results, each with a label for messages (its file), into the
 /// results of the whole grid.
 pub fn merge_labelled(parts: Vec<(String, Results)>) -> Result<Results> {
-    let (first_label, first) = parts
-        .first()
-        .ok_or_else(|| Error::invalid("merge needs at least one results.json"))?;
+    let (first_label, first) = parts.first().ok_or(ShardError::NoResults)?;
     for (label, p) in &parts {
         check_shard(label, p)?;
         let differs = differences(first, p);
         if !differs.is_empty() {
-            return Err(Error::invalid(format!(
-                "cannot merge shards of different runs: {first_label} (`{}`) and {label} (`{}`) differ in {}",
-                first.name,
-                p.name,
-                differs.join("; ")
-            )));
+            return Err(ShardError::DifferentRuns {
+                first: first_label.clone(),
+                first_name: first.name.clone(),
+                label: label.clone(),
+                name: p.name.clone(),
+                differences: differs,
+            }
+            .into());
         }
     }
     check_shard_set(&parts)?;
@@ -75,23 +76,19 @@ pub fn merge_labelled(parts: Vec<(String, Results)>) -> Result<Results> {
 fn every_point_once(rows: &[Row], total: usize) -> Result<()> {
     for (i, r) in rows.iter().enumerate() {
         if r.point >= total {
-            return Err(Error::invalid(format!(
-                "point {} is outside the grid of {total} points",
-                r.point
-            )));
+            return Err(ShardError::OutsideGrid {
+                point: r.point,
+                total,
+            }
+            .into());
         }
         if i > 0 && rows[i - 1].point == r.point {
-            return Err(Error::invalid(format!(
-                "point {} appears in more than one shard",
-                r.point
-            )));
+            return Err(ShardError::InTwoShards { point: r.point }.into());
         }
     }
     let missing = total - rows.len();
     if missing > 0 {
-        return Err(Error::invalid(format!(
-            "{missing} of {total} points are missing: merge the results of every shard"
-        )));
+        return Err(ShardError::MissingPoints { missing, total }.into());
     }
     Ok(())
 }
@@ -100,23 +97,31 @@ fn every_point_once(rows: &[Row], total: usize) -> Result<()> {
 fn check_shard(label: &str, p: &Results) -> Result<()> {
     let s = p.shard;
     if s.count == 0 || s.index >= s.count {
-        return Err(Error::invalid(format!(
-            "{label}: shard {} of {} is not a shard (expected I/N with 0 <= I < N)",
-            s.index, s.count
-        )));
+        return Err(ShardError::NotAShard {
+            label: label.to_string(),
+            index: s.index,
+            count: s.count,
+        }
+        .into());
     }
     for r in &p.rows {
         if r.point % s.count != s.index {
-            return Err(Error::invalid(format!(
-                "{label}: point {} does not belong to shard {}/{}",
-                r.point, s.index, s.count
-            )));
+            return Err(ShardError::NotOfItsShard {
+                label: label.to_string(),
+                point: r.point,
+                index: s.index,
+                count: s.count,
+            }
+            .into());
         }
         if let Err(why) = row_in_range(r) {
-            return Err(Error::invalid(format!(
-                "{label}: point {} (`{}`): {why}",
-                r.point, r.source
-            )));
+            return Err(ShardError::RowOutOfRange {
+                label: label.to_string(),
+                point: r.point,
+                source_name: r.source.clone(),
+                why,
+            }
+            .into());
         }
     }
     Ok(())
@@ -322,16 +327,24 @@ fn check_shard_set(parts: &[(String, Results)]) -> Result<()> {
     let (first_label, first) = &parts[0];
     for (label, p) in parts {
         if p.shard.count != first.shard.count {
-            return Err(Error::invalid(format!(
-                "{first_label} is shard {}/{} but {label} is shard {}/{}: the shards of one run share N",
-                first.shard.index, first.shard.count, p.shard.index, p.shard.count
-            )));
+            return Err(ShardError::DifferentCounts {
+                first: first_label.clone(),
+                first_index: first.shard.index,
+                first_count: first.shard.count,
+                label: label.clone(),
+                index: p.shard.index,
+                count: p.shard.count,
+            }
+            .into());
         }
         if let Some(other) = seen.insert(p.shard.index, label) {
-            return Err(Error::invalid(format!(
-                "shard {}/{} is given twice: {other} and {label}",
-                p.shard.index, p.shard.count
-            )));
+            return Err(ShardError::GivenTwice {
+                index: p.shard.index,
+                count: p.shard.count,
+                first: other.to_string(),
+                label: label.clone(),
+            }
+            .into());
         }
     }
     Ok(())
@@ -348,20 +361,26 @@ fn check_grid(r: &Results) -> Result<()> {
         return Ok(());
     };
     if grid::count(&config) != Some(r.total_points) {
-        return Err(Error::invalid(format!(
-            "the results say {} points, but their config's grid has {}",
-            r.total_points,
-            grid::count(&config).map_or_else(|| "too many".into(), |n| n.to_string())
-        )));
+        return Err(ShardError::GridSize {
+            claimed: r.total_points,
+            grid: grid::count(&config),
+        }
+        .into());
     }
     let names: Vec<String> = Source::all(&config).iter().map(Source::name).collect();
     for (p, row) in grid::expand(&config).iter().zip(&r.rows) {
         let source = names.get(p.source).map_or("", String::as_str);
         if row.source != source || row.memory != p.memory || row.hashes != p.hashes {
-            return Err(Error::invalid(format!(
-                "point {} says source `{}`, M = {}, k = {}, but the config's grid has source `{source}`, M = {}, k = {} there",
-                row.point, row.source, row.memory, row.hashes, p.memory, p.hashes
-            )));
+            return Err(ShardError::NotTheGrid {
+                point: row.point,
+                source_name: row.source.clone(),
+                memory: row.memory,
+                hashes: row.hashes,
+                grid_source: source.to_string(),
+                grid_memory: p.memory,
+                grid_hashes: p.hashes,
+            }
+            .into());
         }
     }
     Ok(())

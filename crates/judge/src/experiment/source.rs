@@ -12,7 +12,7 @@ use rbf_data::ingest::{self, IngestOptions, IngestSummary};
 use rbf_data::message::{KeyHasher, Message};
 use rbf_data::synth::{SynthConfig, Synthesizer};
 use rbf_data::workload::Workload;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_observed::fit::{FitOptions, Fitter};
 
 /// The files of a `[[trace]]` (directories and patterns expanded), each one that can be
@@ -25,13 +25,13 @@ pub fn trace_files(t: &TraceSource) -> Result<Vec<PathBuf>> {
     for f in &files {
         let m = std::fs::metadata(f).map_err(|e| Error::io(f, e))?;
         if let Some(kind) = rbf_data::ingest::input::read_once_kind(&m) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "trace.path",
-                format!(
+                Problem::Conflict(format!(
                     "{} is {kind}, whose data can be read only once, and an experiment reads each trace several times (a fit, then a replay per grid point and seed); save it to a file first, e.g. `rbf ingest {} -o trace.rbfs`, and name that file",
                     f.display(),
                     f.display()
-                ),
+                ).into()),
             ));
         }
     }
@@ -154,7 +154,8 @@ impl Source {
                     synth.messages(KeyHasher::default()),
                 ))))
             }
-            Source::ModelsOnly => Err(Error::invalid(
+            // The config's checks refuse measures that replay without a source.
+            Source::ModelsOnly => Err(Error::Internal(
                 "this experiment has no [[trace]] or [[synthetic]] source to replay",
             )),
         }

@@ -15,7 +15,7 @@ use super::{
 use crate::compare::{values_by_key, Bound, Judgement, Observed, Rate, Record};
 use rbf_data::filter::{FilterConfig, Hashing};
 use rbf_data::workload::{Workload, WorkloadSpec};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_predicted::model::false_negative::{Method, RenewalMode, DEFAULT_EPS};
 
 /// The seed of the confirming replay's trace when none is given.
@@ -61,9 +61,9 @@ impl SizeRequest {
         replay: ConfirmReplay,
     ) -> Result<Self> {
         if replay.arrivals == 0 && replay.seed != DEFAULT_SEED {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "seed",
-                "--seed is the seed of the confirming replay's trace: it does not apply with --confirm-arrivals 0",
+                Problem::Conflict("--seed is the seed of the confirming replay's trace: it does not apply with --confirm-arrivals 0".into()),
             ));
         }
         let workload = spec.resolve()?;
@@ -80,9 +80,9 @@ impl SizeRequest {
             (Some(g), _) => Ask::SmallestMemory(g),
             (None, Some(m)) => Ask::BestFn(m),
             (None, None) => {
-                return Err(Error::config(
+                return Err(Error::setting(
                     "target-fn",
-                    "give --target-fn G (smallest memory) or --memory M (best FN)",
+                    Problem::Missing(super::GIVE_A_GOAL),
                 ))
             }
         };
@@ -113,9 +113,9 @@ pub fn phase_counts(s: &str) -> Result<Vec<u8>> {
         "1" => Ok(vec![1]),
         "2" => Ok(vec![2]),
         "both" => Ok(vec![1, 2]),
-        other => Err(Error::config(
+        other => Err(Error::setting(
             "phases",
-            format!("expected 1, 2 or both, found `{other}`"),
+            Problem::range("expected 1, 2 or both", format!("`{other}`")),
         )),
     }
 }
@@ -175,7 +175,9 @@ impl SizeRun {
     pub fn renewal(&self) -> Result<&Record> {
         self.judgement
             .get(Bound::of(Method::Renewal))
-            .ok_or_else(|| Error::invalid("the judge gave no renewal bound for the chosen filter"))
+            .ok_or(Error::Internal(
+                "the judge gave no renewal bound for the chosen filter",
+            ))
     }
 
     /// The JSON record of this run.
@@ -315,7 +317,8 @@ mod tests {
         assert!(run.sizing.best.memory <= 4000 && run.sizing.best.phases == 1);
         assert!(run.confirmation.is_none() && run.target_fn.is_none());
         assert_eq!(run.renewal()?.value, run.sizing.best.fn_renewal_upper);
-        let json = serde_json::to_value(run.output()).map_err(|e| Error::invalid(e.to_string()))?;
+        let json = serde_json::to_value(run.output())
+            .map_err(|e| Error::encode("serialise the size output", e))?;
         assert_eq!(json["memory_precision"], serde_json::Value::Null);
         assert_eq!(json["confirmed"], serde_json::Value::Null);
         Ok(())

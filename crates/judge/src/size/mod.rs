@@ -30,7 +30,7 @@ use crate::compare::judge::misfit_note;
 use crate::compare::{judge, JudgeOptions, Judgement, Observed, Standing, Subject};
 use rbf_data::filter::{FilterConfig, Hashing};
 use rbf_data::workload::Workload;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::progress::Progress;
 use rbf_observed::fit::adequacy::QFitCheck;
 use rbf_predicted::model::false_negative::{
@@ -133,35 +133,40 @@ pub struct Sizing {
     pub search: Vec<(u64, bool)>,
 }
 
+/// What `rbf size` says when it is given neither question's goal.
+pub(crate) const GIVE_A_GOAL: &str = "give --target-fn G (smallest memory) or --memory M (best FN)";
+
 /// Checks the targets and search settings, naming the flag at fault.
 pub fn check(options: &SizeOptions, target_fn: Option<f64>) -> Result<()> {
     let t = options.target_fp;
     if !(t > 0.0 && t < 1.0) {
-        return Err(Error::config(
+        return Err(Error::setting(
             "target-fp",
-            format!("must lie strictly between 0 and 1, found {t}"),
+            Problem::range("must lie strictly between 0 and 1", t),
         ));
     }
     if let Some(t) = target_fn {
         if !(t > 0.0 && t < 1.0) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "target-fn",
-                format!("must lie strictly between 0 and 1, found {t}"),
+                Problem::range("must lie strictly between 0 and 1", t),
             ));
         }
     }
     if options.max_hashes == 0 || options.max_hashes > rbf_data::filter::MAX_HASHES {
-        return Err(Error::config(
+        return Err(Error::setting(
             "max-hashes",
-            format!(
-                "must lie in 1..={}, found {}",
-                rbf_data::filter::MAX_HASHES,
-                options.max_hashes
+            Problem::range(
+                format!("must lie in 1..={}", rbf_data::filter::MAX_HASHES),
+                options.max_hashes,
             ),
         ));
     }
     if options.phases.is_empty() || options.phases.iter().any(|p| !(1..=2).contains(p)) {
-        return Err(Error::config("phases", "must be 1, 2 or both"));
+        return Err(Error::setting(
+            "phases",
+            Problem::rule("must be 1, 2 or both"),
+        ));
     }
     Ok(())
 }
@@ -362,10 +367,11 @@ pub fn best_fn(memory: u64, options: &SizeOptions, workload: &Workload) -> Resul
     check(options, None)?;
     workload.validate()?;
     let (best, evaluated) = best_at(memory, options, workload)?;
+    // No allowed range to state: the least memory that works is what was not found.
     let best = best.ok_or_else(|| {
-        Error::config(
+        Error::setting(
             "memory",
-            format!(
+            Problem::Other(format!(
                 "no k in 1..={} and phases {} reach FP {} with {memory} bits: use more memory or a larger --target-fp",
                 options.max_hashes,
                 options
@@ -375,7 +381,7 @@ pub fn best_fn(memory: u64, options: &SizeOptions, workload: &Workload) -> Resul
                     .collect::<Vec<_>>()
                     .join(" or "),
                 options.target_fp
-            ),
+            )),
         )
     })?;
     Ok(Sizing {
@@ -512,12 +518,13 @@ impl Probe<'_> {
         } else {
             format!("no filter up to {MAX_MEMORY} bits (the search cap, 2^30) meets them")
         };
-        Error::config(
+        // A pair of targets the models cannot meet: no range of the one setting says it.
+        Error::setting(
             "target-fn",
-            format!(
+            Problem::Other(format!(
                 "FP {} and FN {} cannot be met by the models: {why}; relax --target-fn or --target-fp, allow more hashes (--max-hashes) or two phases (--phases both)",
                 self.options.target_fp, self.target_fn
-            ),
+            )),
         )
     }
 }

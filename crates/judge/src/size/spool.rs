@@ -43,7 +43,7 @@ impl Spool {
     /// Appends `keys` (the first pass).
     pub fn write(&mut self, keys: &[u64]) -> Result<()> {
         let Some(w) = self.writer.as_mut() else {
-            return Err(Error::invalid("rbf size: the key spool is already closed"));
+            return Err(Error::Internal("the key spool is already closed"));
         };
         for k in keys {
             w.write_all(&k.to_le_bytes())

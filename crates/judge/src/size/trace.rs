@@ -34,7 +34,7 @@ use crate::compare::{
 };
 use rbf_data::filter::{FilterConfig, Hashing};
 use rbf_data::ingest::{IngestSummary, MessageSource};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::progress::Progress;
 use rbf_observed::fit::{FitOptions, FitSummary, Fitter};
 use rbf_observed::replay::{source_batches, ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
@@ -99,9 +99,9 @@ impl TraceSizeRequest {
         };
         super::check(&options, self.target_fn)?;
         if self.target_fn.is_none() && self.memory.is_none() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "target-fn",
-                "give --target-fn G (smallest memory) or --memory M (best FN)",
+                Problem::Missing(super::GIVE_A_GOAL),
             ));
         }
         Ok(())
@@ -244,12 +244,9 @@ pub fn size_from_trace(
     let (chosen, by_replay, bound_fails, replay_fails) = match request.target_fn {
         Some(g) => search.smallest(g)?,
         None => {
-            let m = request.memory.ok_or_else(|| {
-                Error::config(
-                    "target-fn",
-                    "give --target-fn G (smallest memory) or --memory M (best FN)",
-                )
-            })?;
+            let m = request
+                .memory
+                .ok_or_else(|| Error::setting("target-fn", Problem::Missing(super::GIVE_A_GOAL)))?;
             let at = search.at(&[(m, true)])?.remove(0);
             let c = at
                 .by_bound()
@@ -262,10 +259,9 @@ pub fn size_from_trace(
             (c, r, None, None)
         }
     };
-    let first = search
-        .first
-        .take()
-        .ok_or_else(|| Error::invalid("rbf size: the trace was not read (no memory size tried)"))?;
+    let first = search.first.take().ok_or(Error::Internal(
+        "the trace was not read (no memory size tried)",
+    ))?;
     let judgement = judge_chosen(request, &chosen, &first)?;
     let memory_ratio = request
         .target_fn
@@ -295,12 +291,14 @@ fn records<S: serde::Serializer>(j: &Judgement, s: S) -> std::result::Result<S::
 }
 
 fn no_filter(request: &TraceSizeRequest, m: u64) -> Error {
-    Error::config(
+    // No allowed range to state: the least memory that works is what the search
+    // did not find.
+    Error::setting(
         "memory",
-        format!(
+        Problem::Other(format!(
             "no k in 1..={} reaches FP {} with {m} bits: use more memory or a larger --target-fp",
             request.max_hashes, request.target_fp
-        ),
+        )),
     )
 }
 
@@ -437,17 +435,18 @@ impl<'r, 'o> Search<'r, 'o> {
         let by_replay = replay.meet.and_then(|a| a.by_replay().cloned());
         match (chosen, by_replay) {
             (Some(c), Some(r)) => Ok((c, r, bound.fail, replay.fail)),
-            _ => Err(Error::invalid("rbf size: the search ended without a size")),
+            _ => Err(Error::Internal("the search ended without a size")),
         }
     }
 
     fn unreachable(&self, g: f64) -> Error {
-        Error::config(
+        // A pair of targets this trace cannot meet: no range of the one setting says it.
+        Error::setting(
             "target-fn",
-            format!(
+            Problem::Other(format!(
                 "FN {g} with FP {} is not met on this trace by any filter up to {MAX_MEMORY} bits (the search cap, 2^30); relax --target-fn or --target-fp",
                 self.request.target_fp
-            ),
+            )),
         )
     }
 
