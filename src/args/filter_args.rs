@@ -115,9 +115,11 @@ impl FilterArgs {
             .into_iter()
             .find(|(given, _)| *given);
             if let Some((_, flag)) = two_phase_flag {
-                return Err(Error::config(
+                return Err(Error::setting(
                     "phases",
-                    format!("{flag} applies to two-phase filters only (--phases 2)"),
+                    Problem::Conflict(
+                        format!("{flag} applies to two-phase filters only (--phases 2)").into(),
+                    ),
                 ));
             }
         }
@@ -144,10 +146,16 @@ impl FilterArgs {
             }
             None => {
                 let memory = self.memory.ok_or_else(|| {
-                    Error::config("memory", "--memory M is required (or --filter-config)")
+                    Error::setting(
+                        "memory",
+                        Problem::Missing("--memory M is required (or --filter-config)"),
+                    )
                 })?;
                 let hashes = self.hashes.ok_or_else(|| {
-                    Error::config("hashes", "--hashes K is required (or --filter-config)")
+                    Error::setting(
+                        "hashes",
+                        Problem::Missing("--hashes K is required (or --filter-config)"),
+                    )
                 })?;
                 let mut c = FilterConfig::sigma_bounded(memory, hashes, 0);
                 c.sigma = None;

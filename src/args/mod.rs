@@ -142,9 +142,8 @@ pub fn print_ingest_notes(summary: &rbf_data::ingest::IngestSummary) {
 
 /// Writes `value` as pretty JSON (and a line break) to `out`.
 pub fn write_json<T: serde::Serialize>(out: &mut dyn std::io::Write, value: &T) -> Result<()> {
-    let s = serde_json::to_string_pretty(value).map_err(|e| {
-        rbf_foundations::error::Error::invalid(format!("cannot serialise output: {e}"))
-    })?;
+    let s = serde_json::to_string_pretty(value)
+        .map_err(|e| rbf_foundations::error::Error::encode("serialise output", e))?;
     write_text(out, &format!("{s}\n"))
 }
 

@@ -8,7 +8,7 @@ use rbf_data::ingest::packet::flows::{parse_duration_ns, FlowTimeouts};
 use rbf_data::ingest::packet::key::{FlowKeyKind, KeySpec};
 use rbf_data::ingest::{self, Format, IngestOptions, MessageSource};
 use rbf_data::message::KeyHasher;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 use super::value_enums::{parser, FlowKeyArg, FormatArg, TimeUnitArg};
 
@@ -75,34 +75,42 @@ impl TraceArgs {
         let (capture_flags, csv_flags) = self.format_flags(&d);
         let format = self.format;
         if capture_flags && !matches!(format, Format::Auto | Format::Pcap) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "format",
-                format!(
-                    "--key, --flows and --prefix-v4/v6 apply to packet captures, not to --format {}",
-                    format.name()
+                Problem::Conflict(
+                    format!(
+                        "--key, --flows and --prefix-v4/v6 apply to packet captures, not to --format {}",
+                        format.name()
+                    )
+                    .into(),
                 ),
             ));
         }
         if csv_flags && !matches!(format, Format::Auto | Format::Csv) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "format",
-                format!(
-                    "the --csv-* flags apply to --format csv, not to --format {}",
-                    format.name()
+                Problem::Conflict(
+                    format!(
+                        "the --csv-* flags apply to --format csv, not to --format {}",
+                        format.name()
+                    )
+                    .into(),
                 ),
             ));
         }
         let prefix_key = matches!(self.key, FlowKeyKind::DstPrefix | FlowKeyKind::SrcPrefix);
         if !prefix_key && (self.prefix_v4 != d.prefix_v4 || self.prefix_v6 != d.prefix_v6) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "prefix-v4",
-                "--prefix-v4/--prefix-v6 apply only with --key dst-prefix or src-prefix",
+                Problem::Conflict(
+                    "--prefix-v4/--prefix-v6 apply only with --key dst-prefix or src-prefix".into(),
+                ),
             ));
         }
         if self.csv_time_column.is_none() && self.csv_time_unit != d.csv_time_unit {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "csv-time-unit",
-                "applies only with --csv-time-column",
+                Problem::Conflict("applies only with --csv-time-column".into()),
             ));
         }
         Ok(())
@@ -130,10 +138,13 @@ impl TraceArgs {
         let timeouts =
             self.inactive_timeout != d.inactive_timeout || self.active_timeout != d.active_timeout;
         if capture_flags || csv_flags || timeouts || self.sort_by_time || self.format != d.format {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "format",
-                "the flags that say how to read a trace file (format, key, flows, csv_*, \
-                 sort_by_time, ...) do not apply to keys in memory",
+                Problem::Conflict(
+                    "the flags that say how to read a trace file (format, key, flows, csv_*, \
+                     sort_by_time, ...) do not apply to keys in memory"
+                        .into(),
+                ),
             ));
         }
         Ok(())
@@ -142,9 +153,9 @@ impl TraceArgs {
     pub fn options(&self) -> Result<IngestOptions> {
         self.check_applicable()?;
         if self.active_timeout < self.inactive_timeout {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "active-timeout",
-                "must be at least the inactive timeout",
+                Problem::rule("must be at least the inactive timeout"),
             ));
         }
         Ok(IngestOptions {

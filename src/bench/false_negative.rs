@@ -136,9 +136,11 @@ fn check_applicable(a: &FnBench) -> Result<()> {
         || a.max_seconds != d.max_seconds
         || a.skip_renewal;
     if matches!(a.suite, Suite::Table1) && scale_only {
-        return Err(rbf_foundations::error::Error::config(
+        return Err(rbf_foundations::error::Error::setting(
             "suite",
-            "--distinct, --zipf, --min-log2, --max-log2, --max-seconds and --skip-renewal apply to --suite scale only",
+            rbf_foundations::error::Problem::Conflict(
+                "--distinct, --zipf, --min-log2, --max-log2, --max-seconds and --skip-renewal apply to --suite scale only".into(),
+            ),
         ));
     }
     Ok(())

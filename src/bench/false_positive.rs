@@ -42,7 +42,7 @@ fn timed<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<(Measurement,
         last = Some(f()?);
         Ok(())
     })?;
-    let out = last.ok_or_else(|| rbf_foundations::error::Error::invalid("no runs"))?;
+    let out = last.ok_or_else(|| rbf_foundations::error::Error::Internal("no runs"))?;
     Ok((m, out))
 }
 

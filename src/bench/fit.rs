@@ -40,9 +40,9 @@ pub struct FitBench {
 
 pub fn run(a: FitBench) -> Result<()> {
     if a.chunk == 0 {
-        return Err(rbf_foundations::error::Error::config(
+        return Err(rbf_foundations::error::Error::setting(
             "chunk",
-            "must be at least 1",
+            rbf_foundations::error::Problem::rule("must be at least 1"),
         ));
     }
     rbf_foundations::resources::check_memory(

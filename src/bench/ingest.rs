@@ -23,7 +23,7 @@ use rbf_data::ingest::rbfs::{RbfsReader, RbfsWriter};
 use rbf_data::ingest::text::{JediParser, TextSource};
 use rbf_data::ingest::{input, IngestSummary, MessageSource};
 use rbf_data::message::{KeyHasher, Message, Timestamp};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::progress::Progress;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -81,7 +81,7 @@ fn timed<T>(repeats: u32, mut f: impl FnMut() -> Result<T>) -> Result<(Measureme
         last = Some(f()?);
         Ok(())
     })?;
-    let last = last.ok_or_else(|| Error::invalid("no repeat ran"))?;
+    let last = last.ok_or_else(|| Error::Internal("no repeat ran"))?;
     Ok((m, last))
 }
 
@@ -104,12 +104,15 @@ fn check_applicable(a: &IngestBench) -> Result<()> {
     for (set, which, flags) in given {
         if set && !matches!(a.which, Which::All) && a.which != which {
             let name = |w: Which| w.to_possible_value().map(|v| v.get_name().to_string());
-            return Err(Error::config(
+            return Err(Error::setting(
                 "which",
-                format!(
-                    "{flags} apply to --which {} (or all), not to --which {}",
-                    name(which).unwrap_or_default(),
-                    name(a.which).unwrap_or_default()
+                Problem::Conflict(
+                    format!(
+                        "{flags} apply to --which {} (or all), not to --which {}",
+                        name(which).unwrap_or_default(),
+                        name(a.which).unwrap_or_default()
+                    )
+                    .into(),
                 ),
             ));
         }
@@ -159,7 +162,7 @@ fn pcap(a: &IngestBench) -> Result<()> {
             }
             summary = Some(src.summary().clone());
         }
-        let summary = summary.ok_or_else(|| Error::invalid("no pass ran"))?;
+        let summary = summary.ok_or_else(|| Error::Internal("no pass ran"))?;
         Ok((n / u64::from(passes), seen.len(), summary))
     })?;
     rbf_foundations::outln!(

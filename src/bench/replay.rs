@@ -12,7 +12,7 @@ use rbf_data::ingest::{self, Format, IngestOptions};
 use rbf_data::message::KeyHasher;
 use rbf_data::synth::{SynthConfig, Synthesizer};
 use rbf_data::workload::{Placement, Workload};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::progress::Progress;
 use rbf_judge::experiment::svg::{AxisSpec, Chart, Marker, Point, Scale, Series, Style};
 use rbf_observed::replay::{ReplayOptions, ReplayReport, Replays, MAX_HASH_SEEDS};
@@ -133,9 +133,12 @@ fn sizes(a: &ReplayBench) -> Result<Vec<u64>> {
         return Ok(a.memory.clone());
     };
     let bad = || {
-        Error::config(
+        Error::setting(
             "memory-log2",
-            format!("expected A..B with whole numbers 3 <= A <= B <= 40, found {range:?}"),
+            Problem::range(
+                "expected A..B with whole numbers 3 <= A <= B <= 40",
+                format!("{range:?}"),
+            ),
         )
     };
     let (lo, hi) = range.split_once("..").ok_or_else(bad)?;
@@ -176,9 +179,9 @@ pub fn run(a: ReplayBench) -> Result<()> {
         })
         .collect();
     if configs.is_empty() {
-        return Err(Error::config(
+        return Err(Error::setting(
             "memory",
-            "no filter size of the sweep is larger than sigma",
+            Problem::Conflict("no filter size of the sweep is larger than sigma".into()),
         ));
     }
     for c in &configs {
@@ -363,8 +366,8 @@ fn from_files(
             rbf_foundations::progress::check_interrupt()?;
             if let Some((_, before)) = &last {
                 if before.counts != report.counts {
-                    return Err(Error::invalid(
-                        "two replays of the same trace counted differently (a bug: please report it)",
+                    return Err(Error::Internal(
+                        "two replays of the same trace counted differently",
                     ));
                 }
             }
@@ -522,7 +525,7 @@ fn plot(what: &str, a: &ReplayBench, points: &[Timed], path: &std::path::Path) -
     };
     let svg = chart
         .render()
-        .ok_or_else(|| Error::invalid("nothing to plot"))?;
+        .ok_or_else(|| Error::Internal("nothing to plot"))?;
     rbf_foundations::output_file::write_file(path, svg.as_bytes())?;
     rbf_foundations::outln!("plot: {}", path.display());
     Ok(())

@@ -26,8 +26,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::ConfigError;
 use rbf_data::workload::Placement;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// A whole coverage-study file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -152,16 +153,19 @@ impl CellConfig {
     fn validate(&self) -> Result<()> {
         let key = |k: &str| format!("cell `{}`: {k}", self.name);
         if self.arrivals == 0 {
-            return Err(Error::config(key("arrivals"), "must be at least 1"));
+            return Err(Error::setting(
+                key("arrivals"),
+                Problem::rule("must be at least 1"),
+            ));
         }
         if self.sigma.is_some() == self.target_fp.is_some() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 key("sigma"),
-                "give exactly one of sigma and target_fp",
+                Problem::Conflict("give exactly one of sigma and target_fp".into()),
             ));
         }
         Placement::parse(&self.placement)
-            .map_err(|e| Error::config(key("placement"), e.to_string()))?;
+            .map_err(|e| Error::setting(key("placement"), Problem::Unreadable(e.to_string())))?;
         Ok(())
     }
 }
@@ -169,12 +173,9 @@ impl CellConfig {
 impl CoverageConfig {
     pub fn load(path: &Path) -> Result<CoverageConfig> {
         let text = rbf_data::ingest::input::read_text(path)?;
-        let c: CoverageConfig = toml::from_str(&text).map_err(|e| {
-            Error::invalid(format!(
-                "{}: {}",
-                path.display(),
-                rbf_foundations::error::clip_lines(&e.to_string())
-            ))
+        let c: CoverageConfig = toml::from_str(&text).map_err(|e| ConfigError::Unreadable {
+            path: path.to_path_buf(),
+            message: rbf_foundations::error::clip_lines(&e.to_string()),
         })?;
         c.validate()?;
         Ok(c)
@@ -182,9 +183,9 @@ impl CoverageConfig {
 
     pub fn validate(&self) -> Result<()> {
         if !(self.level > 0.0 && self.level < 1.0) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "level",
-                format!("must lie in (0, 1), found {}", self.level),
+                Problem::range("must lie in (0, 1)", self.level),
             ));
         }
         for (key, v) in [
@@ -193,31 +194,33 @@ impl CoverageConfig {
             ("truth_length", self.truth_length),
         ] {
             if v == 0 {
-                return Err(Error::config(key, "must be at least 1"));
+                return Err(Error::setting(key, Problem::rule("must be at least 1")));
             }
         }
         if self.cells.is_empty() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "cell",
-                "the study needs at least one [[cell]]",
+                Problem::Empty("the study needs at least one [[cell]]"),
             ));
         }
         for (i, c) in self.cells.iter().enumerate() {
             c.validate()?;
             if c.observed_seeds.is_some_and(|n| n < self.seeds) {
-                return Err(Error::config(
+                return Err(Error::setting(
                     format!("cell `{}`: observed_seeds", c.name),
-                    format!(
+                    Problem::rule(format!(
                         "must be at least the study's seeds ({}): every seed's fit is \
                          judged beside its replay",
                         self.seeds
-                    ),
+                    )),
                 ));
             }
             if self.cells[..i].iter().any(|o| o.name == c.name) {
-                return Err(Error::config(
+                // A name given twice, in the study's own words (Duplicate's
+                // sentence would change the message).
+                return Err(Error::setting(
                     "cell",
-                    format!("two cells are named `{}`", c.name),
+                    Problem::Other(format!("two cells are named `{}`", c.name)),
                 ));
             }
         }

@@ -20,12 +20,14 @@
 
 mod cell;
 pub mod config;
+pub mod config_error;
 pub mod record;
 pub mod summary;
 mod unit;
 
 pub use cell::Cell;
 pub use config::{CellConfig, CoverageConfig};
+pub use config_error::ConfigError;
 pub use record::Kind;
 pub use record::Record;
 pub use unit::{run_fit, run_observed, run_truth, Unit};
@@ -323,14 +325,11 @@ fn run_unit(config: &CoverageConfig, cell: &Cell, u: &Unit, bar: &Progress) -> R
 fn append_records(log: &Mutex<std::fs::File>, path: &Path, records: &[Record]) -> Result<()> {
     let mut line = String::new();
     for r in records {
-        line.push_str(
-            &serde_json::to_string(r)
-                .map_err(|e| Error::invalid(format!("cannot encode a record: {e}")))?,
-        );
+        line.push_str(&serde_json::to_string(r).map_err(|e| Error::encode("encode a record", e))?);
         line.push('\n');
     }
     log.lock()
-        .map_err(|_| Error::invalid("the records file's lock was poisoned"))?
+        .map_err(|_| Error::Internal("the records file's lock was poisoned"))?
         .write_all(line.as_bytes())
         .map_err(|e| Error::io(path, e))
 }

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::renewal::RenewalResult;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 /// One way of computing the FN rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -258,9 +258,13 @@ impl Method {
             .into_iter()
             .find(|m| m.name() == name)
             .ok_or_else(|| {
-                Error::config(
+                Error::setting(
                     "method",
-                    format!("unknown method `{name}`; allowed: {}", Method::choices()),
+                    Problem::Unknown {
+                        what: "method",
+                        found: name.to_string(),
+                        allowed: Method::choices().into(),
+                    },
                 )
             })
     }

@@ -46,7 +46,7 @@ use rayon::prelude::*;
 use crate::model::tau::Transitions;
 use rbf_data::filter::{FilterConfig, Trigger};
 use rbf_data::workload::{ReuseProfile, Workload};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 pub use markov::profile::Profile;
 pub use markov::ChainRates;
@@ -104,12 +104,14 @@ impl FnModel {
                 // N insertions that set bits need at least N bits; the joint law of
                 // (insertions, bits) has O(N^2 k) cells, so N is kept moderate.
                 if n >= filter.half_memory() || n > 20_000 {
-                    return Err(Error::config(
+                    // The old text gives the value after "; found", which a range's
+                    // ", found" would change: the value stays in the rule's text.
+                    return Err(Error::setting(
                         "max_inserts",
-                        format!(
+                        Problem::rule(format!(
                             "the N-bounded FN models need N below the bits per array ({}) and at most 20000; found {n}",
                             filter.half_memory()
-                        ),
+                        )),
                     ));
                 }
                 (u64::from(filter.hashes), Some(n))
@@ -121,24 +123,28 @@ impl FnModel {
             32.0 * sigma as f64,
         )?;
         if sigma < u64::from(filter.hashes) {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "sigma",
-                format!(
-                    "the FN models need sigma >= k (= {}), found {sigma}",
-                    filter.hashes
+                Problem::range(
+                    format!("the FN models need sigma >= k (= {})", filter.hashes),
+                    sigma,
                 ),
             ));
         }
         if filter.phases == 2 && !filter.copy_over {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "copy_over",
-                "the FN paper's two-phase analysis assumes copy-over (§4.2.7); --no-copy-over is not modelled",
+                Problem::Conflict(
+                    "the FN paper's two-phase analysis assumes copy-over (§4.2.7); --no-copy-over is not modelled".into(),
+                ),
             ));
         }
         if workload.p_repeat_interval.is_some() && workload.reuse.is_none() {
-            return Err(Error::config(
+            return Err(Error::setting(
                 "p_repeat_interval",
-                "an interval of p_r needs a measured reuse profile (`reuse`): with Q and zeta the sequence U_j itself depends on p_r",
+                Problem::Conflict(
+                    "an interval of p_r needs a measured reuse profile (`reuse`): with Q and zeta the sequence U_j itself depends on p_r".into(),
+                ),
             ));
         }
         check_eps(eps)?;
@@ -445,7 +451,7 @@ impl FnModel {
 
 /// The error for a method [`FnModel::evaluate`] did not compute (not expected).
 fn not_computed() -> Error {
-    Error::invalid("internal: a requested FN method was not computed".to_string())
+    Error::Internal("a requested FN method was not computed")
 }
 
 /// `f`'s value and its wall seconds.
@@ -461,9 +467,9 @@ pub fn check_eps(eps: f64) -> Result<()> {
     if eps > 0.0 && eps < 1e-2 {
         Ok(())
     } else {
-        Err(Error::config(
+        Err(Error::setting(
             "eps",
-            format!("must lie in (0, 0.01), found {eps}"),
+            Problem::range("must lie in (0, 0.01)", eps),
         ))
     }
 }

@@ -151,12 +151,13 @@ impl JointDist {
     pub fn check(&self, eps: f64) -> rbf_foundations::error::Result<()> {
         let stuck = self.absorbed();
         if stuck > eps {
-            return Err(rbf_foundations::error::Error::config(
+            // N too large for M, said with why: a sentence no other kind renders.
+            return Err(rbf_foundations::error::Error::setting(
                 "max_inserts",
-                format!(
+                rbf_foundations::error::Problem::Other(format!(
                     "with N = {} the filter's {} bits can all be set before N + 1 insertions have set bits (in at least {stuck:.1e} of cycles); such a cycle never ends (no message can set a bit) and the FN models cover only filters that recycle: use a smaller N",
                     self.n_max, self.t.m
-                ),
+                )),
             ));
         }
         Ok(())

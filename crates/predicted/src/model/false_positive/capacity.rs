@@ -27,7 +27,7 @@ use super::renewal::{Renewal, Visit, PROGRESS_FROM};
 use super::sigma::{predict_sigma, two_phase_fp, CycleSums, FrozenSums};
 use crate::model::tau::Transitions;
 use rbf_data::filter::{FilterConfig, Hashing};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::progress::Progress;
 
 /// What to size.
@@ -109,24 +109,23 @@ pub fn capacity(q: &CapacityQuery) -> Result<Capacity> {
 /// Errors naming the flag when the target, the memory or k_max is out of range.
 fn check_query(q: &CapacityQuery) -> Result<()> {
     if !(q.target > 0.0 && q.target < 1.0) {
-        return Err(Error::config(
+        return Err(Error::setting(
             "target-fp",
-            format!("must be strictly between 0 and 1, found {}", q.target),
+            Problem::range("must be strictly between 0 and 1", q.target),
         ));
     }
     if q.memory < 4 || q.memory > rbf_data::filter::MAX_MEMORY {
-        return Err(Error::config(
+        return Err(Error::setting(
             "memory",
-            format!("must be between 4 bits and 2^40 bits, found {}", q.memory),
+            Problem::range("must be between 4 bits and 2^40 bits", q.memory),
         ));
     }
     if q.k_max == 0 || q.k_max > rbf_data::filter::MAX_HASHES {
-        return Err(Error::config(
+        return Err(Error::setting(
             "max-hashes",
-            format!(
-                "allowed range is 1..={}, found {}",
-                rbf_data::filter::MAX_HASHES,
-                q.k_max
+            Problem::range(
+                format!("allowed range is 1..={}", rbf_data::filter::MAX_HASHES),
+                q.k_max,
             ),
         ));
     }
@@ -261,9 +260,9 @@ pub fn sigma_for_target_tracked(
     progress: &Progress,
 ) -> Result<SigmaCapacity> {
     if !(target > 0.0 && target < 1.0) {
-        return Err(Error::config(
+        return Err(Error::setting(
             "target-fp",
-            format!("must lie strictly between 0 and 1, found {target}"),
+            Problem::range("must lie strictly between 0 and 1", target),
         ));
     }
     filter.validate_shape()?;
@@ -284,12 +283,14 @@ pub fn sigma_for_target_tracked(
             let least = u64::from(k).min(m.saturating_sub(1));
             let renewal = Renewal::new(Transitions::new(m, k, filter.hashing), filter.retaining);
             let fp = predict_sigma(&renewal, least, filter.phases, filter.copy_over)?.fp_sigma;
-            Err(Error::config(
+            // The target below what the filter can reach, said with the reachable
+            // rate first: a sentence no other kind renders.
+            Err(Error::setting(
                 "target-fp",
-                format!(
+                Problem::Other(format!(
                     "{target} is below the FP rate {fp:.3e} of the smallest sigma (= k = {least}) for M = {}: use more memory or a larger target",
                     filter.memory
-                ),
+                )),
             ))
         }
     }

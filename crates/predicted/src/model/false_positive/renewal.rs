@@ -22,8 +22,9 @@
 
 use std::ops::ControlFlow;
 
+use crate::model::domain::OutsideModel;
 use crate::model::tau::Transitions;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::Result;
 use rbf_foundations::progress::Progress;
 
 /// One state of the pass.
@@ -120,10 +121,7 @@ impl Renewal {
             } else if leave > 0.0 {
                 entering / leave
             } else {
-                return Err(Error::invalid(format!(
-                    "the filter can fill all {} bits, after which no message sets a bit and it never recycles again (sigma too close to M for k = {})",
-                    t.m, t.k
-                )));
+                return Err(OutsideModel::FillsForever { bits: t.m, k: t.k }.into());
             };
             // Exits above the cutoff are dropped (those insertions recycle).
             let reach = internal.saturating_sub(i).min(k as u64) as usize;

@@ -6,7 +6,8 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 
 use super::renewal::{Renewal, Visit, PROGRESS_FROM};
-use rbf_foundations::error::{Error, Result};
+use crate::model::domain::OutsideModel;
+use rbf_foundations::error::Result;
 use rbf_foundations::progress::Progress;
 
 /// Sums over one cycle of the one-phase chain for a threshold sigma.
@@ -169,9 +170,7 @@ pub fn predict_sigma(
         1.0
     };
     if !stretch.is_finite() || !fp_sigma.is_finite() {
-        return Err(Error::invalid(
-            "the frozen half can be completely full, so without copy-over the active half may never fill: lower sigma or use copy-over",
-        ));
+        return Err(OutsideModel::FrozenHalfFull.into());
     }
     Ok(SigmaPrediction {
         fp_active: active.fp(),

@@ -4,10 +4,11 @@
 //! arrivals ([`super::stream`]).
 
 use super::input::{RenewalInput, RenewalOptions};
+use crate::model::domain::OutsideModel;
 use crate::model::false_negative::bitdist::{BitDist, Summary};
 use crate::model::false_negative::nbounded::JointDist;
 use crate::model::tau::Transitions;
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::Result;
 
 /// Most insertions [`per_insertion`] follows (2^26 summaries of 32 bytes: 2 GiB). A
 /// sigma-bounded filter with sigma + k below M bits leaves the sigma + k process after
@@ -127,10 +128,11 @@ fn per_insertion(
             return Ok(count);
         }
         if count >= limit {
-            return Err(Error::invalid(format!(
-                "the renewal bound's bit process is still running after {limit} insertions (mass {:.3e} left); sigma is too close to the bits per array",
-                s.alive_cap
-            )));
+            return Err(OutsideModel::BitProcessRunning {
+                limit,
+                mass: s.alive_cap,
+            }
+            .into());
         }
     }
 }
@@ -155,7 +157,10 @@ mod tests {
                 &mut |_| Ok(()),
                 || Ok(stuck)
             ),
-            Err(Error::Invalid(_))
+            Err(e) if matches!(
+                e.layer::<OutsideModel>(),
+                Some(OutsideModel::BitProcessRunning { limit: 1000, .. })
+            )
         ));
     }
 }

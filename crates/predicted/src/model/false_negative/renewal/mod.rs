@@ -61,9 +61,10 @@ pub use shared::SharedBits;
 
 use super::bitdist::Summary;
 use super::disabling::EnabledMassSeq;
+use crate::model::domain::OutsideModel;
 use cycle::{Draws, Side, Tracker};
 use process::{bit_process_streamed, Stepper};
-use rbf_foundations::error::{Error, Result};
+use rbf_foundations::error::{Error, Problem, Result};
 
 impl RenewalInput<'_> {
     /// What the arrivals draw: p_r, or its interval.
@@ -86,11 +87,12 @@ pub fn check_tolerance(t: f64) -> Result<()> {
     if t > 0.0 && t < 1.0 {
         Ok(())
     } else {
-        Err(Error::config(
+        // "; found" as before: the value stays in the rule's text.
+        Err(Error::setting(
             "tolerance",
-            format!(
+            Problem::rule(format!(
                 "the renewal tolerance is relative and must lie in (0, 1), e.g. 1e-3; found {t}"
-            ),
+            )),
         ))
     }
 }
@@ -138,12 +140,13 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
 fn check_sigma(input: &RenewalInput) -> Result<()> {
     let k = u64::from(input.t.k);
     if input.max_inserts.is_none() && input.sigma.saturating_add(k) >= input.t.m {
-        return Err(Error::config(
+        // Two values follow "; found": they stay in the rule's text.
+        return Err(Error::setting(
             "sigma",
-            format!(
+            Problem::rule(format!(
                 "the renewal bound follows the bit count up to sigma + k (Theorem 7), which must stay below the {} bits per array; found sigma = {} and k = {k}",
                 input.t.m, input.sigma
-            ),
+            )),
         ));
     }
     Ok(())
@@ -377,9 +380,12 @@ fn follow_cycle(
 
 /// The error for two phases whose cycles never end (p_r = 1 and Q exhausted).
 fn never_ends(d: usize, alive_cap: f64, j: u64) -> Error {
-    Error::invalid(format!(
-        "the two-phase renewal bound needs cycles that end: with p_r = 1 the D = {d} messages' bits leave a cycle running with probability {alive_cap:.2e} after {j} arrivals, and no new message ever sets more (use one phase, or a workload with new arrivals)",
-    ))
+    OutsideModel::CyclesNeverEnd {
+        d,
+        mass: alive_cap,
+        arrivals: j,
+    }
+    .into()
 }
 
 /// The two-phase sums (eqs. 27-28) from the active cycle's series (U for twice its

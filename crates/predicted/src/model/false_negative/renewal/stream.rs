@@ -165,5 +165,5 @@ impl Streamed {
 /// The insertion stage's thread ended without a word (it panicked: the scope re-raises
 /// the panic when it ends).
 fn lost() -> Error {
-    Error::invalid("the renewal bound's insertion stage stopped without its sums".to_string())
+    Error::Internal("the renewal bound's insertion stage stopped without its sums")
 }
