@@ -84,10 +84,6 @@ pub enum Error {
     #[error("internal error (please report it): {0}")]
     Internal(&'static str),
 
-    /// TRANSITIONAL: a message with no kind; every site is being given one.
-    #[error("{0}")]
-    Invalid(String),
-
     /// The user pressed Ctrl-C (or sent SIGTERM); the work stopped between two steps.
     #[error(
         "interrupted ({}): stopped before finishing, nothing was written",
@@ -148,20 +144,6 @@ impl Error {
         Error::Setting(Setting::new(key, problem))
     }
 
-    /// TRANSITIONAL: use [`Error::setting`] with a [`Problem`] kind.
-    #[deprecated(note = "give the setting's problem a kind: Error::setting(key, Problem::...)")]
-    pub fn config(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::setting(key, Problem::Other(message.into()))
-    }
-
-    /// TRANSITIONAL: use a kind (a layer's enum, Internal, Encode, Output, ...).
-    #[deprecated(
-        note = "give the error a kind: a layer's enum, Error::Internal, Error::encode, ..."
-    )]
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Error::Invalid(message.into())
-    }
-
     /// A result that could not be encoded: `what` says which (`serialise the fit
     /// summary`), `source` the encoder's reason.
     pub fn encode(what: &'static str, source: impl std::fmt::Display) -> Self {
@@ -219,7 +201,6 @@ impl Error {
             Error::Io { .. } | Error::Parse { .. } | Error::Format { .. } | Error::NoData(_) => {
                 Kind::Input
             }
-            Error::Invalid(_) => Kind::Request,
             Error::Setting(_) | Error::Output { .. } | Error::TwoOnStdout => Kind::Request,
             Error::Resource(_) => Kind::Resource,
             Error::Encode { .. } | Error::Internal(_) => Kind::Internal,

@@ -164,8 +164,11 @@ impl CellConfig {
                 Problem::Conflict("give exactly one of sigma and target_fp".into()),
             ));
         }
-        Placement::parse(&self.placement)
-            .map_err(|e| Error::setting(key("placement"), Problem::Unreadable(e.to_string())))?;
+        // The parser's error names `placement`: the same problem, under the cell's key.
+        Placement::parse(&self.placement).map_err(|e| match e {
+            Error::Setting(s) => Error::Setting(s.renamed(key("placement"))),
+            other => other,
+        })?;
         Ok(())
     }
 }
