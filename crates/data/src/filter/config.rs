@@ -191,12 +191,10 @@ impl FilterConfig {
             Trigger::Sigma(s) if s >= half => {
                 return Err(Error::setting(
                     "sigma",
-                    Problem::range(
-                        format!(
-                            "must be below the bits per filter array ({half}), or the filter never recycles"
-                        ),
-                        s,
-                    ),
+                    // "; found": the value ends a sentence that names another number.
+                    Problem::rule(format!(
+                        "must be below the bits per filter array ({half}), or the filter never recycles; found {s}"
+                    )),
                 ))
             }
             Trigger::MaxInserts(n) => FilterConfig::check_max_inserts(n)?,
