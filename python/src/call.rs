@@ -141,7 +141,7 @@ pub fn panic_message(panic: &(dyn Any + Send)) -> String {
 fn error(e: rbf_foundations::error::Error) -> PyErr {
     use rbf_foundations::error::{Error, Kind};
     let message = e.to_string();
-    if let Error::Setting(s) = &e {
+    if let Some(s) = e.setting_error() {
         return own_error("SettingError", (message, s.key.clone()));
     }
     match (e.kind(), &e) {

@@ -48,6 +48,17 @@ def test_a_bad_setting_names_its_key():
     assert str(e.value) == out.stderr.strip().removeprefix("error: ")
 
 
+def test_a_bad_config_value_names_its_key(tmp_path):
+    # A config's refused value names the file, then the setting; the key is the setting's.
+    text = (ROOT / "configs" / "quickstart.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace("memory = [2048, 4096, 16384]", "memory = []"))
+    with pytest.raises(rbf.SettingError) as e:
+        rbf.run(bad, output=tmp_path / "out", quiet=True)
+    assert e.value.key == "grid.memory"
+    assert str(e.value).startswith(f"{bad}: invalid setting `grid.memory`")
+
+
 def test_data_and_file_errors(tmp_path):
     with pytest.raises(OSError, match="No such file"):
         rbf.replay(tmp_path / "missing.csv", **FILTER)

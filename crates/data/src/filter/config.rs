@@ -195,7 +195,7 @@ impl FilterConfig {
                     Problem::rule(format!(
                         "must be below the bits per filter array ({half}), or the filter never recycles; found {s}"
                     )),
-                ))
+                ));
             }
             Trigger::MaxInserts(n) => FilterConfig::check_max_inserts(n)?,
             _ => {}

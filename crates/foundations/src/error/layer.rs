@@ -3,9 +3,7 @@
 
 use std::any::Any;
 
-#[cfg(doc)]
-use super::Error;
-use super::Kind;
+use super::{Error, Kind};
 
 /// An error enum of one layer (`rbf_data::ingest::SeriesError`, ...): displayed as
 /// itself and of a [`Kind`]. `?` converts it into [`Error`]; [`Error::layer`] gets it
@@ -16,6 +14,12 @@ pub trait LayerError: std::error::Error + Send + Sync + 'static {
 
     /// Self as `Any`, for [`Error::layer`]'s downcast.
     fn as_any(&self) -> &dyn Any;
+
+    /// The library error this one wraps, if any (a config's refused value): lets
+    /// [`Error::setting_error`] find a bad setting inside.
+    fn wrapped(&self) -> Option<&Error> {
+        None
+    }
 }
 
 /// Implements [`LayerError`] for a layer's enum, every variant of one kind or each

@@ -179,10 +179,12 @@ impl Error {
         }
     }
 
-    /// The bad setting, when this error is one.
+    /// The bad setting, when this error is one or a layer's error wraps one (a
+    /// config's refused value names the file, then the setting).
     pub fn setting_error(&self) -> Option<&Setting> {
         match self {
             Error::Setting(s) => Some(s),
+            Error::Layer(e) => e.wrapped().and_then(Error::setting_error),
             _ => None,
         }
     }

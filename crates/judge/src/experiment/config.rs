@@ -1023,5 +1023,19 @@ sigma = [300]
             Some(ConfigError::Unreadable { .. })
         ));
         assert!(e.to_string().starts_with("c.toml: "), "{e}");
+        // The setting inside the refusal is found by a caller that asks for one.
+        let e = ExperimentConfig::parse(
+            &GOOD.replace("hashes = [3]", "hashes = []"),
+            Path::new("c.toml"),
+        )
+        .expect_err("empty list");
+        assert_eq!(
+            e.setting_error().map(|s| s.key.as_str()),
+            Some("grid.hashes")
+        );
+        assert!(ExperimentConfig::parse("name = ", Path::new("c.toml"))
+            .expect_err("not TOML")
+            .setting_error()
+            .is_none());
     }
 }

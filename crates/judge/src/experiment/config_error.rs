@@ -32,9 +32,24 @@ pub enum ConfigError {
     },
 }
 
-// A refused value keeps the kind of its own error (a setting's, or a limit of this
-// machine's); the rest are requests that cannot be served as given.
-rbf_foundations::layer_error!(ConfigError, |e| match e {
-    ConfigError::Refused { error, .. } => error.kind(),
-    _ => Kind::Request,
-});
+impl rbf_foundations::error::LayerError for ConfigError {
+    // A refused value keeps the kind of its own error (a setting's, or a limit of this
+    // machine's); the rest are requests that cannot be served as given.
+    fn kind(&self) -> Kind {
+        match self {
+            ConfigError::Refused { error, .. } => error.kind(),
+            _ => Kind::Request,
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn wrapped(&self) -> Option<&Error> {
+        match self {
+            ConfigError::Refused { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
