@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use rbf_judge::experiment::ExperimentConfig;
+use rbf_foundations::error::Problem;
+use rbf_judge::experiment::{ConfigError, ExperimentConfig};
 
 const GOOD: &str = r#"
 name = "e"
@@ -108,4 +109,58 @@ fn eps_is_checked_by_the_models_rule() {
         let e = err(&GOOD.replace("name = \"e\"", &format!("name = \"e\"\neps = {bad}")));
         assert_mentions(&e, &["eps", "(0, 0.01)"]);
     }
+}
+
+/// The setting a refused config names, and its problem.
+fn refused(text: &str) -> (String, Problem) {
+    let e = ExperimentConfig::parse(text, Path::new("c.toml")).expect_err(text);
+    match e.layer::<ConfigError>() {
+        Some(ConfigError::Refused { error, .. }) => {
+            let s = error.setting_error().expect("a setting");
+            (s.key.clone(), s.problem.clone())
+        }
+        _ => panic!("not a refused value: {e}"),
+    }
+}
+
+#[test]
+fn a_refused_value_names_the_file_then_the_setting() {
+    let e = ExperimentConfig::parse(&GOOD.replace("sigma = [300]", ""), Path::new("c.toml"))
+        .expect_err("no sigma rule");
+    assert_eq!(
+        e.to_string(),
+        "c.toml: invalid setting `grid.sigma`: give exactly one of: sigma, sigma_fraction, target_fp, max_inserts"
+    );
+    assert_eq!(
+        refused(&GOOD.replace("sigma = [300]", "")).1,
+        Problem::Missing("give exactly one of: sigma, sigma_fraction, target_fp, max_inserts")
+    );
+    assert!(matches!(
+        refused(&GOOD.replace("sigma = [300]", "sigma = [300]\nmax_inserts = [5]")).1,
+        Problem::Conflict(_)
+    ));
+    assert_eq!(
+        refused(&GOOD.replace("hashes = [3]", "hashes = [3, 3]")),
+        ("grid.hashes".into(), Problem::Duplicate("3".into()))
+    );
+    let e = ExperimentConfig::parse("name = ", Path::new("c.toml")).expect_err("not TOML");
+    assert!(matches!(
+        e.layer::<ConfigError>(),
+        Some(ConfigError::Unreadable { .. })
+    ));
+    assert!(e.to_string().starts_with("c.toml: "), "{e}");
+    // The setting inside the refusal is found by a caller that asks for one.
+    let e = ExperimentConfig::parse(
+        &GOOD.replace("hashes = [3]", "hashes = []"),
+        Path::new("c.toml"),
+    )
+    .expect_err("empty list");
+    assert_eq!(
+        e.setting_error().map(|s| s.key.as_str()),
+        Some("grid.hashes")
+    );
+    assert!(ExperimentConfig::parse("name = ", Path::new("c.toml"))
+        .expect_err("not TOML")
+        .setting_error()
+        .is_none());
 }
