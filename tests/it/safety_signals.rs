@@ -223,3 +223,39 @@ fn a_run_stopped_by_sigterm_says_what_it_kept_and_resumes() {
     }
     assert!(temporaries(&dir, "part").is_empty());
 }
+
+/// A stop during models that run side by side ends them all at once: the Markov
+/// profile of a sigma-bounded filter polls the stop flag like the renewal engine beside
+/// it. It did not, and a SIGTERM at 2^24 bits waited 44 s for the profile to finish.
+#[test]
+fn a_stop_ends_the_markov_profile_beside_the_renewal_bound() {
+    let dir = Scratch::new("stop-markov");
+    let child = start(
+        &dir,
+        &[
+            "model",
+            "fn",
+            "--memory",
+            "16777216",
+            "--hashes",
+            "4",
+            "--sigma",
+            "6375342",
+            "--distinct",
+            "1000",
+            "--p-repeat",
+            "0.9",
+            "--method",
+            "renewal,markov-lower",
+            "-q",
+        ],
+    );
+    // Both models are under way (the profile alone takes about 40 s here).
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, libc::SIGTERM);
+    let t = Instant::now();
+    let (code, err) = finish(child);
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert_eq!(code, Some(143), "{err}");
+    assert!(err.contains("interrupted (SIGTERM)"), "{err}");
+}

@@ -217,7 +217,7 @@ impl FnModel {
     pub fn profile(&self, progress: bool) -> Result<Profile> {
         match self.max_inserts {
             Some(n) => Profile::n_bounded(self.t, n, self.retaining, self.eps, progress),
-            None => Ok(Profile::new(self.t, self.sigma, self.retaining, self.eps)),
+            None => Profile::new(self.t, self.sigma, self.retaining, self.eps),
         }
     }
 

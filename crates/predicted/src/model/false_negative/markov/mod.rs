@@ -165,7 +165,8 @@ mod tests {
             150,
             true,
             1e-12,
-        );
+        )
+        .expect("no stop was asked for");
         let lo: Vec<f64> = (0..p.len()).map(|i| 0.5 / (1.0 + i as f64)).collect();
         let hi: Vec<f64> = lo.iter().map(|x| (x * 1.3).min(1.0)).collect();
         for p_r in [1.0, 0.7] {
@@ -185,7 +186,8 @@ mod tests {
             150,
             true,
             1e-12,
-        );
+        )
+        .expect("no stop was asked for");
         let f = vec![1.0; p.len()];
         let r = one_phase(&p, &f, 0.0);
         assert_eq!(r.fn_rate, 0.0);
