@@ -22,24 +22,14 @@ pub trait LayerError: std::error::Error + Send + Sync + 'static {
     }
 }
 
-/// Implements [`LayerError`] for a layer's enum, every variant of one kind or each
-/// variant's kind from a match: `layer_error!(SeriesError => Kind::Request);`.
+/// Implements [`LayerError`] for a layer's enum whose variants are all of one kind:
+/// `layer_error!(SeriesError => Kind::Request);` (an enum whose variants differ in kind,
+/// or that wraps a library error, implements the trait itself).
 #[macro_export]
 macro_rules! layer_error {
     ($ty:ty => $kind:expr) => {
         impl $crate::error::LayerError for $ty {
             fn kind(&self) -> $crate::error::Kind {
-                $kind
-            }
-            fn as_any(&self) -> &dyn ::std::any::Any {
-                self
-            }
-        }
-    };
-    ($ty:ty, |$e:ident| $kind:expr) => {
-        impl $crate::error::LayerError for $ty {
-            fn kind(&self) -> $crate::error::Kind {
-                let $e = self;
                 $kind
             }
             fn as_any(&self) -> &dyn ::std::any::Any {

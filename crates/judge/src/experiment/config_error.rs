@@ -10,7 +10,8 @@ use rbf_foundations::error::{Error, Kind};
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file is not TOML, or has a key or value type the config does not know;
-    /// `message` is the TOML reader's, clipped to a few lines.
+    /// `message` is the TOML reader's, clipped to a few lines. Also the coverage
+    /// study's config (`rbf_study::coverage`), read the same way.
     #[error("{}: {message}", path.display())]
     Unreadable { path: PathBuf, message: String },
 

@@ -26,7 +26,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::ConfigError;
 use rbf_data::workload::Placement;
 use rbf_foundations::error::{Error, Problem, Result};
 
@@ -176,10 +175,11 @@ impl CellConfig {
 impl CoverageConfig {
     pub fn load(path: &Path) -> Result<CoverageConfig> {
         let text = rbf_data::ingest::input::read_text(path)?;
-        let c: CoverageConfig = toml::from_str(&text).map_err(|e| ConfigError::Unreadable {
-            path: path.to_path_buf(),
-            message: rbf_foundations::error::clip_lines(&e.to_string()),
-        })?;
+        let c: CoverageConfig =
+            toml::from_str(&text).map_err(|e| rbf_judge::experiment::ConfigError::Unreadable {
+                path: path.to_path_buf(),
+                message: rbf_foundations::error::clip_lines(&e.to_string()),
+            })?;
         c.validate()?;
         Ok(c)
     }

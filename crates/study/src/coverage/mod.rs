@@ -20,14 +20,12 @@
 
 mod cell;
 pub mod config;
-pub mod config_error;
 pub mod record;
 pub mod summary;
 mod unit;
 
 pub use cell::Cell;
 pub use config::{CellConfig, CoverageConfig};
-pub use config_error::ConfigError;
 pub use record::Kind;
 pub use record::Record;
 pub use unit::{run_fit, run_observed, run_truth, Unit};
