@@ -316,3 +316,114 @@ fn the_exact_engine_gives_the_same_bits_on_any_number_of_threads() {
         assert_eq!(run(threads), one, "{threads} threads");
     }
 }
+
+/// A reuse profile S(n) = (1 + n)^-a at knots 0, 1, 2, 4, ..., 2^20, read `between`
+/// them, held at the last value after.
+fn power_profile(a: f64, between: rbf_data::workload::Between) -> rbf_data::workload::ReuseProfile {
+    let mut n = vec![0u64];
+    n.extend((0..=20).map(|i| 1u64 << i));
+    let survival = n.iter().map(|&x| (1.0 + x as f64).powf(-a)).collect();
+    rbf_data::workload::ReuseProfile {
+        n,
+        survival,
+        between,
+    }
+}
+
+/// The hitting-time engine (U from a measured reuse profile, one phase, colliding
+/// hashes) against the exact engine: exact <= V <= exact (1 + T) and V- <= exact on
+/// filters from 2^12 to 2^20 bits, k 2-7, sigma from a fifth to three quarters of the
+/// bits, retaining and not, p_r 0.5-0.99, profiles read linearly and as steps, and the
+/// profile fitted from the TRAGEN CDN trace. Where it does not apply (two phases,
+/// distinct hashes), the exact engine runs and says why.
+#[test]
+fn the_hitting_time_engine_brackets_the_exact_engine_on_reuse_profiles() {
+    use rbf_data::filter::Hashing;
+    use rbf_data::workload::Between;
+    let trace = {
+        let mut f = fitted();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tragen-100k.csv");
+        let mut fitter = Fitter::new(FitOptions::default()).expect("fit options");
+        let mut source = ingest::open(&path, &IngestOptions::default()).expect("trace opens");
+        fitter.run(&mut source);
+        f.reuse = fitter
+            .finish()
+            .expect("fit")
+            .workload()
+            .expect("workload")
+            .reuse;
+        assert!(f.reuse.is_some(), "the fit gives a reuse profile");
+        f
+    };
+    let with = |reuse, p_r| Workload {
+        p_repeat: p_r,
+        reuse: Some(reuse),
+        ..Workload::zipf(1000, 1.0, p_r, Placement::Uniform)
+    };
+    let cases: Vec<(String, FilterConfig, Workload)> = vec![
+        (
+            "trace, 2^16".into(),
+            FilterConfig::sigma_bounded(1 << 16, 4, 24_000),
+            trace.clone(),
+        ),
+        (
+            "trace, 2^20".into(),
+            FilterConfig::sigma_bounded(1 << 20, 4, 398_458),
+            trace.clone(),
+        ),
+        (
+            "a 0.5 linear, k 2".into(),
+            FilterConfig::sigma_bounded(1 << 14, 2, 3_300),
+            with(power_profile(0.5, Between::Linear), 0.9),
+        ),
+        (
+            "a 0.8 step, k 7".into(),
+            FilterConfig::sigma_bounded(1 << 16, 7, 49_000),
+            with(power_profile(0.8, Between::Step), 0.5),
+        ),
+        (
+            "a 0.3 linear, p_r 0.99".into(),
+            FilterConfig::sigma_bounded(1 << 12, 4, 2_000),
+            with(power_profile(0.3, Between::Linear), 0.99),
+        ),
+        (
+            "a 1.0 step, 2^18".into(),
+            FilterConfig::sigma_bounded(1 << 18, 5, 120_000),
+            with(power_profile(1.0, Between::Step), 0.8),
+        ),
+        (
+            "non-retaining".into(),
+            {
+                let mut f = FilterConfig::sigma_bounded(1 << 15, 3, 16_000);
+                f.retaining = false;
+                f
+            },
+            with(power_profile(0.6, Between::Linear), 0.7),
+        ),
+    ];
+    for (what, f, w) in &cases {
+        let (exact, v) = exact_and_certified(f, w);
+        let (e, x) = (exact.fn_upper, v.fn_upper);
+        assert_eq!(v.mode, RenewalMode::Certified, "{what}: {}", v.mode_note);
+        assert!(e <= x && x <= e * (1.0 + T), "{what}: exact {e} vs {x}");
+        assert!(v.fn_lower <= e, "{what}: lower {} > {e}", v.fn_lower);
+        assert!(
+            v.certified_tolerance <= T,
+            "{what}: {}",
+            v.certified_tolerance
+        );
+    }
+    // Outside its reach: the exact engine's value, and why.
+    let mut two = FilterConfig::sigma_bounded(1 << 14, 4, 3_000);
+    two.phases = 2;
+    two.independent_halves = true;
+    let mut distinct = FilterConfig::sigma_bounded(1 << 14, 4, 6_000);
+    distinct.hashing = Hashing::Distinct;
+    for (what, f) in [("two phases", two), ("distinct hashes", distinct)] {
+        let w = with(power_profile(0.5, Between::Linear), 0.9);
+        let (exact, v) = exact_and_certified(&f, &w);
+        assert_eq!(v.mode, RenewalMode::Exact, "{what}");
+        assert!(!v.mode_note.is_empty(), "{what}: no reason given");
+        assert_eq!(v.fn_upper, exact.fn_upper, "{what}");
+    }
+}

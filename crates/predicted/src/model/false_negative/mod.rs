@@ -29,6 +29,7 @@
 pub mod bitdist;
 pub mod disabling;
 pub mod disabling_step;
+pub mod fft;
 pub mod markov;
 pub mod method;
 

@@ -47,6 +47,7 @@
 pub mod certified;
 pub mod correlate;
 pub mod cycle;
+pub mod hitting;
 pub mod input;
 pub mod inscount;
 mod insertions;
@@ -78,10 +79,6 @@ impl RenewalInput<'_> {
 
 /// Where U_j came from when a measured reuse profile gave it.
 const REUSE_SOURCE: &str = "U_j read from the measured reuse profile, no eq. 24 recursion";
-/// Why `--tolerance` runs the exact engine on a measured reuse profile.
-const REUSE_EXACT: &str =
-    "U_j is read from the measured reuse profile (no eq. 24 recursion): the exact engine is as fast as a bracket would be";
-
 /// The certified tolerance (`--tolerance`), relative: in (0, 1).
 pub fn check_tolerance(t: f64) -> Result<()> {
     if t > 0.0 && t < 1.0 {
@@ -109,7 +106,14 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
     if let Some(t) = opt.tolerance {
         check_tolerance(t)?;
         if input.reuse.is_some() {
-            note = REUSE_EXACT;
+            match hitting::bracket(input, opt)? {
+                Ok(mut r) if r.certified_tolerance <= t => {
+                    r.mode_note = REUSE_SOURCE;
+                    return Ok(r);
+                }
+                Ok(_) => note = certified::TOO_WIDE,
+                Err(why) => note = why,
+            }
         } else {
             match certified::bracket(input, opt)? {
                 Ok(r) if r.certified_tolerance <= t => return Ok(r),
