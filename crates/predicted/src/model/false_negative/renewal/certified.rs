@@ -231,13 +231,7 @@ fn certified_result(
     let fn_lower = ((n_minus_lo - window).max(0.0) / (mm.a_sum + window) * (1.0 - rounding))
         .max(0.0)
         .min(fn_upper);
-    let certified_tolerance = if fn_lower > 0.0 {
-        fn_upper / fn_lower - 1.0
-    } else if fn_upper > 0.0 {
-        f64::INFINITY
-    } else {
-        0.0
-    };
+    let certified_tolerance = super::input::certified_tolerance(fn_upper, fn_lower);
     RenewalResult {
         fn_upper,
         fn_ratio: ratio,

@@ -72,6 +72,18 @@ pub struct RenewalResult {
     pub mode_note: &'static str,
 }
 
+/// The proven relative distance V / V- - 1 of a certified value V from the exact one,
+/// given a proven lower bound V- of the exact value (infinite when V- is 0 and V is not).
+pub fn certified_tolerance(upper: f64, lower: f64) -> f64 {
+    if lower > 0.0 {
+        upper / lower - 1.0
+    } else if upper > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
+    }
+}
+
 /// The engine behind a renewal result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]

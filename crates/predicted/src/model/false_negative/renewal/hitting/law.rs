@@ -86,7 +86,9 @@ impl Series {
         let (mut s, mut zr, mut mag) = (0.0, 1.0, 0.0);
         for (i, (&pr, &pe)) in self.p.iter().zip(&self.p_err).enumerate() {
             zr *= z;
-            let t = (pr + pe) / (i + 1) as f64 * (zr - 1.0);
+            // The larger of the two ends of P_r's interval: z^r - 1 has either sign.
+            let d = zr - 1.0;
+            let t = (pr + pe.copysign(d)) / (i + 1) as f64 * d;
             s += t;
             mag += t.abs();
         }

@@ -28,7 +28,7 @@ pub mod fields;
 pub mod law;
 pub mod side;
 
-use super::input::{RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
+use super::input::{certified_tolerance, RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
 use blocks::{Blocks, ProfileU};
 use fields::BitFields;
 use rbf_data::filter::Hashing;
@@ -286,13 +286,7 @@ impl Engine<'_> {
         let fn_lower = (f.c_plus_lo / f.sums.a_minus_hi * (1.0 - 2.0 * g - own))
             .max(0.0)
             .min(fn_upper);
-        let certified_tolerance = if fn_lower > 0.0 {
-            fn_upper / fn_lower - 1.0
-        } else if fn_upper > 0.0 {
-            f64::INFINITY
-        } else {
-            0.0
-        };
+        let certified_tolerance = certified_tolerance(fn_upper, fn_lower);
         RenewalResult {
             fn_upper,
             fn_ratio: ratio,
