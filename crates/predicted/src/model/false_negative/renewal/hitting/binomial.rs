@@ -160,6 +160,9 @@ impl Law {
     /// [`TAIL`]: the exact law holds at most 2 TAIL outside it, which is what setting
     /// the values there to 0 can cost (whatever was computed there).
     pub fn cut(&mut self) {
+        if self.p.is_empty() {
+            return;
+        }
         let t = bernstein(self.var, TAIL) + 1.0;
         let lo = (self.mean - t).floor().max(0.0) as u64;
         let hi = (self.mean + t).ceil() as u64;

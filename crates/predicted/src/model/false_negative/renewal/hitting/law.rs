@@ -124,6 +124,14 @@ impl Series {
         (lo as i64, w, below, self.chernoff(lo + w as f64, true))
     }
 
+    /// The window, unless it is too wide to transform (over 2^26 cells).
+    fn window_within(&self, mean: f64, sd: f64, tail: f64) -> Option<(i64, usize, f64, f64)> {
+        if 30.0 * sd > (1u64 << 26) as f64 {
+            return None;
+        }
+        Some(self.window(mean, sd, tail)).filter(|w| w.1 <= 1 << 26)
+    }
+
     /// log E[e^{i theta S}] and a bound on its error, at theta = 2 pi mi / w.
     fn log_g_unit(&self, mi: usize, w: usize) -> (C64, f64) {
         let theta = 2.0 * std::f64::consts::PI * (mi as f64 / w as f64);
@@ -213,7 +221,9 @@ impl HittingLaw {
             .map(|(i, x)| (i + 1) as f64 * x)
             .sum();
         let sd = var.sqrt().max(1.0);
-        let (lo, w, below, above) = series.window(mean, sd, tail);
+        let Some((lo, w, below, above)) = series.window_within(mean, sd, tail) else {
+            return Err(TOO_FULL);
+        };
         let (mut h, dh) = series.spectrum(lo, w);
         let h_norm = h
             .iter()
