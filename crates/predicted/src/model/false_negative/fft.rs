@@ -1,7 +1,8 @@
 //! A radix-2 complex FFT and the convolution of non-negative sequences through it, with
 //! a proven bound on the rounding error: the renewal bound's hitting-time engine
 //! ([`super::renewal::hitting`]) convolves laws of 10^4-10^6 cells and must add what
-//! the transform may have got wrong to the values it certifies.
+//! the transform may have got wrong to the values it certifies; the two-phase
+//! numerator's long correlations ([`super::renewal::correlate`]) use the same transform.
 //!
 //! The bound is Higham's (Accuracy and Stability of Numerical Algorithms, 2nd ed.,
 //! Theorem 24.2): an FFT of length n = 2^t computed with twiddle factors accurate to
@@ -26,6 +27,11 @@ impl C64 {
     pub fn new(re: f64, im: f64) -> C64 {
         C64 { re, im }
     }
+}
+
+impl std::ops::Mul for C64 {
+    type Output = C64;
+
     #[inline]
     fn mul(self, o: C64) -> C64 {
         C64::new(
@@ -52,14 +58,6 @@ impl Plan {
             })
             .collect();
         Plan { n, twiddles }
-    }
-
-    pub fn len(&self) -> usize {
-        self.n
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
     }
 
     /// In place: the forward transform (sum_j x_j w^{jk}), or with `inverse` the
@@ -89,7 +87,7 @@ impl Plan {
                         w.im = -w.im;
                     }
                     let a = x[start + k];
-                    let b = x[start + k + half].mul(w);
+                    let b = x[start + k + half] * w;
                     x[start + k] = C64::new(a.re + b.re, a.im + b.im);
                     x[start + k + half] = C64::new(a.re - b.re, a.im - b.im);
                 }
@@ -127,7 +125,7 @@ pub fn convolve(a: &[f64], b: &[f64]) -> (Vec<f64>, f64) {
     plan.transform(&mut fa, false);
     plan.transform(&mut fb, false);
     for (x, y) in fa.iter_mut().zip(&fb) {
-        *x = x.mul(*y);
+        *x = *x * *y;
     }
     plan.transform(&mut fa, true);
     let scale = 1.0 / n as f64;

@@ -9,7 +9,7 @@
 //! entry is at most about log2(N) u ||x||_2 ||y||_2 (Higham, Accuracy and Stability of
 //! Numerical Algorithms, §24.1); the factor [`FFT_ERROR_FACTOR`] leaves a wide margin.
 
-use std::f64::consts::PI;
+use crate::model::false_negative::fft::{Plan, C64};
 
 /// Multiply-adds below which the sums are computed directly (same bits as before).
 pub const DIRECT_LIMIT: usize = 1 << 26;
@@ -43,63 +43,25 @@ fn fft_sums(c: &[f64], u: &[f64], lags: usize) -> Vec<f64> {
     let n = c.len();
     let u = &u[..lags + n];
     let size = (u.len() + n).next_power_of_two();
-    let mut a: Vec<(f64, f64)> = u.iter().map(|&x| (x, 0.0)).collect();
-    a.resize(size, (0.0, 0.0));
-    let mut b: Vec<(f64, f64)> = c.iter().rev().map(|&x| (x, 0.0)).collect();
-    b.resize(size, (0.0, 0.0));
-    fft(&mut a, false);
-    fft(&mut b, false);
+    let plan = Plan::new(size);
+    let mut a: Vec<C64> = u.iter().map(|&x| C64::new(x, 0.0)).collect();
+    a.resize(size, C64::default());
+    let mut b: Vec<C64> = c.iter().rev().map(|&x| C64::new(x, 0.0)).collect();
+    b.resize(size, C64::default());
+    plan.transform(&mut a, false);
+    plan.transform(&mut b, false);
     for (x, y) in a.iter_mut().zip(&b) {
-        *x = (x.0 * y.0 - x.1 * y.1, x.0 * y.1 + x.1 * y.0);
+        *x = *x * *y;
     }
-    fft(&mut a, true);
+    plan.transform(&mut a, true);
+    let scale = 1.0 / size as f64;
     let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
     let err = FFT_ERROR_FACTOR * (size as f64).log2() * f64::EPSILON * norm(u) * norm(c)
         + f64::MIN_POSITIVE;
     // conv[k] = sum_i u[i] c[n - 1 - (k - i)]; acc[j'] is k = j' + n.
-    (0..lags).map(|jp| a[jp + n].0.max(0.0) + err).collect()
-}
-
-/// In-place iterative radix-2 FFT (the inverse includes the 1/N).
-fn fft(a: &mut [(f64, f64)], inverse: bool) {
-    let n = a.len();
-    let mut j = 0;
-    for i in 1..n {
-        let mut bit = n >> 1;
-        while j & bit != 0 {
-            j ^= bit;
-            bit >>= 1;
-        }
-        j |= bit;
-        if i < j {
-            a.swap(i, j);
-        }
-    }
-    let mut len = 2;
-    while len <= n {
-        let ang = 2.0 * PI / len as f64 * if inverse { 1.0 } else { -1.0 };
-        let half = len / 2;
-        // Twiddles computed directly (not by repeated multiplication) for accuracy.
-        let w: Vec<(f64, f64)> = (0..half)
-            .map(|k| {
-                let t = ang * k as f64;
-                (t.cos(), t.sin())
-            })
-            .collect();
-        for start in (0..n).step_by(len) {
-            for k in 0..half {
-                let (x, y) = (a[start + k], a[start + k + half]);
-                let t = (y.0 * w[k].0 - y.1 * w[k].1, y.0 * w[k].1 + y.1 * w[k].0);
-                a[start + k] = (x.0 + t.0, x.1 + t.1);
-                a[start + k + half] = (x.0 - t.0, x.1 - t.1);
-            }
-        }
-        len <<= 1;
-    }
-    if inverse {
-        let s = 1.0 / n as f64;
-        a.iter_mut().for_each(|x| *x = (x.0 * s, x.1 * s));
-    }
+    (0..lags)
+        .map(|jp| (a[jp + n].re * scale).max(0.0) + err)
+        .collect()
 }
 
 #[cfg(test)]

@@ -86,11 +86,6 @@ impl TauMoments {
         TauMoments { w, log_y }
     }
 
-    /// y_s = (1 - s / M)^k, what one insertion multiplies the s-th term by.
-    pub fn y(&self) -> Vec<f64> {
-        self.log_y.iter().map(|l| l.exp()).collect()
-    }
-
     /// The terms' weights at n = 0.
     pub fn weights(&self) -> &[f64] {
         &self.w
@@ -192,7 +187,7 @@ impl BitFields {
 
     /// An upper bound of alive_cap(n) for every n > [`BitFields::n_last`].
     pub fn cap_tail(&self) -> f64 {
-        self.laws[1].above
+        self.laws[1].above()
     }
 
     /// How far from 1 alive and alive_cap may be below [`BitFields::n_first`].

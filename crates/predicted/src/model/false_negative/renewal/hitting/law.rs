@@ -29,9 +29,9 @@ pub struct HittingLaw {
     suffix: Vec<f64>,
     /// Bounds of P(S < lo) and P(S >= lo + W).
     below: f64,
-    pub above: f64,
+    above: f64,
     /// L1 bound of the computed window law's error (rounding), suffix sums included.
-    pub err: f64,
+    err: f64,
     pub mean: f64,
     pub sd: f64,
 }
@@ -264,6 +264,11 @@ impl HittingLaw {
     /// Mass the window may miss below and above it.
     pub fn below(&self) -> f64 {
         self.below
+    }
+
+    /// A bound of P(S_c >= end): the mass beyond the window.
+    pub fn above(&self) -> f64 {
+        self.above
     }
 
     /// A proven interval of P(S_c >= x).

@@ -57,8 +57,6 @@ enum State {
 /// One side's state.
 pub struct Side<'a> {
     fields: &'a BitFields,
-    y_log: Vec<f64>,
-    w: Vec<f64>,
     state: State,
     /// Per-insertion sums cached from `base`.
     base: u64,
@@ -72,8 +70,6 @@ impl<'a> Side<'a> {
         let k1 = fields.tau().weights().len();
         Side {
             fields,
-            y_log: fields.tau().log_y().to_vec(),
-            w: fields.tau().weights().to_vec(),
             state: State::Flat {
                 pi: vec![1.0; k1],
                 pi_err: vec![0.0; k1],
@@ -137,6 +133,7 @@ impl<'a> Side<'a> {
     /// A piece of `len` arrivals with weight `w` and chance `eta`, in closed form
     /// (after [`Side::flat_fits`] for its block).
     fn flat_piece(&mut self, len: u64, w: f64, eta: f64) -> Out {
+        let tau = self.fields.tau();
         let State::Flat {
             pi,
             pi_err,
@@ -154,7 +151,7 @@ impl<'a> Side<'a> {
         let (mut et, mut et_err) = (0.0, 0.0);
         for s in 0..pi.len() {
             // g = 1 - eta (1 - y_s); sum_{t < L} g^t; the generating function times g^L.
-            let one_minus_g = eta * -self.y_log[s].exp_m1();
+            let one_minus_g = eta * -tau.log_y()[s].exp_m1();
             let ln_g = (-one_minus_g).ln_1p();
             let x = l * ln_g;
             let geo = if one_minus_g > 0.0 {
@@ -162,7 +159,7 @@ impl<'a> Side<'a> {
             } else {
                 l
             };
-            let term = self.w[s] * pi[s] * geo;
+            let term = tau.weights()[s] * pi[s] * geo;
             et += term;
             et_err += term.abs() * (pi_err[s] + (x.abs() + 12.0) * 4.0 * UNIT);
             pi[s] *= x.exp();
@@ -220,10 +217,10 @@ impl<'a> Side<'a> {
     }
 
     fn window_block(&mut self, len: u64, w: f64, eta: f64) -> Out {
-        let State::Window(x) = &self.state else {
+        let State::Window(x) = std::mem::replace(&mut self.state, State::Window(Law::point(0)))
+        else {
             unreachable!("a window block follows the switch to a window");
         };
-        let x = x.clone();
         let bin = Law::binomial(len, eta);
         let (o, o_rel, o_abs) = occupation_kernel(&bin, eta);
         let (x_mass, o_mass) = (x.p.iter().sum::<f64>(), o.iter().sum::<f64>());
