@@ -38,7 +38,9 @@ pub struct ModelArgs {
     /// Renewal bound in the certified tolerance mode: a value V with
     /// exact <= V <= exact (1 + T) for a relative tolerance T in (0, 1) such as 1e-3,
     /// from a faster method where one is proven for the workload (else the exact
-    /// engine runs, and the output says so). Without it: the exact engine.
+    /// engine runs, and the output says so); 0: the exact engine. Without it: the
+    /// exact engine, except for one-phase sigma-bounded filters of 2^19 bits or more
+    /// with a fitted reuse profile, which are certified within 1e-3.
     #[arg(long, value_name = "T")]
     pub tolerance: Option<f64>,
 }

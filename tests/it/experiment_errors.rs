@@ -90,7 +90,11 @@ fn the_renewal_tolerance_is_checked() {
     let good = GOOD.replace("name = \"e\"", "name = \"e\"\nrenewal_tolerance = 1e-3");
     let c = ExperimentConfig::parse(&good, Path::new("configs/good.toml")).expect("parses");
     assert_eq!(c.renewal_tolerance, Some(1e-3));
-    for bad in ["0.0", "1.5", "-1e-3"] {
+    // 0 asks for the exact engine.
+    let exact = GOOD.replace("name = \"e\"", "name = \"e\"\nrenewal_tolerance = 0.0");
+    let c = ExperimentConfig::parse(&exact, Path::new("configs/good.toml")).expect("parses");
+    assert_eq!(c.renewal_tolerance, Some(0.0));
+    for bad in ["1.0", "1.5", "-1e-3"] {
         let e = err(&GOOD.replace(
             "name = \"e\"",
             &format!("name = \"e\"\nrenewal_tolerance = {bad}"),

@@ -42,7 +42,14 @@ fn bi_uniform(d: usize) -> Placement {
 /// The exact engine's result and the tolerance mode's, for one filter and workload.
 fn exact_and_certified(f: &FilterConfig, w: &Workload) -> (RenewalResult, RenewalResult) {
     let model = FnModel::new(f, w, 1e-10).expect("model");
-    let exact = model.renewal(RenewalOptions::default()).expect("exact");
+    // Tolerance 0: the exact engine, also where the default would certify (2^19 bits
+    // and more).
+    let exact = model
+        .renewal(RenewalOptions {
+            tolerance: Some(0.0),
+            ..RenewalOptions::default()
+        })
+        .expect("exact");
     let v = model
         .renewal(RenewalOptions {
             tolerance: Some(T),
@@ -425,6 +432,70 @@ fn the_hitting_time_engine_brackets_the_exact_engine_on_reuse_profiles() {
         assert_eq!(v.mode, RenewalMode::Exact, "{what}");
         assert!(!v.mode_note.is_empty(), "{what}: no reason given");
         assert_eq!(v.fn_upper, exact.fn_upper, "{what}");
+    }
+}
+
+/// p_r known only to lie in an interval (the conservative end of a fit): the
+/// hitting-time engine brackets the exact engine's one computation over it (eta at the
+/// bottom, the non-repeat share at the top) as it brackets a point, intervals reaching
+/// p_r = 1 too; and by default from 2^19 bits it is what runs, labelled.
+#[test]
+fn the_hitting_time_engine_brackets_the_exact_engine_over_an_interval_of_p_r() {
+    use rbf_data::workload::Between;
+    let over = |a: f64, between, (low, high): (f64, f64)| Workload {
+        p_repeat: (low + high) / 2.0,
+        p_repeat_interval: Some([low, high]),
+        reuse: Some(power_profile(a, between)),
+        ..Workload::zipf(1000, 1.0, (low + high) / 2.0, Placement::Uniform)
+    };
+    let cases = [
+        (
+            "a 0.5 linear, to 1",
+            FilterConfig::sigma_bounded(1 << 14, 2, 3_300),
+            over(0.5, Between::Linear, (0.8, 1.0)),
+        ),
+        (
+            "a 1.0 step, 2^18",
+            FilterConfig::sigma_bounded(1 << 18, 5, 120_000),
+            over(1.0, Between::Step, (0.7, 0.9)),
+        ),
+        (
+            "a 0.3 linear, narrow",
+            FilterConfig::sigma_bounded(1 << 16, 4, 24_000),
+            over(0.3, Between::Linear, (0.94, 0.95)),
+        ),
+        (
+            "a 0.8 step, 2^20",
+            FilterConfig::sigma_bounded(1 << 20, 4, 398_458),
+            over(0.8, Between::Step, (0.9, 0.96)),
+        ),
+    ];
+    for (what, f, w) in &cases {
+        let (exact, v) = exact_and_certified(f, w);
+        let (e, x) = (exact.fn_upper, v.fn_upper);
+        assert_eq!(v.mode, RenewalMode::Certified, "{what}: {}", v.mode_note);
+        assert!(e <= x && x <= e * (1.0 + T), "{what}: exact {e} vs {x}");
+        assert!(v.fn_lower <= e, "{what}: lower {} > {e}", v.fn_lower);
+        assert!(
+            v.certified_tolerance <= T,
+            "{what}: {}",
+            v.certified_tolerance
+        );
+        // The default: certified within 1e-3 from 2^19 bits, else the exact engine.
+        let default = FnModel::new(f, w, 1e-10)
+            .expect("model")
+            .renewal(RenewalOptions::default())
+            .expect("default");
+        if f.memory >= 1 << 19 {
+            assert_eq!(default.mode, RenewalMode::Certified, "{what}");
+            assert_eq!(default.tolerance, Some(1e-3), "{what}");
+            assert!(
+                e <= default.fn_upper && default.fn_upper <= e * (1.0 + 1e-3),
+                "{what}"
+            );
+        } else {
+            assert_eq!(default.fn_upper.to_bits(), e.to_bits(), "{what}");
+        }
     }
 }
 

@@ -65,7 +65,9 @@ pub struct ExperimentConfig {
     pub eps: f64,
     /// Renewal bound in the certified tolerance mode: a relative tolerance T in (0, 1);
     /// each point's bound V then satisfies exact <= V <= exact (1 + T)
-    /// (`RenewalOptions::tolerance`). Absent: the exact engine.
+    /// (`RenewalOptions::tolerance`); 0: the exact engine. Absent: the exact engine,
+    /// except at filters of 2^19 bits or more where the hitting-time engine applies
+    /// (certified within 1e-3).
     #[serde(default)]
     pub renewal_tolerance: Option<f64>,
     /// Confidence level of observed intervals.
@@ -637,13 +639,13 @@ impl ExperimentConfig {
     fn check_levels(&self) -> Result<()> {
         rbf_predicted::model::false_negative::check_eps(self.eps)?;
         if let Some(t) = self.renewal_tolerance {
-            if !(t > 0.0 && t < 1.0) {
+            if !(t == 0.0 || (t > 0.0 && t < 1.0)) {
                 // The found value follows a semicolon here, not `, found`: it is part
                 // of the allowed text, which keeps the message as it was.
                 return Err(Error::setting(
                     "renewal_tolerance",
                     Problem::rule(format!(
-                        "a relative tolerance strictly between 0 and 1, e.g. 1e-3; found {t}"
+                        "a relative tolerance strictly between 0 and 1, e.g. 1e-3, or 0 for the exact engine; found {t}"
                     )),
                 ));
             }

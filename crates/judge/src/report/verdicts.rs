@@ -325,7 +325,7 @@ pub fn renewal_mode_line(r: &RenewalResult) -> String {
         }
         RenewalMode::Exact => format!("renewal bound: exact engine ({})", r.mode_note),
         RenewalMode::Certified => format!(
-            "renewal bound: certified mode, within {:.1e} of the exact engine's value (tolerance asked: {:.1e}); exact lies in [{}, {}]",
+            "renewal bound: certified mode, within {:.1e} of the exact engine's value (tolerance {:.1e}); exact lies in [{}, {}]",
             r.certified_tolerance,
             r.tolerance.unwrap_or(f64::NAN),
             rate(r.fn_lower),

@@ -154,14 +154,19 @@ pub fn convolve_direct(a: &[f64], b: &[f64]) -> Vec<f64> {
     }
     let (s, l) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     let mut out = vec![0.0; a.len() + b.len() - 1];
-    for (i, &x) in s.iter().enumerate() {
-        if x == 0.0 {
-            continue;
+    // Four doubles wide where the CPU has AVX2: the same products and sums in the same
+    // order, so the same bits.
+    let wide = rbf_foundations::simd::Simd::detect() >= rbf_foundations::simd::Simd::Avx2;
+    rbf_foundations::simd::with_avx2(wide, || {
+        for (i, &x) in s.iter().enumerate() {
+            if x == 0.0 {
+                continue;
+            }
+            for (o, &y) in out[i..i + l.len()].iter_mut().zip(l) {
+                *o += x * y;
+            }
         }
-        for (o, &y) in out[i..i + l.len()].iter_mut().zip(l) {
-            *o += x * y;
-        }
-    }
+    });
     out
 }
 

@@ -173,6 +173,12 @@ impl FnModel {
         renewal::renewal(&self.renewal_input(), options)
     }
 
+    /// The tolerance the renewal bound runs with under `options` (None: the exact
+    /// engine; [`renewal::RenewalInput::tolerance`]).
+    pub fn renewal_tolerance(&self, options: RenewalOptions) -> Option<f64> {
+        self.renewal_input().tolerance(&options)
+    }
+
     /// [`FnModel::renewal`] of this model and of each of `others` that shares its bit
     /// process (the same filter and reuse profile, p_r or its interval's bottom the
     /// same: [`renewal::lanes`]), on that one process: the same results as computed

@@ -19,9 +19,12 @@ pub struct RenewalOptions {
     /// several times slower; kept as the reference).
     pub direct: bool,
     /// Certified tolerance mode: a relative tolerance T in (0, 1). The result is then
-    /// a value V with exact <= V <= exact (1 + T), where exact is what this function
-    /// returns without it, from a faster method where one is proven for the workload
-    /// ([`super::certified`]), else from the exact engine. None: the exact engine.
+    /// a value V with exact <= V <= exact (1 + T), where exact is the exact engine's
+    /// value, from a faster method where one is proven for the workload
+    /// ([`super::certified`], [`super::hitting`]), else from the exact engine. Some(0):
+    /// the exact engine. None: the exact engine, except at filters of
+    /// [`super::CERTIFIED_FROM`] bits or more where the hitting-time engine applies
+    /// ([`RenewalInput::tolerance`]).
     pub tolerance: Option<f64>,
     /// Show progress with an ETA on stderr when the computation runs for more than a
     /// couple of seconds, and the expected time up front when it is over a minute (off

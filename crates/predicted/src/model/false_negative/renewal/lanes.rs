@@ -34,7 +34,7 @@ pub fn renewal_lanes(
 ) -> Result<Vec<Option<RenewalResult>>> {
     let Some(profile) = first
         .reuse
-        .filter(|_| opt.tolerance.is_none() && !opt.progress)
+        .filter(|_| first.tolerance(&opt).is_none() && !opt.progress)
     else {
         return Ok(vec![None; others.len() + 1]);
     };

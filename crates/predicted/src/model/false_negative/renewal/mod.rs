@@ -65,7 +65,17 @@ use super::disabling::EnabledMassSeq;
 use crate::model::domain::OutsideModel;
 use cycle::{Draws, Side, Tracker};
 use process::{bit_process_streamed, Stepper};
+use rbf_data::filter::Hashing;
 use rbf_foundations::error::{Error, Problem, Result};
+
+/// Bits per array from which the renewal bound, when no tolerance is asked, runs the
+/// hitting-time engine where it applies ([`hitting`]), certified within
+/// [`DEFAULT_TOLERANCE`]: from there on it is the faster (measured on a fitted Zipf
+/// workload: equal at 2^18 bits, 4x faster at 2^20, 17x at 2^23; docs/PERFORMANCE.md).
+/// Below it the exact engine runs, as it always did.
+pub const CERTIFIED_FROM: u64 = 1 << 19;
+/// The tolerance of the default certified mode.
+pub const DEFAULT_TOLERANCE: f64 = 1e-3;
 
 impl RenewalInput<'_> {
     /// What the arrivals draw: p_r, or its interval.
@@ -77,18 +87,40 @@ impl RenewalInput<'_> {
     }
 }
 
+impl RenewalInput<'_> {
+    /// The tolerance a computation runs with (None: the exact engine): the one asked,
+    /// 0 meaning the exact engine; when none is asked, [`DEFAULT_TOLERANCE`] for one
+    /// phase, sigma-bounded filters with colliding hashes of at least
+    /// [`CERTIFIED_FROM`] bits and U from a reuse profile (the hitting-time engine's
+    /// ground), else the exact engine.
+    pub fn tolerance(&self, opt: &RenewalOptions) -> Option<f64> {
+        match opt.tolerance {
+            Some(t) if t == 0.0 => None,
+            Some(t) => Some(t),
+            None => (self.reuse.is_some()
+                && self.phases == 1
+                && self.max_inserts.is_none()
+                && self.t.hashing == Hashing::Colliding
+                && self.t.m >= CERTIFIED_FROM
+                && !opt.direct)
+                .then_some(DEFAULT_TOLERANCE),
+        }
+    }
+}
+
 /// Where U_j came from when a measured reuse profile gave it.
 const REUSE_SOURCE: &str = "U_j read from the measured reuse profile, no eq. 24 recursion";
-/// The certified tolerance (`--tolerance`), relative: in (0, 1).
+/// The certified tolerance (`--tolerance`), relative: in (0, 1), or 0 for the exact
+/// engine.
 pub fn check_tolerance(t: f64) -> Result<()> {
-    if t > 0.0 && t < 1.0 {
+    if t == 0.0 || (t > 0.0 && t < 1.0) {
         Ok(())
     } else {
         // "; found" as before: the value stays in the rule's text.
         Err(Error::setting(
             "tolerance",
             Problem::rule(format!(
-                "the renewal tolerance is relative and must lie in (0, 1), e.g. 1e-3; found {t}"
+                "the renewal tolerance is relative and must lie in (0, 1), e.g. 1e-3, or be 0 for the exact engine; found {t}"
             )),
         ))
     }
@@ -102,9 +134,15 @@ pub fn check_tolerance(t: f64) -> Result<()> {
 /// [`Error::Interrupted`] when the user pressed Ctrl-C.
 pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResult> {
     check_sigma(input)?;
-    let mut note = "";
     if let Some(t) = opt.tolerance {
         check_tolerance(t)?;
+    }
+    let opt = RenewalOptions {
+        tolerance: input.tolerance(&opt),
+        ..opt
+    };
+    let mut note = "";
+    if let Some(t) = opt.tolerance {
         if input.reuse.is_some() {
             match hitting::bracket(input, opt)? {
                 Ok(mut r) if r.certified_tolerance <= t => {

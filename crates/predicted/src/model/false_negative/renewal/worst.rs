@@ -23,6 +23,7 @@
 
 use super::RenewalOptions;
 use crate::model::false_negative::FnModel;
+use rayon::prelude::*;
 use rbf_foundations::error::Result;
 
 /// Relative gap at which the partition stops.
@@ -32,13 +33,24 @@ const MAX_COMPUTATIONS: usize = 64;
 /// Pieces narrower than this are not split.
 const MIN_WIDTH: f64 = 1e-6;
 
+/// What one computation of the search gives: its upper bound, a value at most the
+/// exact engine's (the same as `upper` from the exact engine, V- from a certified
+/// one) and the mass still running at its stop.
+#[derive(Clone, Copy, Debug)]
+struct Value {
+    upper: f64,
+    lower: f64,
+    truncated: f64,
+}
+
 /// The renewal bound over an interval of p_r.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct WorstCase {
     /// At or above the renewal bound at every p_r of the interval (one phase).
     pub fn_upper: f64,
-    /// The largest renewal bound at a single p_r found: the worst case over the
-    /// interval lies in [attained, fn_upper].
+    /// The largest renewal bound at a single p_r found (the lower end of its certified
+    /// interval when a certified engine computed it): the worst case over the interval
+    /// lies in [attained, fn_upper].
     pub attained: f64,
     /// Where it was found.
     pub p_repeat: f64,
@@ -54,6 +66,17 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
     let Some((low, high)) = model.p_r_interval.filter(|(l, h)| h > l) else {
         return at_point(model, options);
     };
+    // A certified engine's computations share no bit process: the search runs them
+    // apart. (Its upper ends bound the exact engine's values from above, so the
+    // pieces' bounds stay bounds; its lower ends are the attained values, so the
+    // reported gap stays honest.)
+    if let Some(t) = model.renewal_tolerance(options) {
+        let options = RenewalOptions {
+            tolerance: Some(t),
+            ..options
+        };
+        return apart(model, options, (low, high));
+    }
     // Every computation below differs from the others in p_r or its interval only:
     // the per-insertion sums are built once, before the first.
     let mut model = model.clone();
@@ -64,7 +87,7 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
     // value the run would give later. The computations of one step are independent
     // and run on rayon's threads, and every decision below reads their values in a
     // fixed order, so the result does not depend on the thread count.
-    let mut found: Vec<(Run, (f64, f64))> = Vec::new();
+    let mut found: Found = Vec::new();
     let mid = (low + high) / 2.0;
     // The whole interval with the halves that will start at `low`, and the middle
     // with the upper half and the halves that will start there: two bit processes.
@@ -81,9 +104,8 @@ pub fn renewal_worst_case(model: &FnModel, options: RenewalOptions) -> Result<Wo
         // The two halves' bounds, and the exact bound where the worst piece was cut:
         // from the processes run so far, else the cut's process (with the upper half
         // and the halves that will start at m) beside the lower half's.
-        let known = |r: Run, found: &[(Run, (f64, f64))]| {
-            found.iter().find(|(k, _)| k.same(r)).map(|&(_, v)| v)
-        };
+        let known =
+            |r: Run, found: &[(Run, Value)]| found.iter().find(|(k, _)| k.same(r)).map(|&(_, v)| v);
         let (left, cut) = (known(Run::Over(a, m), &found), known(Run::At(m), &found));
         let lower = || one_process(model, options, Run::Over(a, m), a, (a + m) / 2.0);
         let upper = || one_process(model, options, Run::At(m), m, b);
@@ -151,15 +173,15 @@ struct Partition {
 }
 
 impl Partition {
-    /// The whole interval's (bound, truncated mass) and its middle's.
-    fn new(low: f64, high: f64, whole: (f64, f64), middle: (f64, f64)) -> Partition {
+    /// The whole interval's value and its middle's.
+    fn new(low: f64, high: f64, whole: Value, middle: Value) -> Partition {
         Partition {
-            pieces: vec![(low, high, whole.0)],
-            attained: middle.0,
+            pieces: vec![(low, high, whole.upper)],
+            attained: middle.lower,
             p_repeat: (low + high) / 2.0,
             computations: 1,
             extra: 1,
-            truncated: whole.1.max(middle.1),
+            truncated: whole.truncated.max(middle.truncated),
         }
     }
 
@@ -197,26 +219,55 @@ impl Partition {
         u > self.attained * (1.0 + TOLERANCE) && b - a > MIN_WIDTH
     }
 
-    /// Piece `i`, [a, b], halved: the halves' (bound, truncated mass) and the exact
-    /// value at the cut.
-    fn cut(
-        &mut self,
-        i: usize,
-        (a, b): (f64, f64),
-        left: (f64, f64),
-        right: (f64, f64),
-        at: (f64, f64),
-    ) {
+    /// Piece `i`, [a, b], halved: the halves' values and the value at the cut.
+    fn cut(&mut self, i: usize, (a, b): (f64, f64), left: Value, right: Value, at: Value) {
         let m = (a + b) / 2.0;
         for r in [left, right, at] {
-            self.truncated = self.truncated.max(r.1);
+            self.truncated = self.truncated.max(r.truncated);
         }
         self.computations += 2;
-        self.pieces.splice(i..=i, [(a, m, left.0), (m, b, right.0)]);
+        self.pieces
+            .splice(i..=i, [(a, m, left.upper), (m, b, right.upper)]);
         self.extra += 1;
-        if at.0 > self.attained {
-            self.attained = at.0;
+        if at.lower > self.attained {
+            self.attained = at.lower;
             self.p_repeat = m;
+        }
+    }
+
+    /// The single piece, still whole, split at `ends` (its own ends first and last)
+    /// into pieces with these values.
+    fn split_even(&mut self, ends: &[f64], values: &[Value]) {
+        self.pieces = ends
+            .windows(2)
+            .zip(values)
+            .map(|(e, v)| (e[0], e[1], v.upper))
+            .collect();
+        for v in values {
+            self.truncated = self.truncated.max(v.truncated);
+        }
+        self.computations += values.len();
+    }
+
+    /// The ends of the (at most) `n` pieces with the largest bounds, largest first.
+    fn loosest(&self, n: usize) -> impl Iterator<Item = (f64, f64)> {
+        let mut order: Vec<&(f64, f64, f64)> = self.pieces.iter().collect();
+        order.sort_by(|x, y| y.2.total_cmp(&x.2));
+        order
+            .into_iter()
+            .take(n)
+            .map(|&(a, b, _)| (a, b))
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    /// The value at p_r = `p`, computed apart from a cut.
+    fn attain(&mut self, p: f64, v: Value) {
+        self.truncated = self.truncated.max(v.truncated);
+        self.extra += 1;
+        if v.lower > self.attained {
+            self.attained = v.lower;
+            self.p_repeat = p;
         }
     }
 
@@ -241,8 +292,8 @@ impl Partition {
 /// process's thousands); a deeper half is computed on its own.
 const HALVES_AHEAD: usize = 10;
 
-/// The computations of one bit process: each run with its (bound, truncated mass).
-type Found = Vec<(Run, (f64, f64))>;
+/// The computations of one bit process: each run with its value.
+type Found = Vec<(Run, Value)>;
 
 /// A renewal computation of the search: the bound at p_r, or over [a, b].
 #[derive(Clone, Copy, Debug)]
@@ -298,7 +349,7 @@ fn one_process(
     let mut out = Vec::with_capacity(runs.len());
     for (i, (run, r)) in runs.into_iter().zip(results).enumerate() {
         match r {
-            Some(r) => out.push((run, (r.fn_upper, r.truncated_mass))),
+            Some(r) => out.push((run, Value::of(&r))),
             None if i == 0 => out.push((run, alone(model, options, run)?)),
             None => {}
         }
@@ -307,9 +358,69 @@ fn one_process(
 }
 
 /// One computation on its own.
-fn alone(model: &FnModel, options: RenewalOptions, run: Run) -> Result<(f64, f64)> {
-    let r = run.model(model).renewal(options)?;
-    Ok((r.fn_upper, r.truncated_mass))
+fn alone(model: &FnModel, options: RenewalOptions, run: Run) -> Result<Value> {
+    Ok(Value::of(&run.model(model).renewal(options)?))
+}
+
+impl Value {
+    fn of(r: &super::RenewalResult) -> Value {
+        Value {
+            upper: r.fn_upper,
+            lower: r.fn_lower,
+            truncated: r.truncated_mass,
+        }
+    }
+}
+
+/// Equal pieces the first split of [`apart`] makes at most.
+const EVEN_PIECES: usize = 32;
+
+/// The search with every computation run on its own (a tolerance is set: no bit
+/// process to share), the computations of a step side by side.
+///
+/// Halving from the whole interval computes every level of the tree down to the
+/// pieces that meet the tolerance, about three times the computations of those
+/// pieces. The looseness of a bound over a piece grows about linearly with its width
+/// (the coupling's two ends part linearly), so the whole interval's gap over its
+/// middle's value gives the number of equal pieces that would about close it: they
+/// are computed at once, then the values at the middles of the two loosest, and the
+/// halving goes on from there. Only the work changes: every bound is a bound over
+/// its piece whatever the partition.
+fn apart(model: &FnModel, options: RenewalOptions, (low, high): (f64, f64)) -> Result<WorstCase> {
+    let run = |r: Run| alone(model, options, r);
+    let all = |runs: &[Run]| -> Result<Vec<Value>> { runs.par_iter().map(|&r| run(r)).collect() };
+    let first = all(&[Run::Over(low, high), Run::At((low + high) / 2.0)])?;
+    let mut search = Partition::new(low, high, first[0], first[1]);
+    let gap = first[0].upper / first[1].lower - 1.0;
+    if gap > TOLERANCE {
+        let n = ((1.1 * gap / TOLERANCE).ceil() as usize).clamp(2, EVEN_PIECES);
+        let ends = even(low, high, n);
+        let runs: Vec<Run> = ends.windows(2).map(|e| Run::Over(e[0], e[1])).collect();
+        search.split_even(&ends, &all(&runs)?);
+        let middles: Vec<Run> = search
+            .loosest(2)
+            .map(|(a, b)| Run::At((a + b) / 2.0))
+            .collect();
+        for (r, v) in middles.iter().zip(all(&middles)?) {
+            if let Run::At(p) = *r {
+                search.attain(p, v);
+            }
+        }
+    }
+    while let Some((i, a, b)) = search.next_cut() {
+        let m = (a + b) / 2.0;
+        let v = all(&[Run::Over(a, m), Run::Over(m, b), Run::At(m)])?;
+        search.cut(i, (a, b), v[0], v[1], v[2]);
+    }
+    Ok(search.finish())
+}
+
+/// The ends of `n` equal pieces of [low, high], low and high exactly.
+fn even(low: f64, high: f64, n: usize) -> Vec<f64> {
+    let w = (high - low) / n as f64;
+    (0..=n)
+        .map(|i| if i == n { high } else { low + w * i as f64 })
+        .collect()
 }
 
 /// The bound at the model's p_r alone (no interval, or an empty one).
@@ -319,7 +430,7 @@ fn at_point(model: &FnModel, options: RenewalOptions) -> Result<WorstCase> {
     let r = m.renewal(options)?;
     Ok(WorstCase {
         fn_upper: r.fn_upper,
-        attained: r.fn_upper,
+        attained: r.fn_lower,
         p_repeat: m.p_r,
         pieces: 1,
         computations: 1,
@@ -359,6 +470,72 @@ mod tests {
             between: rbf_data::workload::Between::Step,
         });
         w
+    }
+
+    /// With a certified engine (a tolerance asked; by default from
+    /// [`super::super::CERTIFIED_FROM`] bits) the search runs its computations apart,
+    /// from an even split: its bound is above the exact engine's value at every p_r of
+    /// a grid over the interval, its attained value below the largest of them, and the
+    /// gap within the tolerance; an interval reaching p_r = 1 too (the loosest coupling).
+    #[test]
+    fn the_search_on_the_certified_engine_bounds_every_p_r_and_is_close() {
+        let filter = FilterConfig::sigma_bounded(1 << 14, 4, 4000);
+        let exact = RenewalOptions {
+            tolerance: Some(0.0),
+            ..RenewalOptions::default()
+        };
+        let certified = RenewalOptions {
+            tolerance: Some(1e-3),
+            ..RenewalOptions::default()
+        };
+        for (low, high) in [(0.85, 0.95), (0.9, 1.0), (0.5, 0.52)] {
+            let mut w = profiled((low + high) / 2.0);
+            w.p_repeat_interval = Some([low, high]);
+            let model =
+                FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS).unwrap();
+            assert_eq!(model.renewal_tolerance(certified), Some(1e-3));
+            let worst = renewal_worst_case(&model, certified).unwrap();
+            let mut largest: f64 = 0.0;
+            for i in 0..=20 {
+                let mut m = model.clone();
+                m.p_r_interval = None;
+                m.p_r = low + (high - low) * f64::from(i) / 20.0;
+                let v = m.renewal(exact).unwrap().fn_upper;
+                largest = largest.max(v);
+                assert!(
+                    v <= worst.fn_upper,
+                    "[{low}, {high}] p_r {}: {v} > {worst:?}",
+                    m.p_r
+                );
+            }
+            assert!(
+                worst.attained <= largest,
+                "[{low}, {high}]: {worst:?} vs {largest}"
+            );
+            // The gap is the search's tolerance when it stopped within its work limit
+            // (which an interval reaching p_r = 1 may exhaust: then a few percent).
+            let gap = if worst.computations + 3 > MAX_COMPUTATIONS {
+                0.05
+            } else {
+                TOLERANCE
+            };
+            assert!(
+                worst.fn_upper <= worst.attained * (1.0 + gap),
+                "[{low}, {high}]: {worst:?}"
+            );
+        }
+        // The default picks the certified engine from 2^19 bits only.
+        let w = profiled(0.9);
+        for (m, certified) in [(1u64 << 18, false), (1 << 19, true)] {
+            let f = FilterConfig::sigma_bounded(m, 4, m / 4);
+            let model = FnModel::new(&f, &w, crate::model::false_negative::DEFAULT_EPS).unwrap();
+            assert_eq!(
+                model.renewal_tolerance(RenewalOptions::default()).is_some(),
+                certified,
+                "{m} bits"
+            );
+            assert_eq!(model.renewal_tolerance(exact), None);
+        }
     }
 
     #[test]
@@ -412,7 +589,7 @@ mod tests {
         let Some((low, high)) = model.p_r_interval.filter(|(l, h)| h > l) else {
             return at_point(model, options);
         };
-        let run = |m: &FnModel| m.renewal(options).map(|r| (r.fn_upper, r.truncated_mass));
+        let run = |m: &FnModel| m.renewal(options).map(|r| Value::of(&r));
         let over = |a: f64, b: f64| {
             let mut m = model.clone();
             m.p_r_interval = Some((a, b));

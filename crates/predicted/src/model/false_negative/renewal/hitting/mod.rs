@@ -21,6 +21,11 @@
 //!    does not share.
 //!
 //! The result is V with exact <= V and V / V- - 1 <= T proven, V- <= exact.
+//!
+//! p_r known only to lie in an interval ([`Draws`]) runs the same way: the exact engine
+//! then sets bits with chance eta_low(U) and draws a non-repeat with chance
+//! eta_low(U) rho_high(U), both non-decreasing in U, which is all the bracket uses
+//! (section 6.6).
 
 pub mod binomial;
 pub mod blocks;
@@ -28,6 +33,7 @@ pub mod fields;
 pub mod law;
 pub mod side;
 
+use super::cycle::Draws;
 use super::input::{certified_tolerance, RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
 use blocks::{Blocks, ProfileU};
 use fields::BitFields;
@@ -43,7 +49,7 @@ const LAW_TAIL: f64 = 1e-32;
 const TEST_SLACK: f64 = 1e-6;
 
 const NOT_COVERED: &str = "the hitting-time engine covers one phase, sigma-bounded filters with colliding hashes and U from a reuse profile; the exact engine ran";
-const REPEATS_ONLY: &str = "p_r is 1 (or within 1e-5 of it): cycles may end by exhausting Q, which the hitting-time engine does not follow; the exact engine ran";
+const REPEATS_ONLY: &str = "p_r (or the bottom of its interval) is 1, or within 1e-5 of it: cycles may end by exhausting Q, which the hitting-time engine does not follow; the exact engine ran";
 const LONG: &str = "cycles last longer than the arrivals the exact engine follows (max_arrivals); the exact engine ran";
 
 /// The certified result, or why this engine does not apply.
@@ -57,13 +63,12 @@ pub fn bracket(
     if input.phases != 1
         || input.max_inserts.is_some()
         || input.t.hashing != Hashing::Colliding
-        || input.p_r_interval.is_some()
         || opt.direct
     {
         return Ok(Err(NOT_COVERED));
     }
-    let p_r = input.p_r;
-    if !(p_r > 0.0 && p_r < 1.0 - 1e-5) {
+    let draws = input.draws();
+    if !(draws.high > 0.0 && draws.low < 1.0 - 1e-5) {
         return Ok(Err(REPEATS_ONLY));
     }
     let (m, k) = (input.t.m, input.t.k);
@@ -72,9 +77,11 @@ pub fn bracket(
         Err(why) => return Ok(Err(why)),
     };
     let engine = Engine {
-        u: ProfileU::new(profile, 1e-9 / p_r * (1.0 + TEST_SLACK)),
+        // The exact engine holds U once the non-repeat chance is below 1e-9 of a ratio
+        // at most 1, and that chance is at least p_r U (high U for an interval).
+        u: ProfileU::new(profile, 1e-9 / draws.high * (1.0 + TEST_SLACK)),
         fields,
-        p_r,
+        draws,
         k: f64::from(k),
         opt,
     };
@@ -84,14 +91,14 @@ pub fn bracket(
     })
 }
 
-/// Pieces of a block: (arrivals, weight p_r U) each.
+/// Pieces of a block: (arrivals, weight: the non-repeat chance p_r U) each.
 type Pieces = Vec<(u64, f64)>;
 
 /// What one run needs.
 struct Engine<'a> {
     u: ProfileU<'a>,
     fields: BitFields,
-    p_r: f64,
+    draws: Draws,
     k: f64,
     opt: RenewalOptions,
 }
@@ -122,11 +129,24 @@ impl Engine<'_> {
 
     /// eta on either side of the exact engine's rounded one.
     fn eta(&self, u: f64, up: bool) -> f64 {
-        let e = (1.0 - self.p_r) + self.p_r * u;
+        let low = self.draws.low;
+        let e = (1.0 - low) + low * u;
         if up {
             (e * (1.0 + 4.0 * UNIT)).min(1.0)
         } else {
             e * (1.0 - 4.0 * UNIT)
+        }
+    }
+
+    /// The non-repeat chance on either side of the exact engine's rounded one: p_r U
+    /// at a point (the margin of U covers its one rounding), and over an interval
+    /// [`Draws::non_repeat`], whose at most a dozen roundings the factor covers.
+    fn weight(&self, u: f64, up: bool) -> f64 {
+        let w = self.draws.non_repeat(u);
+        match (self.draws.low == self.draws.high, up) {
+            (true, _) => w,
+            (false, true) => w * (1.0 + 32.0 * UNIT),
+            (false, false) => w * (1.0 - 32.0 * UNIT),
         }
     }
 
@@ -140,12 +160,12 @@ impl Engine<'_> {
         let cap = 2.0 * sd_t.max(1.0);
         let target = tolerance * n_cross / 10.0;
         let n_first = self.fields.n_first() as f64;
-        let beta = calibrate(&self.u, self.p_r, cap, n_first, target / 2.0);
+        let beta = calibrate(&self.u, self.draws.low, cap, n_first, target / 2.0);
         let near_blocks =
             ((self.fields.n_last() as f64 - n_first) + 24.0 * n_first.sqrt()) / cap + 8.0;
         let near_from = n_first - 2.0 * cap;
         (
-            Blocks::new(&self.u, self.p_r, beta, cap),
+            Blocks::new(&self.u, self.draws.low, beta, cap),
             target / 2.0 / near_blocks,
             near_from,
         )
@@ -153,18 +173,19 @@ impl Engine<'_> {
 
     /// What the cycle may still add after the blocks followed on `side`, in arrivals
     /// that see alive_cap > 0: with N <= n_last, at most n_last + 1 more insertions,
-    /// each arrival inserting with probability at least 1 - p_r; beyond n_last
+    /// each arrival inserting with probability at least 1 - p_r (the interval's
+    /// bottom); beyond n_last
     /// alive_cap is below the hitting law's tail at every arrival the exact engine may
     /// follow.
     fn tail_arrivals(&self, side: &Side) -> f64 {
         let n_last = self.fields.n_last();
-        side.at_most(n_last) * (n_last as f64 + 1.0) / (1.0 - self.p_r)
+        side.at_most(n_last) * (n_last as f64 + 1.0) / (1.0 - self.draws.low)
             + self.opt.max_arrivals as f64 * self.fields.cap_tail()
     }
 
     /// Both sides block by block until the eta- side's sums are complete.
     fn follow(&self) -> Result<std::result::Result<Followed, &'static str>> {
-        let (opt, p_r) = (self.opt, self.p_r);
+        let opt = self.opt;
         let tolerance = opt.tolerance.unwrap_or(1e-3);
         // The weights p_r U of the numerator are bracketed piece by piece, U falling by
         // at most `delta` of its value over a piece.
@@ -195,7 +216,7 @@ impl Engine<'_> {
             }
             let (lower, upper) =
                 self.weights(&blocks, &b, plus.is_flat() || minus.is_flat(), delta);
-            let (w_lo, w_hi) = (p_r * b.low, p_r * b.up);
+            let (w_lo, w_hi) = (self.weight(b.low, false), self.weight(b.up, true));
             if count.is_multiple_of(64) {
                 rbf_foundations::progress::check_interrupt()?;
             }
@@ -238,7 +259,7 @@ impl Engine<'_> {
         }
     }
 
-    /// The pieces of block `b` with the lower and the upper weights p_r U (pieces of
+    /// The pieces of block `b` with the lower and the upper weights (pieces of
     /// falling U while a side is followed in closed form, else the block whole).
     fn weights(
         &self,
@@ -252,15 +273,14 @@ impl Engine<'_> {
         } else {
             vec![(b.start, b.len)]
         };
-        let p_r = self.p_r;
         (
             pieces
                 .iter()
-                .map(|&(a, l)| (l, p_r * self.u.lower(a + l - 1)))
+                .map(|&(a, l)| (l, self.weight(self.u.lower(a + l - 1), false)))
                 .collect(),
             pieces
                 .iter()
-                .map(|&(a, l)| (l, p_r * self.u.upper(a)))
+                .map(|&(a, l)| (l, self.weight(self.u.upper(a), true)))
                 .collect(),
         )
     }
@@ -291,7 +311,7 @@ impl Engine<'_> {
             fn_upper,
             fn_ratio: ratio,
             window_term,
-            fp_rate: (1.0 - self.p_r) * f.sums.lucky_plus / f.sums.a_plus_hi,
+            fp_rate: (1.0 - self.draws.low) * f.sums.lucky_plus / f.sums.a_plus_hi,
             arrivals_per_cycle: 0.5 * (f.sums.a_plus_hi + f.sums.a_minus_hi),
             arrivals_followed: f.end,
             truncated_mass: f.truncated,
