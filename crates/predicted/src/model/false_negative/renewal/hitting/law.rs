@@ -43,6 +43,8 @@ pub const TOO_FULL: &str =
 /// The series of log E[z^S]: the power sums P_r over the terms the real-z bounds
 /// need, and how many the unit circle needs.
 struct Series {
+    /// c, and q = c / M (the largest q_i).
+    c: f64,
     q: f64,
     p: Vec<f64>,
     p_err: Vec<f64>,
@@ -72,6 +74,7 @@ impl Series {
         }
         let (p, p_err) = power_sums(m, c, r_real);
         Ok(Series {
+            c: c as f64,
             q,
             p,
             p_err,
@@ -82,10 +85,27 @@ impl Series {
 
     /// An upper bound of log E[z^S] for real z in (0, z_max]: sum_r (P_r / r)(z^r - 1)
     /// with the power sums' errors and a margin for the rounding.
+    ///
+    /// Where z^r is huge or P_r tiny (a filter many times larger than c: q^r underflows
+    /// and z_max^r overflows long before the terms end), the term is bounded instead by
+    /// P_r z^r / r <= c (q z)^r / r (each q_i <= q; q z <= (1 + q) / 2 < 1), and by 0 for
+    /// z < 1, where it is negative.
     fn log_g(&self, z: f64) -> f64 {
         let (mut s, mut zr, mut mag) = (0.0, 1.0, 0.0);
+        let mut qzr = 1.0;
         for (i, (&pr, &pe)) in self.p.iter().zip(&self.p_err).enumerate() {
             zr *= z;
+            qzr *= self.q * z;
+            if zr > 1e280 || pr < 1e-280 {
+                let t = if z >= 1.0 {
+                    self.c * qzr / (i + 1) as f64 * (1.0 + 8.0 * UNIT)
+                } else {
+                    0.0
+                };
+                s += t;
+                mag += t;
+                continue;
+            }
             // The larger of the two ends of P_r's interval: z^r - 1 has either sign.
             let d = zr - 1.0;
             let t = (pr + pe.copysign(d)) / (i + 1) as f64 * d;
@@ -105,15 +125,23 @@ impl Series {
         golden_min(f, 0.0, hi).exp().min(1.0)
     }
 
-    /// The window [lo, lo + w) with the bounds of the mass below and above it.
-    fn window(&self, mean: f64, sd: f64, tail: f64) -> (i64, usize, f64, f64) {
+    /// The window [lo, lo + w) with the bounds of the mass below and above it; None
+    /// when the Chernoff bounds do not fall below `tail` within 10^4 steps of a
+    /// standard deviation (they always should; this keeps a failure finite).
+    fn window(&self, mean: f64, sd: f64, tail: f64) -> Option<(i64, usize, f64, f64)> {
+        let mut steps = 0u32;
         let mut lo = (mean - 12.0 * sd).floor().max(0.0);
         while lo > 0.0 && self.chernoff(lo - 1.0, false) > tail {
             lo = (lo - sd).floor().max(0.0);
+            steps += 1;
         }
         let mut hi = (mean + 12.0 * sd).ceil();
         while self.chernoff(hi + 1.0, true) > tail {
             hi = (hi + sd).ceil();
+            steps += 1;
+            if steps > 10_000 {
+                return None;
+            }
         }
         let below = if lo > 0.0 {
             self.chernoff(lo - 1.0, false)
@@ -121,7 +149,7 @@ impl Series {
             0.0
         };
         let w = ((hi - lo) as usize + 2).next_power_of_two().max(64);
-        (lo as i64, w, below, self.chernoff(lo + w as f64, true))
+        Some((lo as i64, w, below, self.chernoff(lo + w as f64, true)))
     }
 
     /// The window, unless it is too wide to transform (over 2^26 cells).
@@ -129,7 +157,7 @@ impl Series {
         if 30.0 * sd > (1u64 << 26) as f64 {
             return None;
         }
-        Some(self.window(mean, sd, tail)).filter(|w| w.1 <= 1 << 26)
+        self.window(mean, sd, tail).filter(|w| w.1 <= 1 << 26)
     }
 
     /// log E[e^{i theta S}] and a bound on its error, at theta = 2 pi mi / w.
@@ -415,6 +443,26 @@ mod tests {
                 );
                 assert!(hi - lo < 1e-9, "c {c} balls {balls}: width {}", hi - lo);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod far_from_full {
+    /// A threshold far below the filter's size (q = c / M under 1e-6, so q^r
+    /// underflows and z^r overflows within the terms): the Chernoff bounds still fall,
+    /// and the law's window is a few values wide.
+    #[test]
+    fn a_tiny_threshold_in_a_huge_filter_has_a_narrow_law() {
+        for (m, c) in [(1u64 << 32, 1200u64), (1 << 32, 263_347), (1 << 40, 50)] {
+            let s = super::Series::new(m, c).expect("series");
+            let mean = c as f64 * c as f64 / 2.0 / m as f64;
+            assert!(s.chernoff(10.0 * mean + 40.0, true) < 1e-32, "{m} {c}");
+            let law = super::HittingLaw::new(m, c, 1e-32).expect("law");
+            assert!(
+                law.end() - law.lo <= 1 << 12 && law.mean < mean * 1.01 + 1e-9,
+                "{m} {c}"
+            );
         }
     }
 }
