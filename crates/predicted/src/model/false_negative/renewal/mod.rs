@@ -95,7 +95,7 @@ impl RenewalInput<'_> {
     /// ground), else the exact engine.
     pub fn tolerance(&self, opt: &RenewalOptions) -> Option<f64> {
         match opt.tolerance {
-            Some(t) if t == 0.0 => None,
+            Some(0.0) => None,
             Some(t) => Some(t),
             None => (self.reuse.is_some()
                 && self.phases == 1
