@@ -63,13 +63,23 @@ fn exact_and_certified(f: &FilterConfig, w: &Workload) -> (RenewalResult, Renewa
 /// V's lower end at most exact, the mode certified and its tolerance at most T.
 fn check_bracket(what: &str, f: &FilterConfig, w: &Workload) -> u64 {
     let (exact, v) = exact_and_certified(f, w);
+    assert_bracket(what, &exact, &v);
+    exact.arrivals_followed
+}
+
+/// exact <= V <= exact (1 + T), V's lower end at most exact, the mode certified and its
+/// tolerance at most T.
+fn assert_bracket(what: &str, exact: &RenewalResult, v: &RenewalResult) {
     let (e, x) = (exact.fn_upper, v.fn_upper);
     assert_eq!(v.mode, RenewalMode::Certified, "{what}: {}", v.mode_note);
     assert!(e <= x && x <= e * (1.0 + T), "{what}: exact {e} vs {x}");
     assert!(v.fn_lower <= e, "{what}: lower {} > {e}", v.fn_lower);
-    assert!(v.certified_tolerance <= T, "{what}");
-    assert_eq!(v.tolerance, Some(T));
-    exact.arrivals_followed
+    assert!(
+        v.certified_tolerance <= T,
+        "{what}: {}",
+        v.certified_tolerance
+    );
+    assert_eq!(v.tolerance, Some(T), "{what}");
 }
 
 /// Every configuration here is one the certified bracket covers (one phase, and no
@@ -410,15 +420,7 @@ fn the_hitting_time_engine_brackets_the_exact_engine_on_reuse_profiles() {
     ];
     for (what, f, w) in &cases {
         let (exact, v) = exact_and_certified(f, w);
-        let (e, x) = (exact.fn_upper, v.fn_upper);
-        assert_eq!(v.mode, RenewalMode::Certified, "{what}: {}", v.mode_note);
-        assert!(e <= x && x <= e * (1.0 + T), "{what}: exact {e} vs {x}");
-        assert!(v.fn_lower <= e, "{what}: lower {} > {e}", v.fn_lower);
-        assert!(
-            v.certified_tolerance <= T,
-            "{what}: {}",
-            v.certified_tolerance
-        );
+        assert_bracket(what, &exact, &v);
     }
     // Outside its reach: the exact engine's value, and why.
     let mut two = FilterConfig::sigma_bounded(1 << 14, 4, 3_000);
@@ -472,15 +474,8 @@ fn the_hitting_time_engine_brackets_the_exact_engine_over_an_interval_of_p_r() {
     ];
     for (what, f, w) in &cases {
         let (exact, v) = exact_and_certified(f, w);
-        let (e, x) = (exact.fn_upper, v.fn_upper);
-        assert_eq!(v.mode, RenewalMode::Certified, "{what}: {}", v.mode_note);
-        assert!(e <= x && x <= e * (1.0 + T), "{what}: exact {e} vs {x}");
-        assert!(v.fn_lower <= e, "{what}: lower {} > {e}", v.fn_lower);
-        assert!(
-            v.certified_tolerance <= T,
-            "{what}: {}",
-            v.certified_tolerance
-        );
+        assert_bracket(what, &exact, &v);
+        let e = exact.fn_upper;
         // The default: certified within 1e-3 from 2^19 bits, else the exact engine.
         let default = FnModel::new(f, w, 1e-10)
             .expect("model")
