@@ -89,6 +89,9 @@ pub struct FnModel {
     /// The renewal bound's per-insertion sums when [`FnModel::share_renewal_bits`]
     /// built them: shared by the model's clones (they depend on the filter only).
     renewal_bits: Option<std::sync::Arc<renewal::SharedBits>>,
+    /// The hitting-time engine's fields when [`FnModel::share_hitting_fields`] built
+    /// them: shared by the model's clones (they depend on the filter only).
+    hitting_fields: Option<std::sync::Arc<renewal::hitting::fields::BitFields>>,
     /// Runs of ranks for markov-disabling at large D ([`markov::runs::TOLERANCE`], or
     /// [`markov::runs::RANGE_TOLERANCE`] for [`FnModel::for_range_end`]).
     disabling_tolerance: f64,
@@ -164,6 +167,7 @@ impl FnModel {
             eps,
             rates: std::sync::OnceLock::new(),
             renewal_bits: None,
+            hitting_fields: None,
             disabling_tolerance: markov::runs::TOLERANCE,
         })
     }
@@ -206,7 +210,15 @@ impl FnModel {
             p_r_interval: self.p_r_interval,
             reuse: self.reuse.as_ref(),
             shared_bits: self.renewal_bits.as_deref(),
+            hitting_fields: self.hitting_fields.as_deref(),
         }
+    }
+
+    /// Builds the hitting-time engine's fields now, to be shared by this model's
+    /// clones (the same values; a clone whose filter differs builds its own).
+    pub fn share_hitting_fields(&mut self) {
+        self.hitting_fields =
+            renewal::hitting::shared_fields(&self.renewal_input()).map(std::sync::Arc::new);
     }
 
     /// Builds the renewal bound's per-insertion sums for `options` now, to be shared

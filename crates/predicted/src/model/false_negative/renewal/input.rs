@@ -119,4 +119,7 @@ pub struct RenewalInput<'a> {
     /// The per-insertion sums, when already built for this filter (used where they
     /// match: [`super::shared::SharedBits`]).
     pub shared_bits: Option<&'a super::shared::SharedBits>,
+    /// The hitting-time engine's per-insertion fields, when already built for this
+    /// filter (used where they match: [`super::hitting::shared_fields`]).
+    pub hitting_fields: Option<&'a super::hitting::fields::BitFields>,
 }

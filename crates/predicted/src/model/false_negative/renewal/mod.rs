@@ -531,6 +531,7 @@ mod tests {
             p_r_interval: None,
             reuse: None,
             shared_bits: None,
+            hitting_fields: None,
         }
     }
 

@@ -387,6 +387,11 @@ const EVEN_PIECES: usize = 32;
 /// halving goes on from there. Only the work changes: every bound is a bound over
 /// its piece whatever the partition.
 fn apart(model: &FnModel, options: RenewalOptions, (low, high): (f64, f64)) -> Result<WorstCase> {
+    // The hitting-time engine's fields depend on the filter alone: built once for
+    // every computation (three hitting laws, each an FFT).
+    let mut model = model.clone();
+    model.share_hitting_fields();
+    let model = &model;
     let run = |r: Run| alone(model, options, r);
     let all = |runs: &[Run]| -> Result<Vec<Value>> { runs.par_iter().map(|&r| run(r)).collect() };
     let first = all(&[Run::Over(low, high), Run::At((low + high) / 2.0)])?;
@@ -536,6 +541,38 @@ mod tests {
             );
             assert_eq!(model.renewal_tolerance(exact), None);
         }
+    }
+
+    /// The hitting-time engine on fields built once (`FnModel::share_hitting_fields`)
+    /// gives the same bits as on its own; a clone with another filter builds its own.
+    #[test]
+    fn shared_hitting_fields_give_the_same_bits() {
+        let filter = FilterConfig::sigma_bounded(1 << 14, 4, 4000);
+        let certified = RenewalOptions {
+            tolerance: Some(1e-3),
+            ..RenewalOptions::default()
+        };
+        let mut w = profiled(0.9);
+        w.p_repeat_interval = Some([0.85, 0.95]);
+        let plain = FnModel::new(&filter, &w, crate::model::false_negative::DEFAULT_EPS).unwrap();
+        let mut shared = plain.clone();
+        shared.share_hitting_fields();
+        for p in [None, Some((0.85, 0.9))] {
+            let (mut a, mut b) = (plain.clone(), shared.clone());
+            a.p_r_interval = p;
+            b.p_r_interval = p;
+            let (a, b) = (a.renewal(certified).unwrap(), b.renewal(certified).unwrap());
+            assert_eq!(a.mode, super::super::RenewalMode::Certified);
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+        let other = FilterConfig::sigma_bounded(1 << 14, 4, 4100);
+        let mut b = FnModel::new(&other, &w, crate::model::false_negative::DEFAULT_EPS).unwrap();
+        let a = b.renewal(certified).unwrap();
+        b.hitting_fields = shared.hitting_fields.clone();
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{:?}", b.renewal(certified).unwrap())
+        );
     }
 
     #[test]

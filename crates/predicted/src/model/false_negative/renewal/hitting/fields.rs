@@ -112,6 +112,8 @@ impl TauMoments {
 
 /// Everything the per-insertion sums need.
 pub struct BitFields {
+    /// What they were built for: (M, k, sigma, retained, the tail's bits).
+    built_for: (u64, u32, u64, bool, u64),
     k: u64,
     r: u64,
     sigma: u64,
@@ -126,6 +128,15 @@ pub struct BitFields {
     n_first: u64,
     /// Insertion count beyond which alive_cap <= `tail` (the c2 window passed).
     n_last: u64,
+}
+
+/// What they were built for; the laws are thousands of values.
+impl std::fmt::Debug for BitFields {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BitFields")
+            .field("built_for", &self.built_for)
+            .finish_non_exhaustive()
+    }
 }
 
 impl BitFields {
@@ -159,6 +170,7 @@ impl BitFields {
             .min(first(&laws[2], c3));
         let n_last = ((laws[1].end() as u64 + c2) / kk + 1).saturating_sub(r);
         Ok(BitFields {
+            built_for: (m, k, sigma, retained, tail.to_bits()),
             k: kk,
             r,
             sigma,
@@ -172,6 +184,11 @@ impl BitFields {
             n_first,
             n_last,
         })
+    }
+
+    /// Whether these are the fields [`BitFields::new`] builds from these arguments.
+    pub fn built_for(&self, m: u64, k: u32, sigma: u64, retained: bool, tail: f64) -> bool {
+        self.built_for == (m, k, sigma, retained, tail.to_bits())
     }
 
     /// Below this insertion count every law is before its window: alive and alive_cap

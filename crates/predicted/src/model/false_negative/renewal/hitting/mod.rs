@@ -72,9 +72,19 @@ pub fn bracket(
         return Ok(Err(REPEATS_ONLY));
     }
     let (m, k) = (input.t.m, input.t.k);
-    let fields = match BitFields::new(m, k, input.sigma, input.retaining, LAW_TAIL) {
-        Ok(f) => f,
-        Err(why) => return Ok(Err(why)),
+    let shared = input
+        .hitting_fields
+        .filter(|f| f.built_for(m, k, input.sigma, input.retaining, LAW_TAIL));
+    let built;
+    let fields = match shared {
+        Some(f) => f,
+        None => match BitFields::new(m, k, input.sigma, input.retaining, LAW_TAIL) {
+            Ok(f) => {
+                built = f;
+                &built
+            }
+            Err(why) => return Ok(Err(why)),
+        },
     };
     let engine = Engine {
         // The exact engine holds U once the non-repeat chance is below 1e-9 of a ratio
@@ -91,13 +101,20 @@ pub fn bracket(
     })
 }
 
+/// The fields of `input`'s filter (which depend on nothing else), to be shared by
+/// computations on it through [`RenewalInput::hitting_fields`]; None where they cannot
+/// be built (the engine then says why on each computation).
+pub fn shared_fields(input: &RenewalInput) -> Option<BitFields> {
+    BitFields::new(input.t.m, input.t.k, input.sigma, input.retaining, LAW_TAIL).ok()
+}
+
 /// Pieces of a block: (arrivals, weight: the non-repeat chance p_r U) each.
 type Pieces = Vec<(u64, f64)>;
 
 /// What one run needs.
 struct Engine<'a> {
     u: ProfileU<'a>,
-    fields: BitFields,
+    fields: &'a BitFields,
     draws: Draws,
     k: f64,
     opt: RenewalOptions,
@@ -193,7 +210,7 @@ impl Engine<'_> {
         let (mut blocks, beta_near, near_from) = self.blocks(tolerance);
         // The side with more insertions and the lower weights, and the side with fewer
         // insertions and the upper weights.
-        let (mut plus, mut minus) = (Side::new(&self.fields), Side::new(&self.fields));
+        let (mut plus, mut minus) = (Side::new(self.fields), Side::new(self.fields));
         let gamma_max = self.gamma(opt.max_arrivals as f64);
         let (thr_lo, thr_hi) = (opt.eps * (1.0 + gamma_max), opt.eps * (1.0 - gamma_max));
         let mut sums = Sums::default();
