@@ -295,17 +295,19 @@ fn fn_models(
     for n in j.notes {
         row.note(n);
     }
-    if let (Some(r), Some(_)) = (
-        j.report.as_ref().and_then(|r| r.renewal),
-        config.renewal_tolerance,
-    ) {
-        row.note(match r.mode {
-            RenewalMode::Certified => format!(
+    // A certified value says so whether it was asked for or is the default (from
+    // 2^19 bits); the exact engine is named where a tolerance was asked and not met.
+    if let Some(r) = j.report.as_ref().and_then(|r| r.renewal) {
+        match (r.mode, config.renewal_tolerance) {
+            (RenewalMode::Certified, _) => row.note(format!(
                 "renewal bound from the certified mode: at most {:.1e} above the exact engine's value",
                 r.certified_tolerance
-            ),
-            RenewalMode::Exact => format!("renewal bound from the exact engine: {}", r.mode_note),
-        });
+            )),
+            (RenewalMode::Exact, Some(_)) => {
+                row.note(format!("renewal bound from the exact engine: {}", r.mode_note))
+            }
+            (RenewalMode::Exact, None) => {}
+        }
     }
     row.models = j.records;
     Ok(())

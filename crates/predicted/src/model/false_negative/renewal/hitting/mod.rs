@@ -369,16 +369,17 @@ impl Sums {
 /// bracket width over the insertions up to `until`. The width of a block grows about as
 /// the square of its length, so the total about as sqrt(beta); a profile read as steps
 /// breaks that (a block swallowing a step spends it all), hence the measured check.
-fn calibrate(u: &ProfileU, p_r: f64, cap: f64, until: f64, target: f64) -> f64 {
+/// `low` is the p_r that sets eta (the interval's bottom).
+fn calibrate(u: &ProfileU, low: f64, cap: f64, until: f64, target: f64) -> f64 {
     let width_at = |beta: f64| {
-        let mut blocks = Blocks::new(u, p_r, beta, cap);
+        let mut blocks = Blocks::new(u, low, beta, cap);
         let (mut ins, mut width) = (0.0, 0.0);
         let mut count = 0u32;
         while ins < until && count < 4_000_000 {
             let b = blocks.next_block();
-            let eta = (1.0 - p_r) + p_r * b.up;
+            let eta = (1.0 - low) + low * b.up;
             ins += b.len as f64 * eta;
-            width += b.len as f64 * p_r * (b.up - b.low);
+            width += b.len as f64 * low * (b.up - b.low);
             count += 1;
         }
         width
