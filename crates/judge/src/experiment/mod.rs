@@ -14,6 +14,7 @@ mod config_error;
 pub mod grid;
 pub mod output;
 pub mod page;
+pub mod pass;
 pub mod plots;
 pub mod results;
 mod results_error;
@@ -141,35 +142,28 @@ pub fn run_resumable(
         .filter(|p| options.shard.contains(p))
         .collect();
     let total = grid::expand(config).len();
-    let needs_workload = !config.fn_methods().is_empty();
     // What this run's results are computed from: the config and the inputs' sizes now,
     // their contents' digests once the sources are read (below).
     let mut fingerprint = results::RunFingerprint::of(config)?;
     let n = (config.traces.len() + config.synthetic.len()).max(1);
     let used = used_sources(&points, journal, n);
-    // Sources with no point left to compute in this shard are not read. Each is
-    // prepared on its own (fits included), in parallel; results keep the sources' order.
-    let fit_seed = config.seeds.first().copied().unwrap_or(1);
-    let sources = Source::all(config)
-        .into_par_iter()
-        .zip(used.par_iter())
-        .map(|(s, &u)| {
-            if u {
-                s.prepare(needs_workload, fit_seed)
-            } else {
-                Ok(s.unprepared())
-            }
-        })
-        .collect::<Result<Vec<_>>>()?;
+    if options.progress {
+        announce_replays(config, &points, journal);
+    }
+    let (sources, replayed) = prepare_sources(config, &points, &used, journal, options.progress)?;
     fingerprint.take_digests()?;
     if let Some(j) = journal {
         j.record_inputs(&fingerprint.inputs);
     }
     let infos = source_infos(&sources, &used, journal);
-    if options.progress {
-        announce_replays(config, &points, journal);
-    }
-    let rows = runner::run_points(config, &sources, &points, options.progress, journal)?;
+    let rows = runner::run_points(
+        config,
+        &sources,
+        &points,
+        replayed,
+        options.progress,
+        journal,
+    )?;
     Ok(Results {
         format: results::RESULTS_FORMAT.to_string(),
         name: config.name.clone(),
@@ -183,6 +177,59 @@ pub fn run_resumable(
         sources: infos,
         rows,
     })
+}
+
+/// Prepares every source (its fit included) and replays its points. Sources with no
+/// point left to compute in this shard are not read. Each is prepared on its own, in
+/// parallel, and its points replayed in as few passes over it as memory allows (the
+/// first one the fit's: [`pass`]); results keep the sources' and the points' order.
+#[allow(clippy::type_complexity)]
+fn prepare_sources(
+    config: &ExperimentConfig,
+    points: &[Point],
+    used: &[bool],
+    journal: Option<&Journal>,
+    progress: bool,
+) -> Result<(Vec<Prepared>, Vec<Option<runner::PointReplays>>)> {
+    let needs_workload = !config.fn_methods().is_empty();
+    let fit_seed = config.seeds.first().copied().unwrap_or(1);
+    let all = Source::all(config);
+    let mut wanted: Vec<Vec<pass::Wanted>> = (0..all.len()).map(|_| Vec::new()).collect();
+    if config.wants(Measure::Observed) {
+        for (at, p) in points.iter().enumerate() {
+            let done = journal.is_some_and(|j| j.done(p.index).is_some());
+            // A point whose filter does not resolve is not run (its row says why).
+            if let (false, Ok(filter), Some(w)) =
+                (done, runner::point_filter(p), wanted.get_mut(p.source))
+            {
+                w.push(pass::Wanted { at, filter });
+            }
+        }
+    }
+    let prepared = all
+        .par_iter()
+        .zip(used.par_iter())
+        .zip(wanted.into_par_iter())
+        .map(|((s, &u), w)| {
+            let mut passes = pass::Passes::new(config, s, s.warmup(), w);
+            passes.progress = progress;
+            let p = if u {
+                s.prepare(needs_workload, fit_seed, &mut passes)?
+            } else {
+                s.unprepared()
+            };
+            Ok((p, passes.finish()?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut replayed: Vec<Option<runner::PointReplays>> = points.iter().map(|_| None).collect();
+    let mut sources = Vec::with_capacity(prepared.len());
+    for (p, r) in prepared {
+        sources.push(p);
+        for (at, r) in r {
+            replayed[at] = Some(r);
+        }
+    }
+    Ok((sources, replayed))
 }
 
 /// Which sources were prepared by this run: those with a point of the shard that the
@@ -269,7 +316,7 @@ fn announce_replays(config: &ExperimentConfig, points: &[Point], journal: Option
     filter.sigma = Some(filter.half_memory() / 2);
     filter.max_inserts = None;
     let sample = (|| -> Result<f64> {
-        let stream = Source::Synthetic(largest.clone()).messages(0)?;
+        let stream = Source::Synthetic(largest.clone()).messages(0, false)?;
         let mut replay = rbf_observed::replay::Replay::new(&filter, Default::default())?;
         let t = std::time::Instant::now();
         replay.run(stream.take(SAMPLE_ARRIVALS as usize));

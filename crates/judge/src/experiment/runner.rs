@@ -6,17 +6,16 @@ use rayon::prelude::*;
 
 use super::config::{ExperimentConfig, Measure};
 use super::grid::{Point, SigmaRule};
+use super::pass::Replayed;
 use super::resume::Journal;
 use super::row::Row;
 use super::source::{Prepared, Source};
 use crate::compare::verdict::MIN_STEADY_CYCLES;
 use crate::compare::{judge, FpModel, JudgeOptions, Observed, Rate, Regime, Seeds, Subject};
 use rbf_data::filter::FilterConfig;
-use rbf_data::message::for_each_key_batch;
 use rbf_foundations::error::Result;
 use rbf_foundations::progress::{check_interrupt, interrupted, Progress};
-use rbf_observed::replay::{ReplayOptions, ReplayReport, Replays};
-use rbf_observed::trace_renewal::{TraceBound, TraceRenewal};
+use rbf_observed::trace_renewal::TraceBound;
 use rbf_predicted::model::false_negative::{Method, RenewalMode};
 use rbf_predicted::model::false_positive::{capacity, sigma_for_target, CapacityQuery};
 
@@ -28,6 +27,7 @@ pub fn run_points(
     config: &ExperimentConfig,
     sources: &[Prepared],
     points: &[Point],
+    replayed: Vec<Option<PointReplays>>,
     progress: bool,
     journal: Option<&Journal>,
 ) -> Result<Vec<Row>> {
@@ -38,7 +38,8 @@ pub fn run_points(
     };
     let rows: Vec<Option<Row>> = points
         .par_iter()
-        .map(|p| {
+        .zip(replayed.into_par_iter())
+        .map(|(p, replayed)| {
             if let Some(row) = journal.and_then(|j| j.done(p.index)) {
                 bar.add(1.0);
                 return Some(row.clone());
@@ -46,7 +47,7 @@ pub fn run_points(
             if interrupted() {
                 return None;
             }
-            let row = evaluate(config, &sources[p.source], p);
+            let row = evaluate(config, &sources[p.source], p, replayed);
             if interrupted() {
                 // Work stopped by the interrupt (the renewal recursion polls it) became
                 // a note on the row: such a row is not a result, and is neither kept
@@ -65,10 +66,20 @@ pub fn run_points(
     Ok(rows.into_iter().flatten().collect())
 }
 
-/// Everything the config asks for at one point. Errors become notes on the row:
-/// one infeasible point (a target FP no sigma meets, a variant a model does not
-/// cover) must not sink the rest of a study.
-pub fn evaluate(config: &ExperimentConfig, source: &Prepared, point: &Point) -> Row {
+/// A point's replays from the passes over its source ([`super::pass`]), or why they
+/// gave no report.
+pub type PointReplays = std::result::Result<Replayed, String>;
+
+/// Everything the config asks for at one point, its replays done by the passes over
+/// its source (`replayed`; None where the config observes nothing). Errors become
+/// notes on the row: one infeasible point (a target FP no sigma meets, a variant a
+/// model does not cover) must not sink the rest of a study.
+pub fn evaluate(
+    config: &ExperimentConfig,
+    source: &Prepared,
+    point: &Point,
+    replayed: Option<PointReplays>,
+) -> Row {
     let mut row = Row::new(point, &source.name, config.seeds.len());
     for n in &source.notes {
         row.note(n);
@@ -93,11 +104,15 @@ pub fn evaluate(config: &ExperimentConfig, source: &Prepared, point: &Point) -> 
     let mut observed = None;
     let mut trace = None;
     if config.wants(Measure::Observed) {
-        match replay_point(config, source, point, &filter, &mut row) {
-            Ok((o, t)) => {
-                observed = Some(o);
-                trace = t;
+        let observed_here = match replayed {
+            Some(Ok(r)) => {
+                observe_point(config, source, point, r, &mut row).map_err(|e| e.to_string())
             }
+            Some(Err(e)) => Err(e),
+            None => Err("not replayed".to_string()),
+        };
+        match observed_here {
+            Ok((o, t)) => (observed, trace) = (Some(o), t),
             Err(e) => row.note(format!("observed: {e}")),
         }
     }
@@ -121,6 +136,13 @@ pub fn evaluate(config: &ExperimentConfig, source: &Prepared, point: &Point) -> 
 
 /// The point's filter with sigma settled (seed 0: the models do not hash).
 fn resolve(point: &Point, row: &mut Row) -> Result<FilterConfig> {
+    let f = point_filter(point)?;
+    row.sigma = f.sigma;
+    Ok(f)
+}
+
+/// [`resolve`] without a row: the filter the passes replay for the point.
+pub fn point_filter(point: &Point) -> Result<FilterConfig> {
     let sigma = match point.rule {
         // The filter's shape (M, k, phases, hashing...) is all the FP model needs.
         SigmaRule::TargetFp(t) => Some(sigma_for_target(&point.filter(None, 0), t)?.sigma),
@@ -128,7 +150,6 @@ fn resolve(point: &Point, row: &mut Row) -> Result<FilterConfig> {
     };
     let f = point.filter(sigma, 0);
     f.validate()?;
-    row.sigma = f.sigma;
     Ok(f)
 }
 
@@ -165,70 +186,18 @@ fn capacity_columns(point: &Point, filter: &FilterConfig, row: &mut Row) -> Resu
     Ok(())
 }
 
-/// One replay of the source; with `trace`, the trace's own recycles are followed in the
-/// same pass ([`rbf_observed::trace_renewal`]).
-fn replay_once(
-    config: &ExperimentConfig,
-    source: &Prepared,
-    filter: &FilterConfig,
-    seed: u64,
-    mut trace: Option<&mut TraceRenewal>,
-) -> Result<ReplayReport> {
-    // One filter per hash seed, so that the intervals cover the hash positions.
-    let mut filter = filter.clone();
-    filter.positions = config.positions;
-    let stream = source.source.messages(seed)?;
-    let distinct = stream.distinct_up_front(&filter, u64::from(config.hash_seeds));
-    let mut r = Replays::sized(
-        &crate::compare::with_judged_positions(&filter),
-        ReplayOptions {
-            warmup: source.warmup,
-            confidence: config.confidence,
-        },
-        config.hash_seeds,
-        distinct,
-    )?;
-    if let (Some(t), Some(d)) = (trace.as_deref_mut(), distinct) {
-        t.expect_distinct(d);
-    }
-    match trace {
-        Some(t) => for_each_key_batch(stream, |keys| {
-            r.run_keys(keys);
-            t.run_keys(keys);
-        }),
-        // `run` works in batches so that ground-truth lookups are prefetched.
-        None => r.run(stream),
-    }
-    Ok(r.report())
-}
-
-/// Replays once per seed; the observed rates are means over seeds with their
-/// intervals ([`Observed::of`]). Returns the observed FN the bounds are judged against.
-fn replay_point(
+/// The observed rates of the point's replays (one per seed): means over seeds with
+/// their intervals ([`Observed::of`]). Returns the observed FN the bounds are judged
+/// against and the trace's own bound (the mean of the seeds' where each seed is a
+/// trace of its own, as the observed rate is).
+fn observe_point(
     config: &ExperimentConfig,
     source: &Prepared,
     point: &Point,
-    filter: &FilterConfig,
+    replayed: Replayed,
     row: &mut Row,
 ) -> Result<(Observed, Option<TraceBound>)> {
-    let mut reports = Vec::with_capacity(config.seeds.len());
-    // The trace's own recycles, followed beside its replay: the seeds of a trace file
-    // replay the same arrivals (followed once), a synthetic source's seeds are other
-    // traces (followed on each, the bound the mean of theirs as the observed rate is).
-    let wanted = crate::compare::trace::follow_the_trace(&config.fn_methods());
-    let follow = |i: usize| match source.source {
-        _ if !wanted => None,
-        Source::Trace(_) if i > 0 => None,
-        _ => TraceRenewal::new(filter, source.warmup),
-    };
-    let mut traces = Vec::new();
-    for (i, &seed) in config.seeds.iter().enumerate() {
-        let mut f = filter.clone();
-        f.seed = seed;
-        let mut t = follow(i);
-        reports.push(replay_once(config, source, &f, seed, t.as_mut())?);
-        traces.extend(t.and_then(|t| t.finish()));
-    }
+    let Replayed { reports, traces } = replayed;
     let level = config.confidence;
     // Seeds of a synthetic source are new traces; seeds of a trace file, new hash
     // positions of the same arrivals.

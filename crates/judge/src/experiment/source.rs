@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use super::config::{ExperimentConfig, SyntheticSource, TraceSource};
+use super::pass::{self, Passes};
 use crate::compare::Fitted;
-use rbf_data::filter::FilterConfig;
 use rbf_data::ingest::packet::key::KeySpec;
 use rbf_data::ingest::{self, IngestOptions, IngestSummary};
 use rbf_data::message::{KeyHasher, Message};
@@ -16,8 +16,9 @@ use rbf_foundations::error::{Error, Problem, Result};
 use rbf_observed::fit::{FitOptions, Fitter};
 
 /// The files of a `[[trace]]` (directories and patterns expanded), each one that can be
-/// read again: an experiment reads a trace once to fit it and once per point and seed
-/// to replay it, and a FIFO, a socket or a character device (`/dev/stdin`, a pipe from
+/// read again: an experiment reads a trace to fit it and replay its points, more than
+/// once where memory does not hold every point's replay at once ([`super::pass`]), and
+/// where a resumed or sharded run reads it again; a FIFO, a socket or a character device (`/dev/stdin`, a pipe from
 /// a decompressor) gives its data only once. Reading one a second time used to block
 /// forever, silently; such a source is refused before any work.
 pub fn trace_files(t: &TraceSource) -> Result<Vec<PathBuf>> {
@@ -28,7 +29,7 @@ pub fn trace_files(t: &TraceSource) -> Result<Vec<PathBuf>> {
             return Err(Error::setting(
                 "trace.path",
                 Problem::Conflict(format!(
-                    "{} is {kind}, whose data can be read only once, and an experiment reads each trace several times (a fit, then a replay per grid point and seed); save it to a file first, e.g. `rbf ingest {} -o trace.rbfs`, and name that file",
+                    "{} is {kind}, whose data can be read only once, and an experiment may read each trace several times (its fit and the points' replays, in more than one reading where memory does not hold every replay at once); save it to a file first, e.g. `rbf ingest {} -o trace.rbfs`, and name that file",
                     f.display(),
                     f.display()
                 ).into()),
@@ -67,6 +68,23 @@ pub struct Prepared {
     pub title: Option<String>,
     /// What reading the trace met (skipped and malformed records, damage), per file.
     pub ingest: Option<IngestSummary>,
+}
+
+impl Prepared {
+    /// Takes the workload fitted from the trace, for the FN models, and says so.
+    fn take_fit(&mut self, fitted: Fitted) {
+        let w = &fitted.point;
+        self.title = Some(format!(
+            "FN models on the workload fitted from the trace (D = {}, p_r = {:.4})",
+            fitted.distinct_label, w.p_repeat
+        ));
+        self.notes.push(format!(
+            "FN models on the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads its reuse profile): bounds hold for the fitted model, not for the trace itself",
+            fitted.distinct_label, w.p_repeat
+        ));
+        self.workload = Some(fitted.point.clone());
+        self.fitted = Some(fitted);
+    }
 }
 
 /// Fits the workload of `stream`; `label` names it in errors.
@@ -121,8 +139,9 @@ impl Source {
         }
     }
 
-    fn ingest_options(t: &TraceSource) -> Result<IngestOptions> {
+    fn ingest_options(t: &TraceSource, progress: bool) -> Result<IngestOptions> {
         Ok(IngestOptions {
+            progress,
             format: t.format,
             key: KeySpec::new(t.key, t.prefix_v4, t.prefix_v6)?,
             flows: t.flow_timeouts()?,
@@ -131,16 +150,21 @@ impl Source {
         })
     }
 
-    fn open_trace(t: &TraceSource) -> Result<Box<dyn ingest::MessageSource>> {
-        ingest::open_inputs(&trace_files(t)?, &Source::ingest_options(t)?)
+    /// The trace's reader; with `progress`, reading a long file shows how far it got.
+    pub(super) fn open_trace(
+        t: &TraceSource,
+        progress: bool,
+    ) -> Result<Box<dyn ingest::MessageSource>> {
+        ingest::open_inputs(&trace_files(t)?, &Source::ingest_options(t, progress)?)
     }
 
     /// The message stream of one replay. Synthetic traces depend on the seed; a trace
-    /// file is the same for every seed.
-    pub fn messages(&self, seed: u64) -> Result<Stream> {
+    /// file is the same for every seed. With `progress`, reading a long trace file
+    /// shows how far it got.
+    pub fn messages(&self, seed: u64, progress: bool) -> Result<Stream> {
         match self {
             Source::Trace(t) => {
-                let source = Source::open_trace(t)?;
+                let source = Source::open_trace(t, progress)?;
                 Ok(Stream::new(Inner::Trace(source)))
             }
             Source::Synthetic(s) => {
@@ -177,8 +201,15 @@ impl Source {
 
     /// Fits (traces, and synthetic sources with `fit`) or builds (synthetic) the
     /// workload, and collects the trace's ingest warnings so they reach the report
-    /// instead of being dropped. `seed` is the seed of the synthetic trace to fit.
-    pub fn prepare(&self, needs_workload: bool, seed: u64) -> Result<Prepared> {
+    /// instead of being dropped. `seed` is the seed of the synthetic trace to fit. A
+    /// trace file's reading also feeds the replays of `passes` that memory holds
+    /// ([`super::pass`]): a sweep reads its trace once for the fit and the points.
+    pub fn prepare(
+        &self,
+        needs_workload: bool,
+        seed: u64,
+        passes: &mut Passes,
+    ) -> Result<Prepared> {
         let mut p = self.unprepared();
         match self {
             Source::ModelsOnly => {}
@@ -192,39 +223,31 @@ impl Source {
                         window: s.fit_window,
                         ..FitOptions::default()
                     };
-                    let fitted = fit_stream(&p.name, options, self.messages(seed)?);
+                    let fitted = fit_stream(&p.name, options, self.messages(seed, false)?);
                     rbf_foundations::progress::check_interrupt()?;
                     p.fitted = Some(fitted?);
                 }
             }
             Source::Trace(t) => {
-                let mut stream = Source::open_trace(t)?;
-                if needs_workload {
-                    let options = FitOptions {
-                        warmup: p.warmup,
-                        window: t.fit_window,
-                        ..FitOptions::default()
-                    };
-                    let label = stream.summary().source.to_string();
-                    let fitted = fit_stream(&label, options, stoppable(&mut stream));
-                    // Cut short by a stop request: the interrupt, not what the fit made
-                    // of part of the trace.
-                    rbf_foundations::progress::check_interrupt()?;
-                    let fitted = fitted?;
-                    let w = &fitted.point;
-                    p.title = Some(format!(
-                        "FN models on the workload fitted from the trace (D = {}, p_r = {:.4})",
-                        fitted.distinct_label, w.p_repeat
-                    ));
-                    p.notes.push(format!(
-                        "FN models on the workload fitted from the trace (D = {}, p_r = {:.4}; the renewal bound reads its reuse profile): bounds hold for the fitted model, not for the trace itself",
-                        fitted.distinct_label, w.p_repeat
-                    ));
-                    p.workload = Some(fitted.point.clone());
-                    p.fitted = Some(fitted);
-                } else {
-                    stoppable(&mut stream).for_each(drop);
-                    rbf_foundations::progress::check_interrupt()?;
+                let mut stream = Source::open_trace(t, passes.progress)?;
+                let label = stream.summary().source.to_string();
+                let mut fitter = needs_workload
+                    .then(|| {
+                        Fitter::new(FitOptions {
+                            warmup: p.warmup,
+                            window: t.fit_window,
+                            ..FitOptions::default()
+                        })
+                    })
+                    .transpose()?;
+                let mut pass = passes.ride_along(stream.as_ref());
+                pass.feed(fitter.as_mut(), stoppable(&mut stream));
+                // Cut short by a stop request: the interrupt, not what the fit made of
+                // part of the trace.
+                rbf_foundations::progress::check_interrupt()?;
+                passes.keep(pass);
+                if let Some(fitter) = fitter {
+                    p.take_fit(Fitted::from_fit(&fitter.finish()?, &label)?);
                 }
                 stream.summary().require_data()?;
                 p.ingest = Some(stream.summary().clone());
@@ -295,14 +318,11 @@ impl Stream {
         Stream(stoppable(inner))
     }
 
-    /// The distinct keys to size a replay's ground truth for up front, for a trace that
-    /// declares or estimates them ([`rbf_observed::replay::sizing::distinct_up_front`]); None
+    /// The distinct keys a trace declares or estimates ([`pass::known_distinct`]); None
     /// for a synthetic stream (its tables grow as keys arrive).
-    pub fn distinct_up_front(&self, config: &FilterConfig, filters: u64) -> Option<u64> {
+    pub fn known_distinct(&self) -> Option<u64> {
         match &self.0.inner {
-            Inner::Trace(source) => {
-                rbf_observed::replay::sizing::distinct_up_front(config, source.as_ref(), filters)
-            }
+            Inner::Trace(source) => pass::known_distinct(source.as_ref()),
             Inner::Synthetic(_) => None,
         }
     }

@@ -224,8 +224,8 @@ impl Replay {
     /// (with the interrupt handler installed) stops it between batches.
     pub fn run_source(&mut self, source: &mut dyn rbf_data::ingest::MessageSource) -> Result<()> {
         source_batches(source, |keys| {
-            if let Some(bytes) = self.truth.growth_bytes(keys.len()) {
-                check_growth(self.truth.distinct(), bytes)?;
+            if let Some(bytes) = self.growth_bytes(keys.len()) {
+                check_growth(self.distinct(), bytes)?;
             }
             self.run_keys(keys);
             Ok(())
@@ -279,6 +279,17 @@ impl Replay {
         self.truth.allocated_bytes()
     }
 
+    /// Bytes of the grown ground-truth table if `more` new keys arrived, or None
+    /// when it would not grow.
+    pub fn growth_bytes(&self, more: usize) -> Option<u64> {
+        self.truth.growth_bytes(more)
+    }
+
+    /// Distinct keys seen so far.
+    pub fn distinct(&self) -> usize {
+        self.truth.distinct()
+    }
+
     /// Bytes held by the filter's bit arrays and their clear lists.
     pub fn filter_bytes(&self) -> usize {
         self.lane.filter.allocated_bytes()
@@ -290,7 +301,7 @@ impl Replay {
 }
 
 /// `bytes` of ground truth growing past `distinct` keys, checked against the machine.
-fn check_growth(distinct: usize, bytes: u64) -> Result<()> {
+pub fn check_growth(distinct: usize, bytes: u64) -> Result<()> {
     rbf_foundations::resources::check_memory(
         &format!("the ground truth growing past {distinct} distinct keys"),
         bytes as f64,

@@ -337,18 +337,34 @@ impl Replays {
             return r.run_source(source);
         }
         source_batches(source, |keys| {
-            if let Kind::Shared { groups, .. } = &self.kind {
-                let growth: u64 = groups
-                    .iter()
-                    .filter_map(|g| g.truth.growth_bytes(keys.len()))
-                    .sum();
-                if growth > 0 {
-                    check_growth(groups[0].truth.distinct(), growth)?;
-                }
+            let growth = self.growth_bytes(keys.len());
+            if growth > 0 {
+                check_growth(self.distinct(), growth)?;
             }
             self.run_keys(keys);
             Ok(())
         })
+    }
+
+    /// Bytes the ground-truth tables would allocate together if `more` new keys
+    /// arrived (0 when none of them would grow): what a caller replaying several
+    /// streams' worth of filters side by side checks against the machine first.
+    pub fn growth_bytes(&self, more: usize) -> u64 {
+        match &self.kind {
+            Kind::One(r) => r.growth_bytes(more).unwrap_or(0),
+            Kind::Shared { groups, .. } => groups
+                .iter()
+                .filter_map(|g| g.truth.growth_bytes(more))
+                .sum(),
+        }
+    }
+
+    /// Distinct keys seen so far (the first table's: every table sees every key).
+    pub fn distinct(&self) -> usize {
+        match &self.kind {
+            Kind::One(r) => r.distinct(),
+            Kind::Shared { groups, .. } => groups[0].truth.distinct(),
+        }
     }
 
     /// Replays a slice of keys through every filter.
