@@ -3,6 +3,8 @@
 //! with the reason) and its verdict against the observed FN. `rbf compare`, `rbf run`,
 //! `rbf size` and `rbf model fn` all take their FN numbers and labels from [`judge()`].
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -17,6 +19,7 @@ use rbf_foundations::error::{Error, Result};
 use rbf_observed::fit::adequacy::QFitCheck;
 use rbf_observed::fit::Fit;
 use rbf_observed::trace_renewal::TraceBound;
+use rbf_predicted::model::false_negative::markov::shared::SharedEstimates;
 use rbf_predicted::model::false_negative::renewal::worst::renewal_worst_case;
 use rbf_predicted::model::false_negative::{
     Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions,
@@ -122,6 +125,9 @@ impl<'a> Subject<'a> {
 pub struct JudgeOptions {
     pub methods: Vec<Method>,
     pub renewal: RenewalOptions,
+    /// Non-repeat estimates shared with the other filters of a sweep on the same
+    /// workload (None: each model computes its own; the values are the same).
+    pub estimates: Option<Arc<SharedEstimates>>,
 }
 
 impl JudgeOptions {
@@ -136,6 +142,7 @@ impl JudgeOptions {
                 progress,
                 ..RenewalOptions::default()
             },
+            estimates: None,
         }
     }
 
@@ -155,6 +162,7 @@ impl Default for JudgeOptions {
         JudgeOptions {
             methods: Method::ALL.to_vec(),
             renewal: RenewalOptions::default(),
+            estimates: None,
         }
     }
 }
@@ -238,7 +246,8 @@ pub fn judge(
     let filter = subject.filter;
     // Checks that the models cover the variant and workload, with errors that name
     // the setting, before anything else.
-    let model = FnModel::new(filter, subject.model, options.renewal.eps)?;
+    let model = FnModel::new(filter, subject.model, options.renewal.eps)?
+        .sharing(options.estimates.clone());
     if subject.model.never_recycles(filter) {
         let mut records = never_recycling_records(subject, methods);
         judge_all(&mut records, observed);
@@ -359,13 +368,15 @@ fn fitted_records(
     options: &JudgeOptions,
 ) -> Result<Vec<Record>> {
     let (fitted, alternatives) = with_alternatives(filter, fit.q_check.as_ref(), options, || {
-        FnModel::new(filter, &fit.point, options.renewal.eps)?.evaluate(
-            &options.methods,
-            RenewalOptions {
-                progress: false,
-                ..options.renewal
-            },
-        )
+        FnModel::new(filter, &fit.point, options.renewal.eps)?
+            .sharing(options.estimates.clone())
+            .evaluate(
+                &options.methods,
+                RenewalOptions {
+                    progress: false,
+                    ..options.renewal
+                },
+            )
     })?;
     Ok(Evaluated {
         report: &fitted,
@@ -613,7 +624,10 @@ fn alternative_values(
             alternatives
                 .par_iter()
                 .with_max_len(1)
-                .map(|w| FnModel::new(filter, w, eps).map(FnModel::for_range_end))
+                .map(|w| {
+                    let m = FnModel::new(filter, w, eps)?.for_range_end();
+                    Ok(m.sharing(options.estimates.clone()))
+                })
                 .collect::<Result<Vec<FnModel>>>()
         },
         || FnModel::new(filter, smallest, eps)?.profile(false),
@@ -776,6 +790,7 @@ mod tests {
         JudgeOptions {
             methods: vec![Method::Renewal, Method::MarkovLower, Method::DropPins],
             renewal: RenewalOptions::default(),
+            estimates: None,
         }
     }
 

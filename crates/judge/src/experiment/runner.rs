@@ -16,8 +16,10 @@ use rbf_data::filter::FilterConfig;
 use rbf_foundations::error::Result;
 use rbf_foundations::progress::{check_interrupt, interrupted, Progress};
 use rbf_observed::trace_renewal::TraceBound;
-use rbf_predicted::model::false_negative::{Method, RenewalMode};
+use rbf_predicted::model::false_negative::markov::shared::SharedEstimates;
+use rbf_predicted::model::false_negative::RenewalMode;
 use rbf_predicted::model::false_positive::{capacity, sigma_for_target, CapacityQuery};
+use std::sync::Arc;
 
 /// Runs `points` (already sharded) and returns one row per point, in point order.
 /// Points in `journal` (from an interrupted earlier run) are taken from it, and every
@@ -36,6 +38,13 @@ pub fn run_points(
     } else {
         Progress::hidden()
     };
+    // Points a resumed run takes from its journal need no model.
+    let to_compute: Vec<Point> = points
+        .iter()
+        .filter(|p| journal.is_none_or(|j| j.done(p.index).is_none()))
+        .cloned()
+        .collect();
+    let estimates = shared_estimates(config, sources, &to_compute, progress);
     let rows: Vec<Option<Row>> = points
         .par_iter()
         .zip(replayed.into_par_iter())
@@ -47,7 +56,8 @@ pub fn run_points(
             if interrupted() {
                 return None;
             }
-            let row = evaluate(config, &sources[p.source], p, replayed);
+            let shared = estimates.get(p.source).cloned();
+            let row = evaluate(config, &sources[p.source], p, replayed, shared);
             if interrupted() {
                 // Work stopped by the interrupt (the renewal recursion polls it) became
                 // a note on the row: such a row is not a result, and is neither kept
@@ -66,6 +76,68 @@ pub fn run_points(
     Ok(rows.into_iter().flatten().collect())
 }
 
+/// One store of non-repeat estimates per source, for the states of its largest sigma,
+/// filled up front: the Markov methods' estimates that read Q alone are computed once
+/// for all of a source's filters rather than once per filter (the same values,
+/// [`rbf_predicted::model::false_negative::markov::shared`]).
+fn shared_estimates(
+    config: &ExperimentConfig,
+    sources: &[Prepared],
+    points: &[Point],
+    progress: bool,
+) -> Vec<Arc<SharedEstimates>> {
+    let mut horizon = vec![0u64; sources.len()];
+    let mut firsts: Vec<Vec<usize>> = vec![Vec::new(); sources.len()];
+    for p in points {
+        let (Ok(f), Some(h), Some(fs)) = (
+            point_filter(p),
+            horizon.get_mut(p.source),
+            firsts.get_mut(p.source),
+        ) else {
+            continue;
+        };
+        if let Some(sigma) = f.sigma {
+            *h = (*h).max(sigma);
+            // A profile's first state: 1 for a retaining filter (its retained message).
+            let first = usize::from(f.retaining);
+            if !fs.contains(&first) {
+                fs.push(first);
+            }
+        }
+    }
+    let warm = config.fn_methods().into_iter().any(SharedEstimates::shares);
+    horizon
+        .into_iter()
+        .zip(firsts)
+        .zip(sources)
+        .map(|((h, fs), source)| {
+            let store = SharedEstimates::new(h);
+            if warm && h > 0 {
+                store.warm(&model_qs(source), &fs, progress);
+            }
+            store
+        })
+        .collect()
+}
+
+/// The Q of every workload the judge runs Q-based methods on for `source`: its model,
+/// and its fit with the alternatives the fit cannot tell apart.
+fn model_qs(source: &Prepared) -> Vec<Vec<f64>> {
+    let fitted = source.fitted.iter().flat_map(|f| {
+        std::iter::once(&f.point).chain(f.q_check.iter().flat_map(|c| &c.alternatives))
+    });
+    let mut qs: Vec<Vec<f64>> = Vec::new();
+    for w in source.workload.iter().chain(fitted) {
+        if let Ok(q) = w.repeat_distribution() {
+            let q: Vec<f64> = q.into();
+            if !qs.contains(&q) {
+                qs.push(q);
+            }
+        }
+    }
+    qs
+}
+
 /// A point's replays from the passes over its source ([`super::pass`]), or why they
 /// gave no report.
 pub type PointReplays = std::result::Result<Replayed, String>;
@@ -79,6 +151,7 @@ pub fn evaluate(
     source: &Prepared,
     point: &Point,
     replayed: Option<PointReplays>,
+    estimates: Option<Arc<SharedEstimates>>,
 ) -> Row {
     let mut row = Row::new(point, &source.name, config.seeds.len());
     for n in &source.notes {
@@ -101,17 +174,9 @@ pub fn evaluate(
             row.note(format!("capacity: {e}"));
         }
     }
-    let mut observed = None;
-    let mut trace = None;
+    let (mut observed, mut trace) = (None, None);
     if config.wants(Measure::Observed) {
-        let observed_here = match replayed {
-            Some(Ok(r)) => {
-                observe_point(config, source, point, r, &mut row).map_err(|e| e.to_string())
-            }
-            Some(Err(e)) => Err(e),
-            None => Err("not replayed".to_string()),
-        };
-        match observed_here {
+        match observed_of(config, source, point, replayed, &mut row) {
             Ok((o, t)) => (observed, trace) = (Some(o), t),
             Err(e) => row.note(format!("observed: {e}")),
         }
@@ -119,11 +184,15 @@ pub fn evaluate(
     let methods = config.fn_methods();
     if !methods.is_empty() {
         row.fitted_workload = matches!(source.source, Source::Trace(_));
+        let options = JudgeOptions {
+            estimates,
+            ..JudgeOptions::new(methods, config.eps, config.renewal_tolerance, false)
+        };
         if let Err(e) = fn_models(
             config,
             source,
             &filter,
-            methods,
+            &options,
             observed.as_ref(),
             trace.as_ref(),
             &mut row,
@@ -132,6 +201,21 @@ pub fn evaluate(
         }
     }
     row
+}
+
+/// [`observe_point`] on the point's replays, or why there are none.
+fn observed_of(
+    config: &ExperimentConfig,
+    source: &Prepared,
+    point: &Point,
+    replayed: Option<PointReplays>,
+    row: &mut Row,
+) -> std::result::Result<(Observed, Option<TraceBound>), String> {
+    match replayed {
+        Some(Ok(r)) => observe_point(config, source, point, r, row).map_err(|e| e.to_string()),
+        Some(Err(e)) => Err(e),
+        None => Err("not replayed".to_string()),
+    }
 }
 
 /// The point's filter with sigma settled (seed 0: the models do not hash).
@@ -240,7 +324,7 @@ fn fn_models(
     config: &ExperimentConfig,
     source: &Prepared,
     filter: &FilterConfig,
-    methods: Vec<Method>,
+    options: &JudgeOptions,
     observed: Option<&Observed>,
     trace: Option<&TraceBound>,
     row: &mut Row,
@@ -256,11 +340,7 @@ fn fn_models(
         },
     };
     subject.trace = trace;
-    let j = judge(
-        &subject,
-        &JudgeOptions::new(methods, config.eps, config.renewal_tolerance, false),
-        observed,
-    )?;
+    let j = judge(&subject, options, observed)?;
     for n in j.notes {
         row.note(n);
     }

@@ -95,6 +95,9 @@ pub struct FnModel {
     /// Runs of ranks for markov-disabling at large D ([`markov::runs::TOLERANCE`], or
     /// [`markov::runs::RANGE_TOLERANCE`] for [`FnModel::for_range_end`]).
     disabling_tolerance: f64,
+    /// Non-repeat estimates shared with other filters' models on the same workload
+    /// ([`FnModel::sharing`]).
+    shared: Option<std::sync::Arc<markov::shared::SharedEstimates>>,
 }
 
 impl FnModel {
@@ -169,6 +172,7 @@ impl FnModel {
             renewal_bits: None,
             hitting_fields: None,
             disabling_tolerance: markov::runs::TOLERANCE,
+            shared: None,
         })
     }
 
@@ -249,10 +253,38 @@ impl FnModel {
         self
     }
 
+    /// This model taking the non-repeat estimates that depend on Q alone from `shared`
+    /// (computed once for every filter of a sweep on this workload; the same bits,
+    /// [`markov::shared`]).
+    pub fn sharing(
+        mut self,
+        shared: Option<std::sync::Arc<markov::shared::SharedEstimates>>,
+    ) -> Self {
+        self.shared = shared;
+        self
+    }
+
     /// Per-state non-repeat estimates for a Markov method (None for the renewal model,
     /// which has no states).
     pub fn estimates(&self, method: Method, profile: &Profile) -> Option<Vec<f64>> {
         let states = profile.start..=profile.last();
+        match &self.shared {
+            Some(shared) if markov::shared::SharedEstimates::shares(method) => {
+                Some(shared.values(method, &self.q, states, |s| {
+                    self.estimates_over(method, profile, s).unwrap_or_default()
+                }))
+            }
+            _ => self.estimates_over(method, profile, states),
+        }
+    }
+
+    /// [`FnModel::estimates`] for `states`.
+    fn estimates_over(
+        &self,
+        method: Method,
+        profile: &Profile,
+        states: std::ops::RangeInclusive<usize>,
+    ) -> Option<Vec<f64>> {
         Some(match method {
             Method::MarkovLower => markov::nonrepeat::lower(&self.q, states),
             Method::MarkovSwr => markov::nonrepeat::with_replacement_of(self.power_sums(), states),

@@ -18,6 +18,7 @@
 pub mod nonrepeat;
 pub mod profile;
 pub mod runs;
+pub mod shared;
 
 use super::disabling::Disabling;
 use profile::Profile;
