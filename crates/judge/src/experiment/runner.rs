@@ -33,11 +33,6 @@ pub fn run_points(
     progress: bool,
     journal: Option<&Journal>,
 ) -> Result<Vec<Row>> {
-    let bar = if progress {
-        Progress::new("rbf run", points.len() as f64, "points")
-    } else {
-        Progress::hidden()
-    };
     // Points a resumed run takes from its journal need no model.
     let to_compute: Vec<Point> = points
         .iter()
@@ -45,6 +40,13 @@ pub fn run_points(
         .cloned()
         .collect();
     let estimates = shared_estimates(config, sources, &to_compute, progress);
+    // Started after the estimates (they show their own progress): the points' pace
+    // predicts how long the points take.
+    let bar = if progress {
+        Progress::new("rbf run", points.len() as f64, "points")
+    } else {
+        Progress::hidden()
+    };
     let rows: Vec<Option<Row>> = points
         .par_iter()
         .zip(replayed.into_par_iter())
