@@ -150,7 +150,8 @@ pub fn run_resumable(
     if options.progress {
         announce_replays(config, &points, journal);
     }
-    let (sources, replayed) = prepare_sources(config, &points, &used, journal, options.progress)?;
+    let filters = runner::point_filters(&points, journal);
+    let (sources, replayed) = prepare_sources(config, &points, &filters, &used, options.progress)?;
     fingerprint.take_digests()?;
     if let Some(j) = journal {
         j.record_inputs(&fingerprint.inputs);
@@ -160,6 +161,7 @@ pub fn run_resumable(
         config,
         &sources,
         &points,
+        filters,
         replayed,
         options.progress,
         journal,
@@ -183,12 +185,11 @@ pub fn run_resumable(
 /// point left to compute in this shard are not read. Each is prepared on its own, in
 /// parallel, and its points replayed in as few passes over it as memory allows (the
 /// first one the fit's: [`pass`]); results keep the sources' and the points' order.
-#[allow(clippy::type_complexity)]
 fn prepare_sources(
     config: &ExperimentConfig,
     points: &[Point],
+    filters: &[Option<runner::PointFilter>],
     used: &[bool],
-    journal: Option<&Journal>,
     progress: bool,
 ) -> Result<(Vec<Prepared>, Vec<Option<runner::PointReplays>>)> {
     let needs_workload = !config.fn_methods().is_empty();
@@ -196,13 +197,14 @@ fn prepare_sources(
     let all = Source::all(config);
     let mut wanted: Vec<Vec<pass::Wanted>> = (0..all.len()).map(|_| Vec::new()).collect();
     if config.wants(Measure::Observed) {
-        for (at, p) in points.iter().enumerate() {
-            let done = journal.is_some_and(|j| j.done(p.index).is_some());
-            // A point whose filter does not resolve is not run (its row says why).
-            if let (false, Ok(filter), Some(w)) =
-                (done, runner::point_filter(p), wanted.get_mut(p.source))
-            {
-                w.push(pass::Wanted { at, filter });
+        // A point the journal holds, or whose filter does not resolve (its row says
+        // why), is not replayed.
+        for (at, (p, f)) in points.iter().zip(filters).enumerate() {
+            if let (Some(Ok(filter)), Some(w)) = (f, wanted.get_mut(p.source)) {
+                w.push(pass::Wanted {
+                    at,
+                    filter: filter.clone(),
+                });
             }
         }
     }

@@ -16,6 +16,8 @@
 //! (started again in a later pass, sized by the count the others met), so a sweep
 //! holds what a lone replay holds and more only where the machine has room for it.
 
+use std::collections::BTreeMap;
+
 use rayon::prelude::*;
 
 use super::config::ExperimentConfig;
@@ -102,7 +104,8 @@ pub struct Passes<'a> {
     source: &'a Source,
     warmup: u64,
     pending: Vec<Spec>,
-    slots: Vec<(usize, Slots)>,
+    /// By the point's position in the runner's slice.
+    slots: BTreeMap<usize, Slots>,
     /// Distinct keys a complete pass over the source met (sizes later passes).
     met_distinct: Option<u64>,
     /// Bytes a pass may hold (None: half the free memory; tests set it).
@@ -123,7 +126,7 @@ impl<'a> Passes<'a> {
         let follow_wanted = crate::compare::trace::follow_the_trace(&config.fn_methods());
         let seeds = config.seeds.len();
         let mut pending = Vec::with_capacity(wanted.len() * seeds);
-        let mut slots = Vec::with_capacity(wanted.len());
+        let mut slots = BTreeMap::new();
         for w in wanted {
             for seed in 0..seeds {
                 // The seeds of a trace file replay the same arrivals (followed once); a
@@ -136,14 +139,14 @@ impl<'a> Passes<'a> {
                     follow,
                 });
             }
-            slots.push((
+            slots.insert(
                 w.at,
                 Slots {
                     reports: (0..seeds).map(|_| None).collect(),
                     traces: (0..seeds).map(|_| None).collect(),
                     error: None,
                 },
-            ));
+            );
         }
         Passes {
             config,
@@ -174,7 +177,7 @@ impl<'a> Passes<'a> {
     fn record(&mut self, done: Done) {
         self.met_distinct = self.met_distinct.or(done.met_distinct);
         for (at, seed, outcome) in done.outcomes {
-            if let Some(s) = self.slot(at) {
+            if let Some(s) = self.slots.get_mut(&at) {
                 match outcome {
                     Ok((report, trace)) => {
                         s.reports[seed] = Some(report);
@@ -263,10 +266,6 @@ impl<'a> Passes<'a> {
         Ok(())
     }
 
-    fn slot(&mut self, at: usize) -> Option<&mut Slots> {
-        self.slots.iter_mut().find(|s| s.0 == at).map(|s| &mut s.1)
-    }
-
     /// The next pass: the pending points and seeds in order, as many as half the free
     /// memory holds when sized for `distinct` keys (at least one).
     fn pass(&mut self, distinct: Option<u64>) -> Pass {
@@ -343,7 +342,7 @@ struct Done {
         std::result::Result<(ReplayReport, Option<TraceBound>), String>,
     )>,
     deferred: Vec<Spec>,
-    /// The distinct keys of the source, where every replay of the pass read it whole.
+    /// The distinct keys of the source, where a replay of the pass read it whole.
     met_distinct: Option<u64>,
 }
 
@@ -358,10 +357,9 @@ impl Pass {
     }
 
     fn done(self) -> Done {
-        let met_distinct = match self.failed.is_empty() {
-            true => self.lanes.iter().map(|l| l.replays.distinct() as u64).max(),
-            false => None,
-        };
+        // Every replay still in the pass read the source whole (a refused growth
+        // empties the pass).
+        let met_distinct = self.lanes.iter().map(|l| l.replays.distinct() as u64).max();
         let mut outcomes: Vec<_> = self
             .lanes
             .into_iter()

@@ -29,17 +29,12 @@ pub fn run_points(
     config: &ExperimentConfig,
     sources: &[Prepared],
     points: &[Point],
+    filters: Vec<Option<PointFilter>>,
     replayed: Vec<Option<PointReplays>>,
     progress: bool,
     journal: Option<&Journal>,
 ) -> Result<Vec<Row>> {
-    // Points a resumed run takes from its journal need no model.
-    let to_compute: Vec<Point> = points
-        .iter()
-        .filter(|p| journal.is_none_or(|j| j.done(p.index).is_none()))
-        .cloned()
-        .collect();
-    let estimates = shared_estimates(config, sources, &to_compute, progress);
+    let estimates = shared_estimates(config, sources, points, &filters, progress);
     // Started after the estimates (they show their own progress): the points' pace
     // predicts how long the points take.
     let bar = if progress {
@@ -49,8 +44,9 @@ pub fn run_points(
     };
     let rows: Vec<Option<Row>> = points
         .par_iter()
+        .zip(filters.into_par_iter())
         .zip(replayed.into_par_iter())
-        .map(|(p, replayed)| {
+        .map(|((p, filter), replayed)| {
             if let Some(row) = journal.and_then(|j| j.done(p.index)) {
                 bar.add(1.0);
                 return Some(row.clone());
@@ -59,7 +55,8 @@ pub fn run_points(
                 return None;
             }
             let shared = estimates.get(p.source).cloned();
-            let row = evaluate(config, &sources[p.source], p, replayed, shared);
+            let filter = filter.unwrap_or_else(|| point_filter(p).map_err(|e| e.to_string()));
+            let row = evaluate(config, &sources[p.source], p, filter, replayed, shared);
             if interrupted() {
                 // Work stopped by the interrupt (the renewal recursion polls it) became
                 // a note on the row: such a row is not a result, and is neither kept
@@ -86,16 +83,15 @@ fn shared_estimates(
     config: &ExperimentConfig,
     sources: &[Prepared],
     points: &[Point],
+    filters: &[Option<PointFilter>],
     progress: bool,
 ) -> Vec<Arc<SharedEstimates>> {
     let mut horizon = vec![0u64; sources.len()];
     let mut firsts: Vec<Vec<usize>> = vec![Vec::new(); sources.len()];
-    for p in points {
-        let (Ok(f), Some(h), Some(fs)) = (
-            point_filter(p),
-            horizon.get_mut(p.source),
-            firsts.get_mut(p.source),
-        ) else {
+    for (p, f) in points.iter().zip(filters) {
+        let (Some(Ok(f)), Some(h), Some(fs)) =
+            (f, horizon.get_mut(p.source), firsts.get_mut(p.source))
+        else {
             continue;
         };
         if let Some(sigma) = f.sigma {
@@ -140,6 +136,22 @@ fn model_qs(source: &Prepared) -> Vec<Vec<f64>> {
     qs
 }
 
+/// A point's filter with sigma settled ([`point_filter`]), or why it has none.
+pub type PointFilter = std::result::Result<FilterConfig, String>;
+
+/// The filters of the points a run computes (None for the points `journal` holds),
+/// each settled once, in parallel: a target FP's sigma walks the bit-count chain.
+pub fn point_filters(points: &[Point], journal: Option<&Journal>) -> Vec<Option<PointFilter>> {
+    points
+        .par_iter()
+        .map(|p| {
+            journal
+                .is_none_or(|j| j.done(p.index).is_none())
+                .then(|| point_filter(p).map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
 /// A point's replays from the passes over its source ([`super::pass`]), or why they
 /// gave no report.
 pub type PointReplays = std::result::Result<Replayed, String>;
@@ -152,6 +164,7 @@ pub fn evaluate(
     config: &ExperimentConfig,
     source: &Prepared,
     point: &Point,
+    filter: PointFilter,
     replayed: Option<PointReplays>,
     estimates: Option<Arc<SharedEstimates>>,
 ) -> Row {
@@ -159,13 +172,14 @@ pub fn evaluate(
     for n in &source.notes {
         row.note(n);
     }
-    let filter = match resolve(point, &mut row) {
+    let filter = match filter {
         Ok(f) => f,
         Err(e) => {
             row.note(format!("not run: {e}"));
             return row;
         }
     };
+    row.sigma = filter.sigma;
     if config.wants(Measure::FpModel) {
         if let Err(e) = fp_model(&filter, &mut row) {
             row.note(format!("fp-model: {e}"));
@@ -221,13 +235,6 @@ fn observed_of(
 }
 
 /// The point's filter with sigma settled (seed 0: the models do not hash).
-fn resolve(point: &Point, row: &mut Row) -> Result<FilterConfig> {
-    let f = point_filter(point)?;
-    row.sigma = f.sigma;
-    Ok(f)
-}
-
-/// [`resolve`] without a row: the filter the passes replay for the point.
 pub fn point_filter(point: &Point) -> Result<FilterConfig> {
     let sigma = match point.rule {
         // The filter's shape (M, k, phases, hashing...) is all the FP model needs.
