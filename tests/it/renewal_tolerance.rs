@@ -351,8 +351,8 @@ fn power_profile(a: f64, between: rbf_data::workload::Between) -> rbf_data::work
 /// hashes) against the exact engine: exact <= V <= exact (1 + T) and V- <= exact on
 /// filters from 2^12 to 2^20 bits, k 2-7, sigma from a fifth to three quarters of the
 /// bits, retaining and not, p_r 0.5-0.99, profiles read linearly and as steps, and the
-/// profile fitted from the TRAGEN CDN trace. Where it does not apply (two phases,
-/// distinct hashes), the exact engine runs and says why.
+/// profile fitted from the TRAGEN CDN trace; two phases with copy-over likewise.
+/// Where it does not apply (distinct hashes), the exact engine runs and says why.
 #[test]
 fn the_hitting_time_engine_brackets_the_exact_engine_on_reuse_profiles() {
     use rbf_data::filter::Hashing;
@@ -418,19 +418,62 @@ fn the_hitting_time_engine_brackets_the_exact_engine_on_reuse_profiles() {
             with(power_profile(0.6, Between::Linear), 0.7),
         ),
     ];
-    for (what, f, w) in &cases {
+    // Two phases with copy-over (section 6.9): shared and independent halves, the
+    // trace's profile and power laws, retaining or not.
+    let two = |memory: u64, k: u32, sigma: u64, independent: bool, retaining: bool| {
+        let mut f = FilterConfig::sigma_bounded(memory, k, sigma);
+        f.phases = 2;
+        f.independent_halves = independent;
+        f.retaining = retaining;
+        f
+    };
+    let two_phase_cases: Vec<(String, FilterConfig, Workload)> = vec![
+        (
+            "two phases, trace, 2^17".into(),
+            two(1 << 17, 4, 24_000, false, true),
+            trace.clone(),
+        ),
+        (
+            "two phases, trace, 2^18".into(),
+            two(1 << 18, 4, 49_807, false, true),
+            trace.clone(),
+        ),
+        (
+            "two phases, a 0.5 linear, independent halves".into(),
+            two(1 << 15, 4, 3_000, true, true),
+            with(power_profile(0.5, Between::Linear), 0.9),
+        ),
+        (
+            "two phases, a 0.8 linear, k 6".into(),
+            two(1 << 17, 6, 20_000, false, true),
+            with(power_profile(0.8, Between::Linear), 0.6),
+        ),
+        (
+            "two phases, a 0.3 linear, p_r 0.99, non-retaining".into(),
+            two(1 << 14, 3, 2_500, false, false),
+            with(power_profile(0.3, Between::Linear), 0.99),
+        ),
+    ];
+    for (what, f, w) in cases.iter().chain(&two_phase_cases) {
         let (exact, v) = exact_and_certified(f, w);
         assert_bracket(what, &exact, &v);
     }
     // Outside its reach: the exact engine's value, and why.
-    let mut two = FilterConfig::sigma_bounded(1 << 14, 4, 3_000);
-    two.phases = 2;
-    two.independent_halves = true;
     let mut distinct = FilterConfig::sigma_bounded(1 << 14, 4, 6_000);
     distinct.hashing = Hashing::Distinct;
-    for (what, f) in [("two phases", two), ("distinct hashes", distinct)] {
-        let w = with(power_profile(0.5, Between::Linear), 0.9);
-        let (exact, v) = exact_and_certified(&f, &w);
+    // Two phases whose frozen cycles straddle a step of U: the frozen cycle's length is
+    // known to a block near its end, too coarse there, and the exact engine runs.
+    let step = with(power_profile(0.8, Between::Step), 0.6);
+    let linear = with(power_profile(0.5, Between::Linear), 0.9);
+    for (what, f, w) in [
+        ("distinct hashes", distinct, &linear),
+        (
+            "two phases, a step of U",
+            two(1 << 17, 6, 20_000, false, true),
+            &step,
+        ),
+    ] {
+        let (exact, v) = exact_and_certified(&f, w);
         assert_eq!(v.mode, RenewalMode::Exact, "{what}");
         assert!(!v.mode_note.is_empty(), "{what}: no reason given");
         assert_eq!(v.fn_upper, exact.fn_upper, "{what}");

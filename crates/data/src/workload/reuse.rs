@@ -96,6 +96,27 @@ impl ReuseProfile {
         self.read(i, n)
     }
 
+    /// S(n) with `knot` a guess of n's knot (the last knot <= n), updated: O(1) when
+    /// the n asked grow slowly, the same value as [`ReuseProfile::at`]. Returns the
+    /// value and the knot's own survival value (the largest S on n's segment).
+    pub fn at_from(&self, n: u64, knot: &mut usize) -> (f64, f64) {
+        let mut i = (*knot).min(self.n.len() - 1);
+        if self.n[i] > n {
+            i = self.n.partition_point(|&k| k <= n).max(1) - 1;
+        } else {
+            let mut step = 1;
+            // Gallop forward, then search the last stretch.
+            while i + step < self.n.len() && self.n[i + step] <= n {
+                i += step;
+                step *= 2;
+            }
+            let end = (i + step).min(self.n.len());
+            i += self.n[i..end].partition_point(|&k| k <= n).max(1) - 1;
+        }
+        *knot = i;
+        (self.read(i, n), self.survival[i])
+    }
+
     fn read(&self, i: usize, n: u64) -> f64 {
         let s = self.survival[i];
         match (self.between, self.n.get(i + 1)) {

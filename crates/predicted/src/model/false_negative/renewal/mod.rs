@@ -69,7 +69,7 @@ use rbf_data::filter::Hashing;
 use rbf_foundations::error::{Error, Problem, Result};
 
 /// Bits per array from which the renewal bound, when no tolerance is asked, runs the
-/// hitting-time engine where it applies ([`hitting`]), certified within
+/// hitting-time engine where it applies ([`hitting`]; one phase or two), certified within
 /// [`DEFAULT_TOLERANCE`]: from there on it is the faster (measured on a fitted Zipf
 /// workload: equal at 2^18 bits, 4x faster at 2^20, 17x at 2^23; docs/PERFORMANCE.md).
 /// Below it the exact engine runs, as it always did.
@@ -89,8 +89,8 @@ impl RenewalInput<'_> {
 
 impl RenewalInput<'_> {
     /// The tolerance a computation runs with (None: the exact engine): the one asked,
-    /// 0 meaning the exact engine; when none is asked, [`DEFAULT_TOLERANCE`] for one
-    /// phase, sigma-bounded filters with colliding hashes of at least
+    /// 0 meaning the exact engine; when none is asked, [`DEFAULT_TOLERANCE`] for
+    /// sigma-bounded filters (one phase, or two) with colliding hashes of at least
     /// [`CERTIFIED_FROM`] bits and U from a reuse profile (the hitting-time engine's
     /// ground), else the exact engine.
     pub fn tolerance(&self, opt: &RenewalOptions) -> Option<f64> {
@@ -98,7 +98,6 @@ impl RenewalInput<'_> {
             Some(0.0) => None,
             Some(t) => Some(t),
             None => (self.reuse.is_some()
-                && self.phases == 1
                 && self.max_inserts.is_none()
                 && self.t.hashing == Hashing::Colliding
                 && self.t.m >= CERTIFIED_FROM

@@ -57,6 +57,17 @@ impl<'a> ProfileU<'a> {
             .min(1.0)
     }
 
+    /// [`ProfileU::upper`] and [`ProfileU::lower`] at `j` with a guess of its knot
+    /// (fast when the j asked grow slowly): the same values.
+    pub fn bounds_from(&self, j: u64, knot: &mut usize) -> (f64, f64) {
+        let n = j.saturating_sub(1);
+        let (s, top) = self.profile.at_from(n, knot);
+        let up = (s * (1.0 + MARGIN) + 8.0 * UNIT * top)
+            .max(self.held_floor)
+            .min(1.0);
+        (up, (s * (1.0 - MARGIN) - 8.0 * UNIT * top).max(0.0))
+    }
+
     /// At most the engine's U_i for every i <= j.
     pub fn lower(&self, j: u64) -> f64 {
         let n = j.saturating_sub(1);

@@ -1,6 +1,6 @@
 //! The renewal bound's hitting-time engine: the certified tolerance mode (`--tolerance
-//! T`) for one phase, sigma-bounded filters with colliding hashes and U from a
-//! measured reuse profile, in time about linear in M instead of M^1.5-M^2
+//! T`) for sigma-bounded filters (one phase, or two with copy-over: [`two_phase`])
+//! with colliding hashes and U from a measured reuse profile, in time about linear in M instead of M^1.5-M^2
 //! (docs/RENEWAL-TOLERANCE.md, section 6, gives the argument).
 //!
 //! The exact engine follows the bit-count law at every insertion and the
@@ -32,7 +32,9 @@ pub mod blocks;
 pub mod fields;
 pub mod law;
 pub mod side;
+pub mod two_phase;
 
+use super::correlate;
 use super::cycle::Draws;
 use super::input::{certified_tolerance, RenewalInput, RenewalMode, RenewalOptions, RenewalResult};
 use blocks::{Blocks, ProfileU};
@@ -40,6 +42,7 @@ use fields::BitFields;
 use rbf_data::filter::Hashing;
 use rbf_foundations::error::Result;
 use side::Side;
+use two_phase::{BlockEnd, Record, Weights};
 
 const UNIT: f64 = f64::EPSILON / 2.0;
 /// Tails the hitting-time laws leave outside their windows (below the exact
@@ -48,7 +51,7 @@ const LAW_TAIL: f64 = 1e-32;
 /// Slack of the exhausted-cycle test, as in the bracket mode.
 const TEST_SLACK: f64 = 1e-6;
 
-const NOT_COVERED: &str = "the hitting-time engine covers one phase, sigma-bounded filters with colliding hashes and U from a reuse profile; the exact engine ran";
+const NOT_COVERED: &str = "the hitting-time engine covers sigma-bounded filters (one phase, or two with copy-over) with colliding hashes and U from a reuse profile; the exact engine ran";
 const REPEATS_ONLY: &str = "p_r (or the bottom of its interval) is 1, or within 1e-5 of it: cycles may end by exhausting Q, which the hitting-time engine does not follow; the exact engine ran";
 const LONG: &str = "cycles last longer than the arrivals the exact engine follows (max_arrivals); the exact engine ran";
 
@@ -60,7 +63,7 @@ pub fn bracket(
     let Some(profile) = input.reuse else {
         return Ok(Err(NOT_COVERED));
     };
-    if input.phases != 1
+    if input.phases > 2
         || input.max_inserts.is_some()
         || input.t.hashing != Hashing::Colliding
         || opt.direct
@@ -94,6 +97,10 @@ pub fn bracket(
         draws,
         k: f64::from(k),
         opt,
+        // The frozen half's E[tau(l, l)] at its last bit count, taken at sigma + 1 (the
+        // exact engine averages over the counts sigma + 1 ..= sigma + k at which cycles
+        // end: a relative difference of about k^2 / sigma). It feeds the FP rate only.
+        frozen_lucky: (input.phases == 2).then(|| input.t.all_set(input.sigma + 1)),
     };
     Ok(match engine.follow()? {
         Ok(f) => Ok(engine.result(&f)),
@@ -118,6 +125,8 @@ struct Engine<'a> {
     draws: Draws,
     k: f64,
     opt: RenewalOptions,
+    /// Two phases: the frozen half's lucky-hit chance (None: one phase).
+    frozen_lucky: Option<f64>,
 }
 
 /// A cycle followed: both sides' sums, where the exact engine may stop, and the
@@ -134,6 +143,9 @@ struct Followed {
     truncated: f64,
     blocks: u64,
     widest: usize,
+    /// Two phases: the blocks and pieces, with the block before which the exact engine
+    /// cannot have stopped.
+    two: Option<(Record, usize)>,
 }
 
 impl Engine<'_> {
@@ -218,6 +230,10 @@ impl Engine<'_> {
         let mut cap_minus_start = 1.0;
         let (mut mean_plus, mut var_plus, mut near) = (0.0, 0.0, false);
         let mut count = 0u64;
+        // Two phases: the sides run with unit weights and every piece's part is kept.
+        let mut record = self.frozen_lucky.map(|_| Record::default());
+        let (mut each_plus, mut each_minus) = (Vec::new(), Vec::new());
+        let mut stop_block = 0usize;
         loop {
             let b = blocks.next_block();
             count += 1;
@@ -231,20 +247,53 @@ impl Engine<'_> {
                 blocks.set_relative(tolerance / 4.0);
                 near = true;
             }
-            let (lower, upper) =
-                self.weights(&blocks, &b, plus.is_flat() || minus.is_flat(), delta);
-            let (w_lo, w_hi) = (self.weight(b.low, false), self.weight(b.up, true));
+            let flat = plus.is_flat() || minus.is_flat();
+            let (lower, upper, w_lo, w_hi) = match record {
+                None => {
+                    let (lower, upper) = self.weights(&blocks, &b, flat, delta);
+                    (
+                        lower,
+                        upper,
+                        self.weight(b.low, false),
+                        self.weight(b.up, true),
+                    )
+                }
+                Some(_) => {
+                    let n0 = self.fields.n_first() as f64;
+                    let pieces = if flat {
+                        two_phase::pieces(b.start, b.len, n0, tolerance)
+                    } else {
+                        vec![(b.len, 1.0)]
+                    };
+                    (pieces.clone(), pieces, 1.0, 1.0)
+                }
+            };
             if count.is_multiple_of(64) {
                 rbf_foundations::progress::check_interrupt()?;
             }
+            let keep = record.is_some();
+            each_plus.clear();
+            each_minus.clear();
             let (op, om) = rayon::join(
-                || plus.block(&lower, w_lo, eta_plus),
-                || minus.block(&upper, w_hi, eta_minus),
+                || plus.block(&lower, w_lo, eta_plus, keep.then_some(&mut each_plus)),
+                || minus.block(&upper, w_hi, eta_minus, keep.then_some(&mut each_minus)),
             );
+            let index = (count - 1) as usize;
+            if let Some(r) = record.as_mut() {
+                Record::pieces(&mut r.plus, index, b.start, &lower, &each_plus, true);
+                Record::pieces(&mut r.minus, index, b.start, &upper, &each_minus, false);
+                r.blocks.push(BlockEnd {
+                    start: b.start,
+                    len: b.len,
+                    plus_lo: op.alive_next.lo,
+                    minus_hi: om.alive_next.hi,
+                });
+            }
             // The exact engine cannot stop before the first block after which the side
             // with more insertions surely holds less than eps ...
             if stop_lo.is_none() && op.cap_next.lo < thr_lo {
                 stop_lo = Some((sums.a_plus_lo, sums.c_plus_lo));
+                stop_block = index;
             }
             sums.add(&op, &om);
             // ... and has stopped by the first arrival of a block at which the side
@@ -262,6 +311,15 @@ impl Engine<'_> {
             if let Some((a_plus_lo, c_plus_lo)) = stop_lo.filter(|_| tm <= 1e-8 * sums.a_minus_hi) {
                 sums.c_minus_hi += w_hi * tm;
                 sums.a_minus_hi += tm;
+                if let Some(r) = record.as_mut() {
+                    // The rest of the cycle, weighed as at its first arrival.
+                    r.minus.push(two_phase::PieceSum {
+                        start: b.start + b.len,
+                        len: 1,
+                        c: tm,
+                        block: r.blocks.len(),
+                    });
+                }
                 return Ok(Ok(Followed {
                     sums,
                     a_plus_lo,
@@ -271,6 +329,7 @@ impl Engine<'_> {
                     truncated: om.cap_next.hi,
                     blocks: count,
                     widest: plus.widest.max(minus.widest),
+                    two: record.map(|r| (r, stop_block)),
                 }));
             }
         }
@@ -317,10 +376,18 @@ impl Engine<'_> {
         let window = dropped * (2.0 * m_hi + 1.0);
         let own = (f.blocks as f64 * 16.0 + f.widest as f64 + 256.0) * 4.0 * UNIT;
         let g = self.gamma(m_hi);
-        let ratio = f.sums.c_minus_hi / f.a_plus_lo;
+        let (c_hi, c_lo, lucky) = match (&f.two, self.frozen_lucky) {
+            (Some((record, stop)), Some(frozen)) => {
+                let (c_hi, c_lo) = self.two_phase_sums(record, *stop, f, m_hi);
+                let lucky = f.sums.lucky_plus * (1.0 - frozen) + f.sums.a_plus_hi * frozen;
+                (c_hi, c_lo, lucky)
+            }
+            _ => (f.sums.c_minus_hi, f.c_plus_lo, f.sums.lucky_plus),
+        };
+        let ratio = c_hi / f.a_plus_lo;
         let window_term = window / f.a_plus_lo;
         let fn_upper = ((ratio + window_term) * (1.0 + 2.0 * g + own + 1e-15)).min(1.0);
-        let fn_lower = (f.c_plus_lo / f.sums.a_minus_hi * (1.0 - 2.0 * g - own))
+        let fn_lower = (c_lo / f.sums.a_minus_hi * (1.0 - 2.0 * g - own))
             .max(0.0)
             .min(fn_upper);
         let certified_tolerance = certified_tolerance(fn_upper, fn_lower);
@@ -328,7 +395,7 @@ impl Engine<'_> {
             fn_upper,
             fn_ratio: ratio,
             window_term,
-            fp_rate: (1.0 - self.draws.low) * f.sums.lucky_plus / f.sums.a_plus_hi,
+            fp_rate: (1.0 - self.draws.low) * lucky / f.sums.a_plus_hi,
             arrivals_per_cycle: 0.5 * (f.sums.a_plus_hi + f.sums.a_minus_hi),
             arrivals_followed: f.end,
             truncated_mass: f.truncated,
@@ -338,6 +405,60 @@ impl Engine<'_> {
             fn_lower,
             mode_note: "",
         }
+    }
+}
+
+impl Engine<'_> {
+    /// The two-phase numerators (eqs. 27-28): (upper, lower), each with the terms the
+    /// exact engine adds or may lose to its rounding (docs/RENEWAL-TOLERANCE.md,
+    /// section 6.9). `stop` is the block before which the exact engine cannot have
+    /// stopped and `m_hi` the most arrivals it follows.
+    fn two_phase_sums(&self, record: &Record, stop: usize, f: &Followed, m_hi: f64) -> (f64, f64) {
+        let certified = f.m_certified;
+        let width = two_phase::GROUP_WIDTH * self.opt.tolerance.unwrap_or(1e-3);
+        let lower = two_phase::frozen_lower(&record.blocks, stop);
+        let (upper, _) = two_phase::frozen_upper(&record.blocks, certified);
+        let mut w_plus = Weights::new(two_phase::group(&lower, width, true), true);
+        let mut w_minus = Weights::new(two_phase::group(&upper, width, false), false);
+        // c_total = sum_j c_j, and lag0 bounds the largest lag's sum, sum_j c_j U_{j+1}.
+        let (mut c_total, mut lag0, mut num_hi) = (0.0, 0.0, 0.0);
+        let mut knot = 0;
+        for p in &record.minus {
+            c_total += p.c;
+            lag0 += p.c * self.u.bounds_from(p.start + 1, &mut knot).0;
+            num_hi += p.c * w_plus.at(&self.u, p.start);
+        }
+        let mut num_lo = 0.0;
+        for p in record.plus.iter().filter(|p| p.block < stop) {
+            num_lo += p.c * w_minus.at(&self.u, p.start + p.len - 1);
+        }
+        // The products p_r W and the sums over the pieces round too.
+        let pieces = (record.minus.len() + record.plus.len()) as f64;
+        let r = (pieces + 8.0) * UNIT;
+        let p_r = self.draws.high;
+        // The exact engine's own two-phase terms, with c_j <= 1 and U <= 1: the lags it
+        // skips (each below tiny, at most m of them) it adds back whole, c_total each;
+        // its FFT correlation raises each lag by at most 16 log2(size) eps ||c||_2
+        // ||U||_2 (size <= 8 m, ||c||_2 <= sqrt(c_total), ||U||_2 <= sqrt(2 m)); its
+        // differences of rounded A round by at most 2 g(j) A_j of the largest lag's sum
+        // (summation by parts: the lag sums fall with the lag), g(j) its relative
+        // rounding by arrival j: g(end) up to the arrivals followed, beyond them A is
+        // below the side's upper alive_cap there (`f.truncated`); its direct sums (only
+        // for m lags <= 2^26) by 4 m u of it.
+        let fft = 16.0
+            * (8.0 * m_hi + 8.0).log2()
+            * f64::EPSILON
+            * (2.0 * m_hi + 2.0).sqrt()
+            * c_total.sqrt();
+        let direct = m_hi.min(correlate::DIRECT_LIMIT as f64);
+        let g_end = self.gamma(f.end as f64);
+        let g_beyond = self.gamma(m_hi) * f.truncated.min(1.0);
+        let rounding = (2.0 * g_end + 2.0 * g_beyond + 4.0 * direct * UNIT) * lag0 * (1.0 + r);
+        let raise = p_r * (c_total * m_hi * self.opt.tiny + fft + rounding);
+        (
+            p_r * num_hi * (1.0 + r) + raise,
+            (p_r * num_lo * (1.0 - r) - p_r * rounding).max(0.0),
+        )
     }
 }
 

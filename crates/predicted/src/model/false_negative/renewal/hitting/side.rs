@@ -38,6 +38,9 @@ pub struct Out {
     pub lucky: f64,
     /// alive_cap at the first arrival after the block.
     pub cap_next: Span,
+    /// alive at the first arrival after the block: the chance that the cycle still
+    /// runs there (the two-phase sums read the frozen cycle's length from it).
+    pub alive_next: Span,
 }
 
 enum State {
@@ -90,8 +93,16 @@ impl<'a> Side<'a> {
 
     /// Adds a block of arrivals with bit-setting chance `eta`: `pieces` (length, weight
     /// p_r U) in order, used while N is followed in closed form, or the whole block
-    /// with the weight `w_block` once it is followed on a window.
-    pub fn block(&mut self, pieces: &[(u64, f64)], w_block: f64, eta: f64) -> Out {
+    /// with the weight `w_block` once it is followed on a window. `each`, when given,
+    /// receives the numerator's part of every piece (one entry per piece in closed
+    /// form, one for the whole block on a window).
+    pub fn block(
+        &mut self,
+        pieces: &[(u64, f64)],
+        w_block: f64,
+        eta: f64,
+        mut each: Option<&mut Vec<Span>>,
+    ) -> Out {
         let len: u64 = pieces.iter().map(|p| p.0).sum();
         if self.flat_fits(len, eta) {
             let mut out = Out::default();
@@ -103,6 +114,10 @@ impl<'a> Side<'a> {
                 out.c.hi += o.c.hi;
                 out.lucky += o.lucky;
                 out.cap_next = o.cap_next;
+                out.alive_next = o.alive_next;
+                if let Some(each) = each.as_deref_mut() {
+                    each.push(o.c);
+                }
             }
             return out;
         }
@@ -115,7 +130,11 @@ impl<'a> Side<'a> {
             self.base = x.x0;
             self.state = State::Window(x);
         }
-        self.window_block(len, w_block, eta)
+        let out = self.window_block(len, w_block, eta);
+        if let Some(each) = each {
+            each.push(out.c);
+        }
+        out
     }
 
     /// Whether N surely stays below the first window's insertion count over `len`
@@ -174,6 +193,10 @@ impl<'a> Side<'a> {
             _ => history.push((len, eta)),
         }
         let pu = w;
+        let near_one = Span {
+            lo: 1.0 - gap,
+            hi: 1.0,
+        };
         Out {
             a: Span {
                 lo: l * (1.0 - gap),
@@ -184,10 +207,8 @@ impl<'a> Side<'a> {
                 hi: pu * (l - et + et_err),
             },
             lucky: et,
-            cap_next: Span {
-                lo: 1.0 - gap,
-                hi: 1.0,
-            },
+            cap_next: near_one,
+            alive_next: near_one,
         }
     }
 
@@ -240,7 +261,7 @@ impl<'a> Side<'a> {
         let [a_lo, a_hi, c_lo, c_hi, lucky] = self.weighed(x.x0, &occ);
         let dot = (occ.len() as f64 + 2.0) * UNIT;
         let next = x.convolve(&bin);
-        let cap_next = self.cap_under(&next);
+        let [cap_next, alive_next] = self.under(&next);
         self.widest = self.widest.max(occ.len()).max(next.p.len());
         self.state = State::Window(next);
         Out {
@@ -254,6 +275,7 @@ impl<'a> Side<'a> {
             },
             lucky,
             cap_next,
+            alive_next,
         }
     }
 
@@ -275,19 +297,20 @@ impl<'a> Side<'a> {
         s
     }
 
-    /// alive_cap's interval under the law `x` of N.
-    fn cap_under(&mut self, x: &Law) -> Span {
-        let rows: Vec<Span> = (0..x.p.len() as u64)
-            .map(|i| self.row(x.x0 + i).cap)
-            .collect();
-        let (lo, hi) = x.expect(|n| {
-            let c = rows[(n - x.x0) as usize];
-            (c.lo, c.hi)
-        });
-        Span {
-            lo,
-            hi: hi.min(1.0),
-        }
+    /// alive_cap's and alive's intervals under the law `x` of N.
+    fn under(&mut self, x: &Law) -> [Span; 2] {
+        let rows: Vec<Fields> = (0..x.p.len() as u64).map(|i| self.row(x.x0 + i)).collect();
+        let expect = |f: fn(&Fields) -> Span| {
+            let (lo, hi) = x.expect(|n| {
+                let c = f(&rows[(n - x.x0) as usize]);
+                (c.lo, c.hi)
+            });
+            Span {
+                lo,
+                hi: hi.min(1.0),
+            }
+        };
+        [expect(|f| f.cap), expect(|f| f.alive)]
     }
 }
 
