@@ -602,3 +602,51 @@ fn the_hitting_time_engine_brackets_the_exact_engine_on_random_profiles() {
     // the interval of sets_cap past c2 (section 6.2) is wider than T allows.
     assert!(certified >= 25, "only {certified} of 40 certified");
 }
+
+/// U from Q where no rank shifts (new messages at the back, p_r < 1): the hitting-time
+/// engine reads U from Q's power sums, bounded between grid points by convexity
+/// (`hitting::qtable`), and brackets the exact engine's eq. (24) recursion, one phase
+/// and two, Zipf and bi-uniform Q, k 3-7, sigma from a fifth to a half of the bits.
+#[test]
+fn the_hitting_time_engine_brackets_the_exact_engine_on_q_without_shifts() {
+    let back = |d: usize, alpha: f64, p_r: f64| Workload::zipf(d, alpha, p_r, Placement::Bottom);
+    let phases = |mut f: FilterConfig, p: u8| {
+        f.phases = p;
+        f
+    };
+    let cases: Vec<(&str, FilterConfig, Workload)> = vec![
+        (
+            "Zipf 1, 2^16",
+            FilterConfig::sigma_bounded(1 << 16, 4, 32_768),
+            back(20_000, 1.0, 0.9),
+        ),
+        (
+            "Zipf 0.7, k 7, p_r 0.6",
+            FilterConfig::sigma_bounded(1 << 15, 7, 8_000),
+            back(5_000, 0.7, 0.6),
+        ),
+        (
+            "Zipf 1.2, non-retaining",
+            {
+                let mut f = FilterConfig::sigma_bounded(1 << 14, 3, 4_000);
+                f.retaining = false;
+                f
+            },
+            back(2_000, 1.2, 0.95),
+        ),
+        (
+            "two phases, Zipf 1",
+            phases(FilterConfig::sigma_bounded(1 << 17, 4, 24_000), 2),
+            back(20_000, 1.0, 0.9),
+        ),
+        (
+            "two phases, Zipf 0.8, k 6",
+            phases(FilterConfig::sigma_bounded(1 << 16, 6, 12_000), 2),
+            back(8_000, 0.8, 0.7),
+        ),
+    ];
+    for (what, f, w) in &cases {
+        let (exact, v) = exact_and_certified(f, w);
+        assert_bracket(what, &exact, &v);
+    }
+}

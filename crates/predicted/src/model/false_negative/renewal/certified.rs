@@ -38,7 +38,7 @@ pub const TOO_WIDE: &str =
     "the certified bracket was wider than the tolerance; the exact engine ran";
 const TWO_PHASES: &str =
     "the certified mode's proof (monotonicity in U) covers one phase only; the exact engine ran";
-const SHIFTS: &str = "new messages enter above other ranks, so ranks shift and U needs the eq. (24) recursion, for which no faster certified method exists yet; the exact engine ran";
+pub(super) const SHIFTS: &str = "new messages enter above other ranks, so ranks shift and U needs the eq. (24) recursion, for which no faster certified method exists yet; the exact engine ran";
 const DIRECT: &str = "the certified mode follows the insertion-count decomposition, not the direct reference recursion; the exact engine ran";
 const LONG: &str = "cycles last longer than the certified mode's rounding margin covers (2^28 arrivals); the exact engine ran";
 
@@ -251,7 +251,7 @@ fn certified_result(
 /// The per-arrival kill probabilities kappa_i = 1 - a_i of eq. (24) when no rank
 /// ever shifts (every b_i = (1 - p_r) Z<_i is zero: p_r = 1, or new messages always
 /// enter at the last rank), else None.
-fn no_shift_kills(input: &RenewalInput) -> Option<Vec<f64>> {
+pub(super) fn no_shift_kills(input: &RenewalInput) -> Option<Vec<f64>> {
     let (q, zeta, p_r) = (input.q, input.zeta, input.p_r);
     let d = q.len();
     if p_r < 1.0 && zeta[..d.saturating_sub(1)].iter().any(|&z| z > 0.0) {

@@ -91,19 +91,30 @@ impl RenewalInput<'_> {
     /// The tolerance a computation runs with (None: the exact engine): the one asked,
     /// 0 meaning the exact engine; when none is asked, [`DEFAULT_TOLERANCE`] for
     /// sigma-bounded filters (one phase, or two) with colliding hashes of at least
-    /// [`CERTIFIED_FROM`] bits and U from a reuse profile (the hitting-time engine's
-    /// ground), else the exact engine.
+    /// [`CERTIFIED_FROM`] bits and U from a reuse profile, or from Q where no rank
+    /// shifts with p_r below 1 (the hitting-time engine's ground), else the exact
+    /// engine.
     pub fn tolerance(&self, opt: &RenewalOptions) -> Option<f64> {
         match opt.tolerance {
             Some(0.0) => None,
             Some(t) => Some(t),
-            None => (self.reuse.is_some()
+            None => ((self.reuse.is_some() || self.q_without_shifts())
                 && self.max_inserts.is_none()
                 && self.t.hashing == Hashing::Colliding
                 && self.t.m >= CERTIFIED_FROM
                 && !opt.direct)
                 .then_some(DEFAULT_TOLERANCE),
         }
+    }
+
+    /// U from Q (no reuse profile, p_r at a point below 1 - 1e-5) where no rank ever
+    /// shifts: new messages enter at the last rank.
+    fn q_without_shifts(&self) -> bool {
+        let d = self.q.len();
+        self.reuse.is_none()
+            && self.p_r_interval.is_none()
+            && self.p_r < 1.0 - 1e-5
+            && self.zeta[..d.saturating_sub(1)].iter().all(|&z| z == 0.0)
     }
 }
 
@@ -142,8 +153,11 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
     };
     let mut note = "";
     if let Some(t) = opt.tolerance {
+        // The hitting-time engine first (a reuse profile, or Q where no rank shifts);
+        // for Q, the certified mode's own bracket where it does not certify.
+        let hit = hitting::bracket(input, opt)?;
         if input.reuse.is_some() {
-            match hitting::bracket(input, opt)? {
+            match hit {
                 Ok(mut r) if r.certified_tolerance <= t => {
                     r.mode_note = REUSE_SOURCE;
                     return Ok(r);
@@ -151,6 +165,8 @@ pub fn renewal(input: &RenewalInput, opt: RenewalOptions) -> Result<RenewalResul
                 Ok(_) => note = certified::TOO_WIDE,
                 Err(why) => note = why,
             }
+        } else if let Some(r) = hit.ok().filter(|r| r.certified_tolerance <= t) {
+            return Ok(r);
         } else {
             match certified::bracket(input, opt)? {
                 Ok(r) if r.certified_tolerance <= t => return Ok(r),

@@ -7,6 +7,7 @@
 //! insertions, and at most `cap` expected insertions (so the end of a cycle is found
 //! to within a fraction of its spread).
 
+use super::qtable::Table;
 use rbf_data::workload::ReuseProfile;
 
 const UNIT: f64 = f64::EPSILON / 2.0;
@@ -24,55 +25,63 @@ pub struct Block {
     pub low: f64,
 }
 
-/// U from a measured reuse profile: U_j = S(j - 1), read exactly as the exact engine
-/// reads it ([`ReuseProfile::at`]).
+/// The engine's U: from a measured reuse profile, U_j = S(j - 1), read exactly as the
+/// exact engine reads it ([`ReuseProfile::at`]); or from Q where no rank shifts,
+/// bounded by a [`Table`] of its power sums.
 pub struct ProfileU<'a> {
-    profile: &'a ReuseProfile,
+    source: Source<'a>,
     /// The least U+ may be (U held once exhausted, p_r < 1).
     held_floor: f64,
+}
+
+enum Source<'a> {
+    Profile(&'a ReuseProfile),
+    Table(Table),
 }
 
 impl<'a> ProfileU<'a> {
     pub fn new(profile: &'a ReuseProfile, held_floor: f64) -> Self {
         ProfileU {
-            profile,
+            source: Source::Profile(profile),
             held_floor,
         }
     }
 
-    /// The survival value at the knot at or below n: the largest S on n's segment, so
-    /// a bound of the rounding of every value read there.
-    fn segment_top(&self, n: u64) -> f64 {
-        let p = self.profile;
-        let i = p.n.partition_point(|&k| k <= n).max(1) - 1;
-        p.survival[i]
+    /// U from Q's power sums ([`Table`]).
+    pub fn from_table(table: Table, held_floor: f64) -> ProfileU<'static> {
+        ProfileU {
+            source: Source::Table(table),
+            held_floor,
+        }
     }
 
     /// At least the engine's U_i for every i >= j.
     pub fn upper(&self, j: u64) -> f64 {
-        let n = j.saturating_sub(1);
-        let s = self.profile.at(n);
-        (s * (1.0 + MARGIN) + 8.0 * UNIT * self.segment_top(n))
-            .max(self.held_floor)
-            .min(1.0)
+        self.bounds_from(j, &mut 0).0
     }
 
     /// [`ProfileU::upper`] and [`ProfileU::lower`] at `j` with a guess of its knot
-    /// (fast when the j asked grow slowly): the same values.
+    /// (fast when the j asked grow slowly).
     pub fn bounds_from(&self, j: u64, knot: &mut usize) -> (f64, f64) {
         let n = j.saturating_sub(1);
-        let (s, top) = self.profile.at_from(n, knot);
-        let up = (s * (1.0 + MARGIN) + 8.0 * UNIT * top)
-            .max(self.held_floor)
-            .min(1.0);
-        (up, (s * (1.0 - MARGIN) - 8.0 * UNIT * top).max(0.0))
+        let (up, low) = match &self.source {
+            Source::Profile(p) => {
+                // The knot's survival value bounds the rounding of every value read on
+                // its segment.
+                let (s, top) = p.at_from(n, knot);
+                (
+                    s * (1.0 + MARGIN) + 8.0 * UNIT * top,
+                    s * (1.0 - MARGIN) - 8.0 * UNIT * top,
+                )
+            }
+            Source::Table(t) => t.bounds(n, knot),
+        };
+        (up.max(self.held_floor).min(1.0), low.max(0.0))
     }
 
     /// At most the engine's U_i for every i <= j.
     pub fn lower(&self, j: u64) -> f64 {
-        let n = j.saturating_sub(1);
-        let s = self.profile.at(n);
-        (s * (1.0 - MARGIN) - 8.0 * UNIT * self.segment_top(n)).max(0.0)
+        self.bounds_from(j, &mut 0).1
     }
 }
 

@@ -31,6 +31,7 @@ pub mod binomial;
 pub mod blocks;
 pub mod fields;
 pub mod law;
+pub mod qtable;
 pub mod side;
 pub mod two_phase;
 
@@ -60,9 +61,9 @@ pub fn bracket(
     input: &RenewalInput,
     opt: RenewalOptions,
 ) -> Result<std::result::Result<RenewalResult, &'static str>> {
-    let Some(profile) = input.reuse else {
+    if input.reuse.is_none() && input.p_r_interval.is_some() {
         return Ok(Err(NOT_COVERED));
-    };
+    }
     if input.phases > 2
         || input.max_inserts.is_some()
         || input.t.hashing != Hashing::Colliding
@@ -89,10 +90,18 @@ pub fn bracket(
             Err(why) => return Ok(Err(why)),
         },
     };
+    // The exact engine holds U once the non-repeat chance is below 1e-9 of a ratio at
+    // most 1, and that chance is at least p_r U (high U for an interval).
+    let held = 1e-9 / draws.high * (1.0 + TEST_SLACK);
+    let u = match input.reuse {
+        Some(profile) => ProfileU::new(profile, held),
+        None => match q_table(input, opt) {
+            Some(table) => ProfileU::from_table(table, held),
+            None => return Ok(Err(super::certified::SHIFTS)),
+        },
+    };
     let engine = Engine {
-        // The exact engine holds U once the non-repeat chance is below 1e-9 of a ratio
-        // at most 1, and that chance is at least p_r U (high U for an interval).
-        u: ProfileU::new(profile, 1e-9 / draws.high * (1.0 + TEST_SLACK)),
+        u,
         fields,
         draws,
         k: f64::from(k),
@@ -106,6 +115,18 @@ pub fn bracket(
         Ok(f) => Ok(engine.result(&f)),
         Err(why) => Err(why),
     })
+}
+
+/// U from Q where no rank shifts ([`qtable`]), or None where ranks shift. The margin
+/// is the exact engine's rounding of U as the certified mode bounds it (its
+/// recursion's coefficient and one fused multiply-add per rank and arrival, the lane
+/// sums over the ranks), over every arrival it may follow (twice as many for two
+/// phases, whose numerator reads U past the cycle's end).
+fn q_table(input: &RenewalInput, opt: RenewalOptions) -> Option<qtable::Table> {
+    let kill = super::certified::no_shift_kills(input)?;
+    let last = opt.max_arrivals.saturating_mul(u64::from(input.phases));
+    let margin = 4.0 * UNIT * last as f64 + (input.q.len() as f64 / 16.0 + 64.0) * UNIT;
+    Some(qtable::Table::new(&kill, input.q, last, margin))
 }
 
 /// The fields of `input`'s filter (which depend on nothing else), to be shared by
