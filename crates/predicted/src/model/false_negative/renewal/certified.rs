@@ -248,15 +248,21 @@ fn certified_result(
     }
 }
 
+/// Whether a message of Q can change rank during a cycle: p_r < 1 and new messages
+/// may enter above the last rank.
+pub(super) fn ranks_shift(input: &RenewalInput) -> bool {
+    let d = input.q.len();
+    input.p_r < 1.0 && input.zeta[..d.saturating_sub(1)].iter().any(|&z| z > 0.0)
+}
+
 /// The per-arrival kill probabilities kappa_i = 1 - a_i of eq. (24) when no rank
 /// ever shifts (every b_i = (1 - p_r) Z<_i is zero: p_r = 1, or new messages always
 /// enter at the last rank), else None.
 pub(super) fn no_shift_kills(input: &RenewalInput) -> Option<Vec<f64>> {
-    let (q, zeta, p_r) = (input.q, input.zeta, input.p_r);
-    let d = q.len();
-    if p_r < 1.0 && zeta[..d.saturating_sub(1)].iter().any(|&z| z > 0.0) {
+    if ranks_shift(input) {
         return None;
     }
+    let (q, zeta, p_r) = (input.q, input.zeta, input.p_r);
     Some(
         q.iter()
             .zip(zeta)

@@ -110,11 +110,10 @@ impl RenewalInput<'_> {
     /// U from Q (no reuse profile, p_r at a point below 1 - 1e-5) where no rank ever
     /// shifts: new messages enter at the last rank.
     fn q_without_shifts(&self) -> bool {
-        let d = self.q.len();
         self.reuse.is_none()
             && self.p_r_interval.is_none()
             && self.p_r < 1.0 - 1e-5
-            && self.zeta[..d.saturating_sub(1)].iter().all(|&z| z == 0.0)
+            && !certified::ranks_shift(self)
     }
 }
 

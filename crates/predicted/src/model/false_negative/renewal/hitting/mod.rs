@@ -75,6 +75,17 @@ pub fn bracket(
     if !(draws.high > 0.0 && draws.low < 1.0 - 1e-5) {
         return Ok(Err(REPEATS_ONLY));
     }
+    // U first: a Q whose ranks shift is refused before the fields are built.
+    // The exact engine holds U once the non-repeat chance is below 1e-9 of a ratio at
+    // most 1, and that chance is at least p_r U (high U for an interval).
+    let held = 1e-9 / draws.high * (1.0 + TEST_SLACK);
+    let u = match input.reuse {
+        Some(profile) => ProfileU::new(profile, held),
+        None => match q_table(input, opt) {
+            Some(table) => ProfileU::from_table(table, held),
+            None => return Ok(Err(super::certified::SHIFTS)),
+        },
+    };
     let (m, k) = (input.t.m, input.t.k);
     let shared = input
         .hitting_fields
@@ -88,16 +99,6 @@ pub fn bracket(
                 &built
             }
             Err(why) => return Ok(Err(why)),
-        },
-    };
-    // The exact engine holds U once the non-repeat chance is below 1e-9 of a ratio at
-    // most 1, and that chance is at least p_r U (high U for an interval).
-    let held = 1e-9 / draws.high * (1.0 + TEST_SLACK);
-    let u = match input.reuse {
-        Some(profile) => ProfileU::new(profile, held),
-        None => match q_table(input, opt) {
-            Some(table) => ProfileU::from_table(table, held),
-            None => return Ok(Err(super::certified::SHIFTS)),
         },
     };
     let engine = Engine {
