@@ -22,7 +22,7 @@ use rbf_observed::trace_renewal::TraceBound;
 use rbf_predicted::model::false_negative::markov::shared::SharedEstimates;
 use rbf_predicted::model::false_negative::renewal::worst::renewal_worst_case;
 use rbf_predicted::model::false_negative::{
-    Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions,
+    BuiltProfile, Claim, FnModel, FnReport, Guarantee, Method, RenewalOptions,
 };
 
 /// A workload fitted from a trace, as the judge uses it.
@@ -265,9 +265,19 @@ pub fn judge(
     let conservative_fit = subject.fit.filter(|_| methods.contains(&Method::Renewal));
     let (on_model, on_conservative) = rayon::join(
         || -> Result<(FnReport, Vec<Record>)> {
-            let (report, mut records) = model_records(subject, &model, options)?;
+            // The Markov profile reads the filter and eps only: built once for the
+            // model, the fit's alternatives and a synthetic source's fit (it was built
+            // up to four times; at 2^23 bits each build is about 10 CPU s). Where it
+            // fails, each model builds its own and reports the error in its turn.
+            let profile = methods
+                .iter()
+                .any(|m| m.reads_popularity())
+                .then(|| model.build_profile(options.renewal.progress).ok())
+                .flatten();
+            let model = model.with_profile(profile.as_ref());
+            let (report, mut records) = model_records(subject, &model, options, profile.as_ref())?;
             if let (Some(fit), false) = (subject.fit, subject.fitted_model) {
-                records.extend(fitted_records(filter, fit, options)?);
+                records.extend(fitted_records(filter, fit, options, profile.as_ref())?);
             }
             Ok((report, records))
         },
@@ -342,14 +352,16 @@ fn model_records(
     subject: &Subject,
     model: &FnModel,
     options: &JudgeOptions,
+    profile: Option<&Arc<BuiltProfile>>,
 ) -> Result<(FnReport, Vec<Record>)> {
     let q_check = subject
         .fit
         .and_then(|f| f.q_check.as_ref())
         .filter(|_| subject.fitted_model);
-    let (report, alternatives) = with_alternatives(subject.filter, q_check, options, || {
-        model.evaluate(&options.methods, options.renewal)
-    })?;
+    let (report, alternatives) =
+        with_alternatives(subject.filter, q_check, options, profile, || {
+            model.evaluate(&options.methods, options.renewal)
+        })?;
     let records = Evaluated {
         report: &report,
         fitted_model: subject.fitted_model,
@@ -366,10 +378,13 @@ fn fitted_records(
     filter: &FilterConfig,
     fit: &Fitted,
     options: &JudgeOptions,
+    profile: Option<&Arc<BuiltProfile>>,
 ) -> Result<Vec<Record>> {
-    let (fitted, alternatives) = with_alternatives(filter, fit.q_check.as_ref(), options, || {
+    let q_check = fit.q_check.as_ref();
+    let (fitted, alternatives) = with_alternatives(filter, q_check, options, profile, || {
         FnModel::new(filter, &fit.point, options.renewal.eps)?
             .sharing(options.estimates.clone())
+            .with_profile(profile)
             .evaluate(
                 &options.methods,
                 RenewalOptions {
@@ -588,11 +603,12 @@ fn with_alternatives(
     filter: &FilterConfig,
     q_check: Option<&QFitCheck>,
     options: &JudgeOptions,
+    profile: Option<&Arc<BuiltProfile>>,
     evaluate: impl FnOnce() -> Result<FnReport> + Send,
 ) -> Result<(FnReport, Vec<(Method, f64)>)> {
     let alternatives = q_check.map_or(&[][..], |c| c.alternatives.as_slice());
     let (report, values) = rayon::join(evaluate, || {
-        alternative_values(filter, alternatives, options)
+        alternative_values(filter, alternatives, options, profile)
     });
     Ok((report?, values?))
 }
@@ -606,15 +622,17 @@ fn alternative_values(
     filter: &FilterConfig,
     alternatives: &[Workload],
     options: &JudgeOptions,
+    given: Option<&Arc<BuiltProfile>>,
 ) -> Result<Vec<(Method, f64)>> {
     let q_methods = q_methods(options);
     if q_methods.is_empty() {
         return Ok(Vec::new());
     }
     // The profile depends on the filter and eps only, the same for every alternative:
-    // built once, not once per alternative (about 0.03 s CPU each at sigma = 53 333),
-    // from the smallest alternative's model (quickly built), while the models are built
-    // rather than after them (the tasks below wait for both).
+    // the one given (built for the fit's model), else built once here, not once per
+    // alternative (about 0.03 s CPU each at sigma = 53 333), from the smallest
+    // alternative's model (quickly built), while the models are built rather than
+    // after them (the tasks below wait for both).
     let eps = options.renewal.eps;
     let Some(smallest) = alternatives.iter().min_by_key(|w| w.distinct()) else {
         return Ok(Vec::new());
@@ -630,9 +648,13 @@ fn alternative_values(
                 })
                 .collect::<Result<Vec<FnModel>>>()
         },
-        || FnModel::new(filter, smallest, eps)?.profile(false),
+        || {
+            let model = FnModel::new(filter, smallest, eps)?.with_profile(given);
+            model.shared_or_built_profile(false)
+        },
     );
     let (models, profile) = (models?, profile?);
+    let profile = &profile.profile;
     let tasks: Vec<(&FnModel, Method)> = models
         .iter()
         .flat_map(|model| q_methods.iter().map(move |&m| (model, m)))
@@ -642,7 +664,7 @@ fn alternative_values(
     let values = largest_first(
         &tasks,
         |&(model, m)| (model.q.len(), m == Method::MarkovDisabling),
-        |&(model, m)| model.markov(m, &profile).map(|r| (m, r.fn_rate)),
+        |&(model, m)| model.markov(m, profile).map(|r| (m, r.fn_rate)),
     );
     Ok(values.into_iter().flatten().collect())
 }

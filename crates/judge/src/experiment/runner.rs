@@ -16,9 +16,13 @@ use rbf_data::filter::FilterConfig;
 use rbf_foundations::error::Result;
 use rbf_foundations::progress::{check_interrupt, interrupted, Progress};
 use rbf_observed::trace_renewal::TraceBound;
-use rbf_predicted::model::false_negative::markov::shared::SharedEstimates;
+use rbf_predicted::model::false_negative::markov::profile::states_bound;
+use rbf_predicted::model::false_negative::markov::runs;
+use rbf_predicted::model::false_negative::markov::shared::{DisablingInputs, SharedEstimates};
+use rbf_predicted::model::false_negative::Method;
 use rbf_predicted::model::false_negative::RenewalMode;
 use rbf_predicted::model::false_positive::{capacity, sigma_for_target, CapacityQuery};
+use rbf_predicted::model::tau::Transitions;
 use std::sync::Arc;
 
 /// Runs `points` (already sharded) and returns one row per point, in point order.
@@ -75,10 +79,15 @@ pub fn run_points(
     Ok(rows.into_iter().flatten().collect())
 }
 
-/// One store of non-repeat estimates per source, for the states of its largest sigma,
-/// filled up front: the Markov methods' estimates that read Q alone are computed once
-/// for all of a source's filters rather than once per filter (the same values,
-/// [`rbf_predicted::model::false_negative::markov::shared`]).
+/// One store of non-repeat estimates per source, for the states its filters' profiles
+/// can reach, filled up front: the Markov methods' estimates that read Q alone are
+/// computed once for all of a source's filters rather than once per filter (the same
+/// values, [`rbf_predicted::model::false_negative::markov::shared`]).
+///
+/// The states a filter's profile reaches are bounded by [`states_bound`], at most its
+/// sigma: about 0.4 sigma at k = 3 and sigma = 0.38 M (the store ran to sigma, and
+/// computed two and a half times the states any filter read). A profile reaching
+/// beyond the store would compute its own estimates, the same values.
 fn shared_estimates(
     config: &ExperimentConfig,
     sources: &[Prepared],
@@ -95,7 +104,8 @@ fn shared_estimates(
             continue;
         };
         if let Some(sigma) = f.sigma {
-            *h = (*h).max(sigma);
+            let t = Transitions::new(f.half_memory(), f.hashes, f.hashing);
+            *h = (*h).max(sigma.min(states_bound(t, sigma, config.eps)));
             // A profile's first state: 1 for a retaining filter (its retained message).
             let first = usize::from(f.retaining);
             if !fs.contains(&first) {
@@ -103,19 +113,66 @@ fn shared_estimates(
             }
         }
     }
-    let warm = config.fn_methods().into_iter().any(SharedEstimates::shares);
+    let methods = config.fn_methods();
+    let warm = methods.iter().copied().any(SharedEstimates::shares);
+    let disabling = methods.contains(&Method::MarkovDisabling);
     horizon
         .into_iter()
         .zip(firsts)
         .zip(sources)
         .map(|((h, fs), source)| {
             let store = SharedEstimates::new(h);
-            if warm && h > 0 {
-                store.warm(&model_qs(source), &fs, progress);
+            if (warm || disabling) && h > 0 {
+                let qs = if warm { model_qs(source) } else { Vec::new() };
+                let chains = if disabling {
+                    disabling_workloads(source)
+                } else {
+                    Vec::new()
+                };
+                let inputs: Vec<(&[f64], DisablingInputs)> = chains
+                    .iter()
+                    .map(|(q, zeta, p_r, tolerance)| {
+                        let inputs = DisablingInputs {
+                            zeta,
+                            p_r: *p_r,
+                            tolerance: *tolerance,
+                        };
+                        (q.as_slice(), inputs)
+                    })
+                    .collect();
+                store.warm(&qs, &fs, &inputs, progress);
             }
             store
         })
         .collect()
+}
+
+/// markov-disabling's inputs for every workload the judge runs it on for `source`,
+/// as the judge's models hold them: (Q, zeta, p_r, the runs' tolerance), the model and
+/// the fit at [`runs::TOLERANCE`], the fit's alternatives (range ends) at
+/// [`runs::RANGE_TOLERANCE`].
+fn disabling_workloads(source: &Prepared) -> Vec<(Vec<f64>, Vec<f64>, f64, f64)> {
+    let points = source
+        .workload
+        .iter()
+        .chain(source.fitted.iter().map(|f| &f.point))
+        .map(|w| (w, runs::TOLERANCE));
+    let ends = source
+        .fitted
+        .iter()
+        .flat_map(|f| f.q_check.iter().flat_map(|c| &c.alternatives))
+        .map(|w| (w, runs::RANGE_TOLERANCE));
+    let mut out: Vec<(Vec<f64>, Vec<f64>, f64, f64)> = Vec::new();
+    for (w, tolerance) in points.chain(ends) {
+        let (Ok(q), Ok(zeta)) = (w.repeat_distribution(), w.placement_distribution()) else {
+            continue;
+        };
+        let one = (q.into(), zeta.into(), w.p_repeat, tolerance);
+        if !out.contains(&one) {
+            out.push(one);
+        }
+    }
+    out
 }
 
 /// The Q of every workload the judge runs Q-based methods on for `source`: its model,

@@ -98,6 +98,23 @@ pub struct FnModel {
     /// Non-repeat estimates shared with other filters' models on the same workload
     /// ([`FnModel::sharing`]).
     shared: Option<std::sync::Arc<markov::shared::SharedEstimates>>,
+    /// The Markov profile when [`FnModel::with_profile`] gave one built for the same
+    /// filter and eps (it depends on nothing else): used instead of building it again.
+    profile: Option<std::sync::Arc<BuiltProfile>>,
+}
+
+/// A Markov profile built once ([`FnModel::build_profile`]) for every model of one
+/// filter (the fit's, its alternatives', a synthetic source's true workload): it reads
+/// the filter and eps only, and at megabyte filters it is the costliest part of the
+/// Markov methods (about 10 s at 2^23 bits, O(M^1.5)).
+#[derive(Debug)]
+pub struct BuiltProfile {
+    pub profile: Profile,
+    /// Wall seconds it took to build (reported with the first Markov method of each
+    /// model that uses it, as that model's cost when run alone).
+    pub seconds: f64,
+    /// What it was built from: (transitions, sigma, N, retaining, eps bits).
+    key: (Transitions, u64, Option<u64>, bool, u64),
 }
 
 impl FnModel {
@@ -173,6 +190,7 @@ impl FnModel {
             hitting_fields: None,
             disabling_tolerance: markov::runs::TOLERANCE,
             shared: None,
+            profile: None,
         })
     }
 
@@ -244,6 +262,44 @@ impl FnModel {
         }
     }
 
+    /// The profile of this model's filter, timed, to hand to the other models of the
+    /// same filter ([`FnModel::with_profile`]).
+    pub fn build_profile(&self, progress: bool) -> Result<std::sync::Arc<BuiltProfile>> {
+        let (profile, seconds) = timed(|| self.profile(progress));
+        Ok(std::sync::Arc::new(BuiltProfile {
+            profile: profile?,
+            seconds,
+            key: self.profile_key(),
+        }))
+    }
+
+    /// This model using `built` as its Markov profile where it was built for the same
+    /// filter and eps (else it builds its own, as without it): the same values, the
+    /// profile computed once.
+    pub fn with_profile(mut self, built: Option<&std::sync::Arc<BuiltProfile>>) -> Self {
+        self.profile = built.filter(|b| b.key == self.profile_key()).cloned();
+        self
+    }
+
+    /// What the profile reads.
+    fn profile_key(&self) -> (Transitions, u64, Option<u64>, bool, u64) {
+        (
+            self.t,
+            self.sigma,
+            self.max_inserts,
+            self.retaining,
+            self.eps.to_bits(),
+        )
+    }
+
+    /// The profile given by [`FnModel::with_profile`], else one built now.
+    pub fn shared_or_built_profile(&self, progress: bool) -> Result<std::sync::Arc<BuiltProfile>> {
+        match &self.profile {
+            Some(p) => Ok(p.clone()),
+            None => self.build_profile(progress),
+        }
+    }
+
     /// This model as one of a fit's alternative workloads, whose Markov values only set
     /// the ends of a printed range: markov-disabling then runs on the coarser runs of
     /// [`markov::runs::RANGE_TOLERANCE`] (agreement [`markov::runs::RANGE_AGREEMENT`],
@@ -274,6 +330,12 @@ impl FnModel {
                     self.estimates_over(method, profile, s).unwrap_or_default()
                 }))
             }
+            Some(shared)
+                if method == Method::MarkovDisabling
+                    && markov::disabling_on_runs(profile.len(), self.q.len()) =>
+            {
+                Some(shared.disabling_values(&self.q, self.disabling_inputs(), states))
+            }
             _ => self.estimates_over(method, profile, states),
         }
     }
@@ -300,6 +362,15 @@ impl FnModel {
             ),
             Method::Renewal | Method::RenewalTrace => return None,
         })
+    }
+
+    /// What markov-disabling reads besides Q and the states, for the shared store.
+    pub fn disabling_inputs(&self) -> markov::shared::DisablingInputs<'_> {
+        markov::shared::DisablingInputs {
+            zeta: &self.zeta,
+            p_r: self.p_r,
+            tolerance: self.disabling_tolerance,
+        }
     }
 
     /// Power sums of Q, on rates built once per model ([`powersums::Rates`]).
@@ -429,16 +500,17 @@ impl FnModel {
                 .iter()
                 .any(|&m| m != Method::Renewal && !m.reads_trace());
             markov_asked.then(|| {
-                let (profile, seconds) = timed(|| self.profile(options.progress));
+                let profile = self.shared_or_built_profile(options.progress);
+                let seconds = profile.as_ref().map_or(0.0, |p| p.seconds);
                 let chains = match &profile {
                     Ok(p) if !options.progress => methods
                         .par_iter()
                         .with_max_len(1)
-                        .map(|&m| timed(|| self.markov(m, p)))
+                        .map(|&m| timed(|| self.markov(m, &p.profile)))
                         .collect(),
                     Ok(p) => methods
                         .iter()
-                        .map(|&m| timed(|| self.markov(m, p)))
+                        .map(|&m| timed(|| self.markov(m, &p.profile)))
                         .collect(),
                     Err(_) => Vec::new(),
                 };
@@ -495,7 +567,7 @@ impl FnModel {
         Ok(FnReport {
             results,
             renewal: renewal_result,
-            markov_states: profile.and_then(|p| p.ok()).map(|p| p.len()),
+            markov_states: profile.and_then(|p| p.ok()).map(|p| p.profile.len()),
         })
     }
 }
@@ -558,6 +630,64 @@ mod tests {
                 );
             } else {
                 assert_eq!(a.to_bits(), b.to_bits(), "{m:?}");
+            }
+        }
+    }
+
+    /// A profile built once and given to the models of the same filter (another
+    /// workload, a clone) gives each the bits of its own build; one built for another
+    /// filter or eps is not used (the model builds its own), whatever it holds.
+    #[test]
+    fn a_shared_profile_gives_the_bits_of_an_own_build_and_only_for_its_filter() {
+        let methods: Vec<Method> = Method::ALL
+            .into_iter()
+            .filter(|m| m.reads_popularity())
+            .collect();
+        let options = RenewalOptions::default();
+        for (sigma, n, phases) in [(2000u64, None, 1u8), (1400, None, 2), (0, Some(300u64), 1)] {
+            let mut filter = FilterConfig::sigma_bounded(8000, 4, sigma);
+            filter.phases = phases;
+            if n.is_some() {
+                filter.sigma = None;
+                filter.max_inserts = n;
+            }
+            let w = Workload::zipf(1000, 1.0, 0.9, Placement::Uniform);
+            let other = Workload::zipf(3000, 0.7, 0.5, Placement::Bottom);
+            let built = FnModel::new(&filter, &w, DEFAULT_EPS)
+                .unwrap()
+                .build_profile(false)
+                .unwrap();
+            for workload in [&w, &other] {
+                let own = FnModel::new(&filter, workload, DEFAULT_EPS).unwrap();
+                let given = own.clone().with_profile(Some(&built));
+                assert!(std::sync::Arc::ptr_eq(
+                    &given.shared_or_built_profile(false).unwrap(),
+                    &built
+                ));
+                let (a, b) = (
+                    own.evaluate(&methods, options).unwrap(),
+                    given.evaluate(&methods, options).unwrap(),
+                );
+                assert_eq!(a.markov_states, b.markov_states);
+                for (x, y) in a.results.iter().zip(&b.results) {
+                    assert_eq!(x.method, y.method);
+                    assert_eq!(x.fn_rate.to_bits(), y.fn_rate.to_bits(), "{:?}", x.method);
+                    assert_eq!(x.fp_rate.to_bits(), y.fp_rate.to_bits(), "{:?}", x.method);
+                }
+            }
+            // Another sigma (or N), another eps: the given profile is not theirs.
+            let mut wider = filter.clone();
+            match n {
+                Some(n) => wider.max_inserts = Some(n + 1),
+                None => wider.sigma = Some(sigma + 1),
+            }
+            for (f, eps) in [(wider, DEFAULT_EPS), (filter, DEFAULT_EPS * 10.0)] {
+                let m = FnModel::new(&f, &w, eps)
+                    .unwrap()
+                    .with_profile(Some(&built));
+                let p = m.shared_or_built_profile(false).unwrap();
+                assert!(!std::sync::Arc::ptr_eq(&p, &built));
+                assert_eq!(p.profile.len(), m.profile(false).unwrap().len());
             }
         }
     }

@@ -107,10 +107,16 @@ pub fn disabling_estimates(
     profile: &Profile,
     tolerance: f64,
 ) -> Vec<f64> {
-    if profile.len() as f64 * q.len() as f64 > runs::EXACT_WORK {
+    if disabling_on_runs(profile.len(), q.len()) {
         return per_state(runs::RunDisabling::new(q, zeta, p_r, tolerance), profile);
     }
     disabling_estimates_exact(q, zeta, p_r, profile)
+}
+
+/// Whether [`disabling_estimates`] runs on runs of ranks for `states` states and D
+/// ranks (where rank by rank would cost more than [`runs::EXACT_WORK`]).
+pub fn disabling_on_runs(states: usize, d: usize) -> bool {
+    states as f64 * d as f64 > runs::EXACT_WORK
 }
 
 /// [`disabling_estimates`] rank by rank, whatever the cost.
@@ -143,9 +149,15 @@ impl DisablingChain for runs::RunDisabling {
 }
 
 /// f^[i] for each of the profile's states: U after i distinct arrivals of `chain`.
-pub fn per_state(mut chain: impl DisablingChain, profile: &Profile) -> Vec<f64> {
-    let mut out = Vec::with_capacity(profile.len());
-    for _ in 0..profile.len() {
+pub fn per_state(chain: impl DisablingChain, profile: &Profile) -> Vec<f64> {
+    per_state_n(chain, profile.len())
+}
+
+/// U after 0, 1, ..., `states` - 1 distinct arrivals of `chain`: a value depends on
+/// the arrivals before it only, so the first n of a longer run are the same bits.
+pub fn per_state_n(mut chain: impl DisablingChain, states: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(states);
+    for _ in 0..states {
         out.push(chain.enabled_mass());
         chain.distinct_arrival();
     }

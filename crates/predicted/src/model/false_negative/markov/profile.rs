@@ -10,6 +10,7 @@
 use crate::model::false_negative::bitdist::{BitDist, Summary};
 use crate::model::false_negative::nbounded::JointDist;
 use crate::model::tau::Transitions;
+use rbf_data::filter::Hashing;
 use rbf_foundations::error::Result;
 use rbf_foundations::progress::{check_interrupt, Progress};
 
@@ -147,10 +148,93 @@ impl Profile {
     }
 }
 
+/// A state past every state a sigma-bounded profile keeps ([`Profile::new`] with the
+/// same arguments), found without building it: the profile stops once a cycle reaches
+/// the next state with probability below eps, and after i messages the bit count L_i
+/// concentrates. McDiarmid's inequality over the independent draws (k balls for
+/// colliding hashes, each moving L by at most 1; i messages for distinct hashes, each
+/// by at most k) gives P(L_i <= sigma) <= exp(-2 t^2 / c) with t = E[L_i] - sigma and
+/// c = k i (colliding) or k^2 i (distinct); the first i where that is below eps / 2
+/// bounds the last state kept (the computed reach errs by rounding only, far less than
+/// the factor 2). Used to size work shared by many filters (estimates over states):
+/// a bound that fell short would cost time, never a value.
+pub fn states_bound(t: Transitions, sigma: u64, eps: f64) -> u64 {
+    let (m, k) = (t.m as f64, f64::from(t.k));
+    let (per_message, spread) = match t.hashing {
+        Hashing::Colliding => (k * (-1.0 / m).ln_1p(), k),
+        Hashing::Distinct => ((-k / m).ln_1p(), k * k),
+    };
+    let target = (eps / 2.0).ln();
+    let sigma = sigma as f64;
+    // E[L_i] = M (1 - (1 - 1/M)^(k i)) (colliding) or M (1 - (1 - k/M)^i) (distinct).
+    let beyond = |i: f64| {
+        let t = m * -(per_message * i).exp_m1() - sigma;
+        t > 0.0 && -2.0 * t * t / (spread * i) <= target
+    };
+    // Past the mean crossing, the exponent grows with i until E[L_i] flattens near M:
+    // doubling finds a state beyond, halving the interval the first one.
+    let (mut lo, mut hi) = (1.0f64, 1.0f64);
+    while !beyond(hi) {
+        if hi > 1e15 {
+            return u64::MAX;
+        }
+        lo = hi;
+        hi *= 2.0;
+    }
+    while hi - lo > 1.0 {
+        let mid = ((lo + hi) / 2.0).floor();
+        if beyond(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rbf_data::filter::Hashing;
+
+    #[test]
+    fn the_states_bound_is_past_the_last_state_and_near_it() {
+        for hashing in [Hashing::Colliding, Hashing::Distinct] {
+            for (m, k, frac) in [
+                (20_000u64, 3u32, 0.38),
+                (50_000, 4, 0.5),
+                (8_000, 6, 0.2),
+                (100_000, 1, 0.38),
+                (30_000, 8, 0.9),
+            ] {
+                let sigma = (m as f64 * frac) as u64;
+                let t = Transitions::new(m, k, hashing);
+                for retaining in [false, true] {
+                    for eps in [1e-10, 1e-4] {
+                        let last = Profile::new(t, sigma, retaining, eps).unwrap().last() as u64;
+                        let bound = states_bound(t, sigma, eps);
+                        assert!(bound > last, "{hashing:?} m {m} k {k}: {bound} <= {last}");
+                        if bound == u64::MAX {
+                            // No state found (sigma near M with distinct hashes'
+                            // wider spread): callers keep their old horizon.
+                            assert!(frac > 0.5, "{hashing:?} m {m} k {k}");
+                            continue;
+                        }
+                        // Measured: colliding within 13 %; distinct (McDiarmid's spread
+                        // k times wider) within 23 % up to sigma = M/2, 45 % at 0.9 M.
+                        let slack = match hashing {
+                            Hashing::Colliding => 0.15,
+                            Hashing::Distinct if frac <= 0.5 => 0.25,
+                            Hashing::Distinct => 0.5,
+                        };
+                        assert!(
+                            (bound - last) as f64 <= slack * last as f64,
+                            "{hashing:?} m {m} k {k} eps {eps}: {bound} against {last}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn k1_reach_is_the_occupancy_law() {

@@ -46,8 +46,30 @@ struct Entry {
     method: Method,
     first: usize,
     q: Vec<f64>,
+    /// markov-disabling's other inputs (None for the methods that read Q alone).
+    disabling: Option<(Vec<f64>, u64, u64)>,
     /// States `first..=horizon`, computed by the first model that asks.
     values: OnceLock<Vec<f64>>,
+}
+
+/// What markov-disabling's estimates read besides Q and the number of states: the
+/// placement zeta, p_r and the tolerance of its runs of ranks ([`super::runs`]). Its
+/// chain on runs gives state i's value whatever the number of states after it, so it
+/// is shared like the others, where the model's own would run on runs too
+/// ([`super::disabling_on_runs`]); the exact chain is not shared.
+#[derive(Clone, Copy, Debug)]
+pub struct DisablingInputs<'a> {
+    pub zeta: &'a [f64],
+    pub p_r: f64,
+    pub tolerance: f64,
+}
+
+impl DisablingInputs<'_> {
+    fn matches(&self, entry: &Option<(Vec<f64>, u64, u64)>) -> bool {
+        entry.as_ref().is_some_and(|(z, p, t)| {
+            *p == self.p_r.to_bits() && *t == self.tolerance.to_bits() && z == self.zeta
+        })
+    }
 }
 
 impl std::fmt::Debug for SharedEstimates {
@@ -89,10 +111,30 @@ impl SharedEstimates {
         if !SharedEstimates::shares(method) || last > self.horizon || first > last {
             return compute(states);
         }
-        let Some(entry) = self.entry(method, first, q) else {
+        let Some(entry) = self.entry(method, first, q, None) else {
             return compute(states);
         };
         let all = entry.values.get_or_init(|| compute(first..=self.horizon));
+        all[..=last - first].to_vec()
+    }
+
+    /// markov-disabling's estimates on runs of ranks for `states` (a value per state,
+    /// from the cycle's start), from the store where it covers them, else computed.
+    pub fn disabling_values(
+        &self,
+        q: &[f64],
+        inputs: DisablingInputs,
+        states: std::ops::RangeInclusive<usize>,
+    ) -> Vec<f64> {
+        let (first, last) = (*states.start(), *states.end());
+        let own = |n: usize| disabling_on_runs(q, inputs, n);
+        if last > self.horizon || first > last {
+            return own(last + 1 - first);
+        }
+        let Some(entry) = self.entry(Method::MarkovDisabling, first, q, Some(inputs)) else {
+            return own(last + 1 - first);
+        };
+        let all = entry.values.get_or_init(|| own(self.horizon + 1 - first));
         all[..=last - first].to_vec()
     }
 
@@ -101,13 +143,35 @@ impl SharedEstimates {
     /// models find them ready. Why: a model that finds an entry still being computed
     /// waits for it, so filters evaluated side by side would take turns at the start.
     /// With `progress`, the work is shown (it takes seconds at capture scale).
-    pub fn warm(&self, qs: &[Vec<f64>], firsts: &[usize], progress: bool) {
+    ///
+    /// `disablings` are markov-disabling's workloads (Q and the other inputs); each is
+    /// warmed where a profile up to the horizon would run it on runs of ranks.
+    pub fn warm(
+        &self,
+        qs: &[Vec<f64>],
+        firsts: &[usize],
+        disablings: &[(&[f64], DisablingInputs)],
+        progress: bool,
+    ) {
         let mut tasks: Vec<(Arc<Entry>, &[f64])> = Vec::new();
+        // The costliest first: at large D, markov-disabling's chain.
+        for &(q, inputs) in disablings {
+            if !super::disabling_on_runs(self.horizon + 1, q.len()) {
+                continue;
+            }
+            for &first in firsts {
+                if let Some(e) = self.entry(Method::MarkovDisabling, first, q, Some(inputs)) {
+                    if !tasks.iter().any(|(t, _)| Arc::ptr_eq(t, &e)) {
+                        tasks.push((e, q));
+                    }
+                }
+            }
+        }
         for q in qs {
             for &first in firsts {
                 // The costliest method first: the chains of the bi-uniform splits.
                 for method in [Method::MarkovBiuniform, Method::DropPins, Method::MarkovSwr] {
-                    if let Some(e) = self.entry(method, first, q) {
+                    if let Some(e) = self.entry(method, first, q, None) {
                         if !tasks.iter().any(|(t, _)| Arc::ptr_eq(t, &e)) {
                             tasks.push((e, q));
                         }
@@ -126,25 +190,46 @@ impl SharedEstimates {
         };
         tasks.par_iter().with_max_len(1).for_each(|(e, q)| {
             if e.first <= horizon {
-                e.values
-                    .get_or_init(|| compute(e.method, q, e.first..=horizon));
+                e.values.get_or_init(|| match &e.disabling {
+                    Some((zeta, p_r, tolerance)) => {
+                        let inputs = DisablingInputs {
+                            zeta,
+                            p_r: f64::from_bits(*p_r),
+                            tolerance: f64::from_bits(*tolerance),
+                        };
+                        disabling_on_runs(q, inputs, horizon + 1 - e.first)
+                    }
+                    None => compute(e.method, q, e.first..=horizon),
+                });
             }
             bar.add(1.0);
         });
         bar.finish();
     }
 
-    /// The entry of (method, first state, q), made when the store has room for it.
-    fn entry(&self, method: Method, first: usize, q: &[f64]) -> Option<Arc<Entry>> {
+    /// The entry of (method, first state, q, markov-disabling's other inputs), made
+    /// when the store has room for it.
+    fn entry(
+        &self,
+        method: Method,
+        first: usize,
+        q: &[f64],
+        disabling: Option<DisablingInputs>,
+    ) -> Option<Arc<Entry>> {
         let mut store = self.entries.lock().ok()?;
-        if let Some(e) = store
-            .entries
-            .iter()
-            .find(|e| e.method == method && e.first == first && e.q == q)
-        {
+        if let Some(e) = store.entries.iter().find(|e| {
+            e.method == method
+                && e.first == first
+                && e.q == q
+                && match disabling {
+                    Some(d) => d.matches(&e.disabling),
+                    None => e.disabling.is_none(),
+                }
+        }) {
             return Some(e.clone());
         }
-        let bytes = 8 * (q.len() + self.horizon.saturating_sub(first) + 1);
+        let zeta_len = disabling.map_or(0, |d| d.zeta.len());
+        let bytes = 8 * (q.len() + zeta_len + self.horizon.saturating_sub(first) + 1);
         if store.bytes.saturating_add(bytes) > MOST_BYTES {
             return None;
         }
@@ -153,11 +238,19 @@ impl SharedEstimates {
             method,
             first,
             q: q.to_vec(),
+            disabling: disabling.map(|d| (d.zeta.to_vec(), d.p_r.to_bits(), d.tolerance.to_bits())),
             values: OnceLock::new(),
         });
         store.entries.push(e.clone());
         Some(e)
     }
+}
+
+/// markov-disabling's estimates on runs of ranks for the first `states` states of a
+/// cycle, as [`super::disabling_estimates`] computes them on runs.
+fn disabling_on_runs(q: &[f64], inputs: DisablingInputs, states: usize) -> Vec<f64> {
+    let chain = super::runs::RunDisabling::new(q, inputs.zeta, inputs.p_r, inputs.tolerance);
+    super::per_state_n(chain, states)
 }
 
 /// A shared method's estimates on `q` for `states`, as [`super::super::FnModel`]
@@ -202,7 +295,7 @@ mod tests {
         for (d, alpha) in [(300, 0.0), (2000, 0.8), (5000, 1.2)] {
             let m = model(d, alpha);
             let profile = m.profile(false).expect("profile");
-            warmed.warm(std::slice::from_ref(&m.q), &[0, 1], false);
+            warmed.warm(std::slice::from_ref(&m.q), &[0, 1], &[], false);
             for method in [Method::MarkovSwr, Method::MarkovBiuniform, Method::DropPins] {
                 for first in [0, 1] {
                     for last in [4000, 17, 6000, 250, 1999] {
@@ -221,6 +314,101 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// markov-disabling on runs of ranks: the store's values, filled by a model or
+    /// warmed, are the model's own bits for every profile length (one that would run
+    /// rank by rank is not given them); another zeta, p_r or tolerance is another entry.
+    #[test]
+    fn shared_disabling_estimates_are_each_filters_own_bit_for_bit() {
+        let w = Workload::zipf(200_000, 0.9, 0.8, Placement::Uniform);
+        let store = SharedEstimates::new(9000);
+        let warmed = SharedEstimates::new(9000);
+        let mut cases = 0;
+        for (m_bits, k, sigma) in [
+            (60_000u64, 4u32, 20_000u64),
+            (30_000, 3, 9_000),
+            (2_000, 3, 300),
+        ] {
+            for retaining in [false, true] {
+                let mut filter = FilterConfig::sigma_bounded(m_bits, k, sigma);
+                filter.retaining = retaining;
+                for model in [
+                    FnModel::new(&filter, &w, 1e-12).expect("model"),
+                    FnModel::new(&filter, &w, 1e-12)
+                        .expect("model")
+                        .for_range_end(),
+                ] {
+                    cases += usize::from(disabling_shared_as_own(&model, &store, &warmed));
+                }
+            }
+        }
+        assert!(cases >= 8, "{cases} cases on runs");
+    }
+
+    /// One model's markov-disabling estimates through `store` (filled by the model)
+    /// and `warmed` (warmed up front) against its own; whether they ran on runs.
+    fn disabling_shared_as_own(
+        model: &FnModel,
+        store: &Arc<SharedEstimates>,
+        warmed: &Arc<SharedEstimates>,
+    ) -> bool {
+        let profile = model.profile(false).expect("profile");
+        let inputs = model.disabling_inputs();
+        warmed.warm(&[], &[profile.start], &[(&model.q, inputs)], false);
+        let states = profile.start..=profile.last();
+        let own = model
+            .estimates_over(Method::MarkovDisabling, &profile, states.clone())
+            .expect("own");
+        let through = |s: &Arc<SharedEstimates>| {
+            let m = model.clone().sharing(Some(s.clone()));
+            m.estimates(Method::MarkovDisabling, &profile)
+                .expect("estimates")
+        };
+        if !super::super::disabling_on_runs(profile.len(), model.q.len()) {
+            // Rank by rank: the model does not take the store's values.
+            same_bits(&through(store), &own, "rank by rank");
+            return false;
+        }
+        let what = format!("{} states, tolerance {}", profile.len(), inputs.tolerance);
+        same_bits(
+            &store.disabling_values(&model.q, inputs, states.clone()),
+            &own,
+            &what,
+        );
+        same_bits(
+            &warmed.disabling_values(&model.q, inputs, states),
+            &own,
+            &what,
+        );
+        same_bits(&through(warmed), &own, &what);
+        true
+    }
+
+    #[test]
+    fn another_p_r_is_another_disabling_entry() {
+        let w = Workload::zipf(200_000, 0.9, 0.8, Placement::Uniform);
+        let filter = FilterConfig::sigma_bounded(60_000, 4, 20_000);
+        let model = FnModel::new(&filter, &w, 1e-12).expect("model");
+        let store = SharedEstimates::new(9000);
+        let profile = model.profile(false).expect("profile");
+        let states = profile.start..=profile.last();
+        store.disabling_values(&model.q, model.disabling_inputs(), states);
+        let other = FnModel::new(
+            &FilterConfig::sigma_bounded(60_000, 4, 20_000),
+            &Workload::zipf(200_000, 0.9, 0.5, Placement::Uniform),
+            1e-12,
+        )
+        .expect("model");
+        let states = profile.start..=profile.last();
+        let own = other
+            .estimates_over(Method::MarkovDisabling, &profile, states.clone())
+            .expect("own");
+        same_bits(
+            &store.disabling_values(&other.q, other.disabling_inputs(), states),
+            &own,
+            "p_r 0.5",
+        );
     }
 
     #[test]
