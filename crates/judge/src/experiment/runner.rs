@@ -39,6 +39,8 @@ pub fn run_points(
     journal: Option<&Journal>,
 ) -> Result<Vec<Row>> {
     let estimates = shared_estimates(config, sources, points, &filters, progress);
+    // The warm-up stops between its tasks on a Ctrl-C: so does the run.
+    check_interrupt()?;
     // Started after the estimates (they show their own progress): the points' pace
     // predicts how long the points take.
     let bar = if progress {

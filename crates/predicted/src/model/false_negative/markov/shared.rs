@@ -142,7 +142,8 @@ impl SharedEstimates {
     /// `firsts` up to the horizon, all at once on rayon's threads, so that the filters'
     /// models find them ready. Why: a model that finds an entry still being computed
     /// waits for it, so filters evaluated side by side would take turns at the start.
-    /// With `progress`, the work is shown (it takes seconds at capture scale).
+    /// With `progress`, the work is shown (it takes seconds at capture scale). A Ctrl-C
+    /// or SIGTERM ends it between tasks.
     ///
     /// `disablings` are markov-disabling's workloads (Q and the other inputs); each is
     /// warmed where a profile up to the horizon would run it on runs of ranks.
@@ -189,6 +190,12 @@ impl SharedEstimates {
             false => rbf_foundations::progress::Progress::hidden(),
         };
         tasks.par_iter().with_max_len(1).for_each(|(e, q)| {
+            // After a Ctrl-C or SIGTERM the tasks not begun are left (each takes at
+            // most a few seconds at capture scale): their entries stay empty, and the
+            // caller stops on the flag.
+            if rbf_foundations::progress::interrupted() {
+                return;
+            }
             if e.first <= horizon {
                 e.values.get_or_init(|| match &e.disabling {
                     Some((zeta, p_r, tolerance)) => {
