@@ -154,6 +154,39 @@ impl SharedEstimates {
         disablings: &[(&[f64], DisablingInputs)],
         progress: bool,
     ) {
+        let tasks = self.tasks(qs, firsts, disablings);
+        let horizon = self.horizon;
+        let bar = match progress {
+            true => rbf_foundations::progress::Progress::new(
+                "non-repeat estimates shared by the filters",
+                tasks.len() as f64,
+                "workloads x methods",
+            ),
+            false => rbf_foundations::progress::Progress::hidden(),
+        };
+        tasks.par_iter().with_max_len(1).for_each(|(e, q)| {
+            // After a Ctrl-C or SIGTERM the tasks not begun are left (each takes at
+            // most a few seconds at capture scale): their entries stay empty, and the
+            // caller stops on the flag.
+            if rbf_foundations::progress::interrupted() {
+                return;
+            }
+            if e.first <= horizon {
+                e.values.get_or_init(|| e.compute(q, horizon));
+            }
+            bar.add(1.0);
+        });
+        bar.finish();
+    }
+
+    /// The entries [`SharedEstimates::warm`] fills (once each), with their Q, the
+    /// costliest first.
+    fn tasks<'q>(
+        &self,
+        qs: &'q [Vec<f64>],
+        firsts: &[usize],
+        disablings: &[(&'q [f64], DisablingInputs)],
+    ) -> Vec<(Arc<Entry>, &'q [f64])> {
         let mut tasks: Vec<(Arc<Entry>, &[f64])> = Vec::new();
         // The costliest first: at large D, markov-disabling's chain.
         for &(q, inputs) in disablings {
@@ -180,38 +213,7 @@ impl SharedEstimates {
                 }
             }
         }
-        let horizon = self.horizon;
-        let bar = match progress {
-            true => rbf_foundations::progress::Progress::new(
-                "non-repeat estimates shared by the filters",
-                tasks.len() as f64,
-                "workloads x methods",
-            ),
-            false => rbf_foundations::progress::Progress::hidden(),
-        };
-        tasks.par_iter().with_max_len(1).for_each(|(e, q)| {
-            // After a Ctrl-C or SIGTERM the tasks not begun are left (each takes at
-            // most a few seconds at capture scale): their entries stay empty, and the
-            // caller stops on the flag.
-            if rbf_foundations::progress::interrupted() {
-                return;
-            }
-            if e.first <= horizon {
-                e.values.get_or_init(|| match &e.disabling {
-                    Some((zeta, p_r, tolerance)) => {
-                        let inputs = DisablingInputs {
-                            zeta,
-                            p_r: f64::from_bits(*p_r),
-                            tolerance: f64::from_bits(*tolerance),
-                        };
-                        disabling_on_runs(q, inputs, horizon + 1 - e.first)
-                    }
-                    None => compute(e.method, q, e.first..=horizon),
-                });
-            }
-            bar.add(1.0);
-        });
-        bar.finish();
+        tasks
     }
 
     /// The entry of (method, first state, q, markov-disabling's other inputs), made
@@ -250,6 +252,23 @@ impl SharedEstimates {
         });
         store.entries.push(e.clone());
         Some(e)
+    }
+}
+
+impl Entry {
+    /// Its values for states `first..=horizon` on `q`.
+    fn compute(&self, q: &[f64], horizon: usize) -> Vec<f64> {
+        match &self.disabling {
+            Some((zeta, p_r, tolerance)) => {
+                let inputs = DisablingInputs {
+                    zeta,
+                    p_r: f64::from_bits(*p_r),
+                    tolerance: f64::from_bits(*tolerance),
+                };
+                disabling_on_runs(q, inputs, horizon + 1 - self.first)
+            }
+            None => compute(self.method, q, self.first..=horizon),
+        }
     }
 }
 
