@@ -106,8 +106,15 @@ fn shared_estimates(
             continue;
         };
         if let Some(sigma) = f.sigma {
-            let t = Transitions::new(f.half_memory(), f.hashes, f.hashing);
-            *h = (*h).max(sigma.min(states_bound(t, sigma, config.eps)));
+            // A filter the models refuse keeps sigma (and never reads the store).
+            let reach = match f.validate() {
+                Ok(()) => {
+                    let t = Transitions::new(f.half_memory(), f.hashes, f.hashing);
+                    states_bound(t, sigma, config.eps)
+                }
+                Err(_) => sigma,
+            };
+            *h = (*h).max(sigma.min(reach));
             // A profile's first state: 1 for a retaining filter (its retained message).
             let first = usize::from(f.retaining);
             if !fs.contains(&first) {
