@@ -106,15 +106,7 @@ fn shared_estimates(
             continue;
         };
         if let Some(sigma) = f.sigma {
-            // A filter the models refuse keeps sigma (and never reads the store).
-            let reach = match f.validate() {
-                Ok(()) => {
-                    let t = Transitions::new(f.half_memory(), f.hashes, f.hashing);
-                    states_bound(t, sigma, config.eps)
-                }
-                Err(_) => sigma,
-            };
-            *h = (*h).max(sigma.min(reach));
+            *h = (*h).max(profile_reach(f, sigma, config.eps));
             // A profile's first state: 1 for a retaining filter (its retained message).
             let first = usize::from(f.retaining);
             if !fs.contains(&first) {
@@ -154,6 +146,18 @@ fn shared_estimates(
             store
         })
         .collect()
+}
+
+/// The last state `f`'s profile can reach ([`states_bound`]), at most sigma; a filter
+/// the models refuse keeps sigma (and never reads the store).
+fn profile_reach(f: &FilterConfig, sigma: u64, eps: f64) -> u64 {
+    match f.validate() {
+        Ok(()) => {
+            let t = Transitions::new(f.half_memory(), f.hashes, f.hashing);
+            sigma.min(states_bound(t, sigma, eps))
+        }
+        Err(_) => sigma,
+    }
 }
 
 /// markov-disabling's inputs for every workload the judge runs it on for `source`,
