@@ -18,7 +18,9 @@ use rbf_foundations::progress::{check_interrupt, interrupted, Progress};
 use rbf_observed::trace_renewal::TraceBound;
 use rbf_predicted::model::false_negative::markov::profile::states_bound;
 use rbf_predicted::model::false_negative::markov::runs;
-use rbf_predicted::model::false_negative::markov::shared::{DisablingInputs, SharedEstimates};
+use rbf_predicted::model::false_negative::markov::shared::{
+    DisablingInputs, DisablingKey, SharedEstimates,
+};
 use rbf_predicted::model::false_negative::Method;
 use rbf_predicted::model::false_negative::RenewalMode;
 use rbf_predicted::model::false_positive::{capacity, sigma_for_target, CapacityQuery};
@@ -124,28 +126,44 @@ fn shared_estimates(
         .map(|((h, fs), source)| {
             let store = SharedEstimates::new(h);
             if (warm || disabling) && h > 0 {
-                let qs = if warm { model_qs(source) } else { Vec::new() };
-                let chains = if disabling {
-                    disabling_workloads(source)
-                } else {
-                    Vec::new()
-                };
-                let inputs: Vec<(&[f64], DisablingInputs)> = chains
-                    .iter()
-                    .map(|(q, zeta, p_r, tolerance)| {
-                        let inputs = DisablingInputs {
-                            zeta,
-                            p_r: *p_r,
-                            tolerance: *tolerance,
-                        };
-                        (q.as_slice(), inputs)
-                    })
-                    .collect();
-                store.warm(&qs, &fs, &inputs, progress);
+                warm_store(&store, source, &fs, (warm, disabling), progress);
             }
             store
         })
         .collect()
+}
+
+/// Fills `store` for `source`'s workloads: the estimates that read Q alone (`warm`)
+/// and markov-disabling's on runs (`disabling`).
+fn warm_store(
+    store: &SharedEstimates,
+    source: &Prepared,
+    fs: &[usize],
+    (warm, disabling): (bool, bool),
+    progress: bool,
+) {
+    // Each workload's Q is made once: markov-disabling's list carries it.
+    let chains = match disabling {
+        true => disabling_workloads(source),
+        false => Vec::new(),
+    };
+    let own_qs = match warm && !disabling {
+        true => model_qs(source),
+        false => Vec::new(),
+    };
+    let mut qs: Vec<&[f64]> = own_qs.iter().map(Vec::as_slice).collect();
+    if warm {
+        for (q, _) in &chains {
+            if !qs.contains(&q.as_slice()) {
+                qs.push(q);
+            }
+        }
+    }
+    let inputs: Vec<(&[f64], DisablingInputs)> = chains
+        .iter()
+        .map(|(q, k)| (q.as_slice(), k.inputs()))
+        .collect();
+    store.warm(&qs, fs, &inputs, progress);
 }
 
 /// The last state `f`'s profile can reach ([`states_bound`]), at most sigma; a filter
@@ -160,11 +178,11 @@ fn profile_reach(f: &FilterConfig, sigma: u64, eps: f64) -> u64 {
     }
 }
 
-/// markov-disabling's inputs for every workload the judge runs it on for `source`,
-/// as the judge's models hold them: (Q, zeta, p_r, the runs' tolerance), the model and
-/// the fit at [`runs::TOLERANCE`], the fit's alternatives (range ends) at
-/// [`runs::RANGE_TOLERANCE`].
-fn disabling_workloads(source: &Prepared) -> Vec<(Vec<f64>, Vec<f64>, f64, f64)> {
+/// markov-disabling's inputs for every workload the judge runs it on for `source` (the
+/// workloads of [`model_qs`]), as the judge's models hold them: Q, zeta, p_r and the
+/// runs' tolerance, [`runs::TOLERANCE`] for the model and the fit,
+/// [`runs::RANGE_TOLERANCE`] for the fit's alternatives (range ends).
+fn disabling_workloads(source: &Prepared) -> Vec<(Vec<f64>, DisablingKey)> {
     let points = source
         .workload
         .iter()
@@ -175,12 +193,17 @@ fn disabling_workloads(source: &Prepared) -> Vec<(Vec<f64>, Vec<f64>, f64, f64)>
         .iter()
         .flat_map(|f| f.q_check.iter().flat_map(|c| &c.alternatives))
         .map(|w| (w, runs::RANGE_TOLERANCE));
-    let mut out: Vec<(Vec<f64>, Vec<f64>, f64, f64)> = Vec::new();
+    let mut out: Vec<(Vec<f64>, DisablingKey)> = Vec::new();
     for (w, tolerance) in points.chain(ends) {
         let (Ok(q), Ok(zeta)) = (w.repeat_distribution(), w.placement_distribution()) else {
             continue;
         };
-        let one = (q.into(), zeta.into(), w.p_repeat, tolerance);
+        let key = DisablingKey {
+            zeta: zeta.into(),
+            p_r: w.p_repeat,
+            tolerance,
+        };
+        let one = (q.into(), key);
         if !out.contains(&one) {
             out.push(one);
         }

@@ -47,8 +47,9 @@ struct Entry {
     first: usize,
     q: Vec<f64>,
     /// markov-disabling's other inputs (None for the methods that read Q alone).
-    disabling: Option<(Vec<f64>, u64, u64)>,
-    /// States `first..=horizon`, computed by the first model that asks.
+    disabling: Option<DisablingKey>,
+    /// States `first..=horizon`, computed by the first model that asks (for
+    /// markov-disabling `first` is 0: its chain's values from a cycle's start).
     values: OnceLock<Vec<f64>>,
 }
 
@@ -65,10 +66,30 @@ pub struct DisablingInputs<'a> {
 }
 
 impl DisablingInputs<'_> {
-    fn matches(&self, entry: &Option<(Vec<f64>, u64, u64)>) -> bool {
-        entry.as_ref().is_some_and(|(z, p, t)| {
-            *p == self.p_r.to_bits() && *t == self.tolerance.to_bits() && z == self.zeta
-        })
+    /// Whether `key` holds these inputs, to the bit.
+    fn matches(&self, key: &DisablingKey) -> bool {
+        key.p_r.to_bits() == self.p_r.to_bits()
+            && key.tolerance.to_bits() == self.tolerance.to_bits()
+            && key.zeta == self.zeta
+    }
+}
+
+/// [`DisablingInputs`] held: by a store's entry, or by whoever gathers a sweep's
+/// workloads before warming it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DisablingKey {
+    pub zeta: Vec<f64>,
+    pub p_r: f64,
+    pub tolerance: f64,
+}
+
+impl DisablingKey {
+    pub fn inputs(&self) -> DisablingInputs<'_> {
+        DisablingInputs {
+            zeta: &self.zeta,
+            p_r: self.p_r,
+            tolerance: self.tolerance,
+        }
     }
 }
 
@@ -118,24 +139,26 @@ impl SharedEstimates {
         all[..=last - first].to_vec()
     }
 
-    /// markov-disabling's estimates on runs of ranks for `states` (a value per state,
-    /// from the cycle's start), from the store where it covers them, else computed.
+    /// markov-disabling's estimates on runs of ranks for `states`: one value per
+    /// state, the chain's from a cycle's start whatever the first state (as
+    /// [`super::disabling_estimates`] gives them), so one entry from state 0 serves
+    /// every first state; from the store where it covers them, else computed.
     pub fn disabling_values(
         &self,
         q: &[f64],
         inputs: DisablingInputs,
         states: std::ops::RangeInclusive<usize>,
     ) -> Vec<f64> {
-        let (first, last) = (*states.start(), *states.end());
+        let n = states.count();
         let own = |n: usize| disabling_on_runs(q, inputs, n);
-        if last > self.horizon || first > last {
-            return own(last + 1 - first);
+        if n == 0 || n > self.horizon + 1 {
+            return own(n);
         }
-        let Some(entry) = self.entry(Method::MarkovDisabling, first, q, Some(inputs)) else {
-            return own(last + 1 - first);
+        let Some(entry) = self.entry(Method::MarkovDisabling, 0, q, Some(inputs)) else {
+            return own(n);
         };
-        let all = entry.values.get_or_init(|| own(self.horizon + 1 - first));
-        all[..=last - first].to_vec()
+        let all = entry.values.get_or_init(|| own(self.horizon + 1));
+        all[..n].to_vec()
     }
 
     /// Computes the shared estimates of each Q of `qs` from each first state of
@@ -149,7 +172,7 @@ impl SharedEstimates {
     /// warmed where a profile up to the horizon would run it on runs of ranks.
     pub fn warm(
         &self,
-        qs: &[Vec<f64>],
+        qs: &[&[f64]],
         firsts: &[usize],
         disablings: &[(&[f64], DisablingInputs)],
         progress: bool,
@@ -183,25 +206,24 @@ impl SharedEstimates {
     /// costliest first.
     fn tasks<'q>(
         &self,
-        qs: &'q [Vec<f64>],
+        qs: &[&'q [f64]],
         firsts: &[usize],
         disablings: &[(&'q [f64], DisablingInputs)],
     ) -> Vec<(Arc<Entry>, &'q [f64])> {
         let mut tasks: Vec<(Arc<Entry>, &[f64])> = Vec::new();
-        // The costliest first: at large D, markov-disabling's chain.
+        // The costliest first: at large D, markov-disabling's chain (one entry from
+        // state 0 for every first state).
         for &(q, inputs) in disablings {
             if !super::disabling_on_runs(self.horizon + 1, q.len()) {
                 continue;
             }
-            for &first in firsts {
-                if let Some(e) = self.entry(Method::MarkovDisabling, first, q, Some(inputs)) {
-                    if !tasks.iter().any(|(t, _)| Arc::ptr_eq(t, &e)) {
-                        tasks.push((e, q));
-                    }
+            if let Some(e) = self.entry(Method::MarkovDisabling, 0, q, Some(inputs)) {
+                if !tasks.iter().any(|(t, _)| Arc::ptr_eq(t, &e)) {
+                    tasks.push((e, q));
                 }
             }
         }
-        for q in qs {
+        for &q in qs {
             for &first in firsts {
                 // The costliest method first: the chains of the bi-uniform splits.
                 for method in [Method::MarkovBiuniform, Method::DropPins, Method::MarkovSwr] {
@@ -230,9 +252,9 @@ impl SharedEstimates {
             e.method == method
                 && e.first == first
                 && e.q == q
-                && match disabling {
-                    Some(d) => d.matches(&e.disabling),
-                    None => e.disabling.is_none(),
+                && match (disabling, &e.disabling) {
+                    (Some(d), Some(key)) => d.matches(key),
+                    (d, key) => d.is_none() && key.is_none(),
                 }
         }) {
             return Some(e.clone());
@@ -247,7 +269,11 @@ impl SharedEstimates {
             method,
             first,
             q: q.to_vec(),
-            disabling: disabling.map(|d| (d.zeta.to_vec(), d.p_r.to_bits(), d.tolerance.to_bits())),
+            disabling: disabling.map(|d| DisablingKey {
+                zeta: d.zeta.to_vec(),
+                p_r: d.p_r,
+                tolerance: d.tolerance,
+            }),
             values: OnceLock::new(),
         });
         store.entries.push(e.clone());
@@ -259,14 +285,7 @@ impl Entry {
     /// Its values for states `first..=horizon` on `q`.
     fn compute(&self, q: &[f64], horizon: usize) -> Vec<f64> {
         match &self.disabling {
-            Some((zeta, p_r, tolerance)) => {
-                let inputs = DisablingInputs {
-                    zeta,
-                    p_r: f64::from_bits(*p_r),
-                    tolerance: f64::from_bits(*tolerance),
-                };
-                disabling_on_runs(q, inputs, horizon + 1 - self.first)
-            }
+            Some(key) => disabling_on_runs(q, key.inputs(), horizon + 1 - self.first),
             None => compute(self.method, q, self.first..=horizon),
         }
     }
@@ -321,7 +340,7 @@ mod tests {
         for (d, alpha) in [(300, 0.0), (2000, 0.8), (5000, 1.2)] {
             let m = model(d, alpha);
             let profile = m.profile(false).expect("profile");
-            warmed.warm(std::slice::from_ref(&m.q), &[0, 1], &[], false);
+            warmed.warm(&[m.q.as_slice()], &[0, 1], &[], false);
             for method in [Method::MarkovSwr, Method::MarkovBiuniform, Method::DropPins] {
                 for first in [0, 1] {
                     for last in [4000, 17, 6000, 250, 1999] {
