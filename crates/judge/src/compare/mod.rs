@@ -33,8 +33,9 @@ pub use verdict::{BoundVerdict, ModelTargetVerdict, Regime, TargetVerdict};
 use serde::Serialize;
 
 use rbf_data::filter::{FilterConfig, Positions};
-use rbf_data::message::{for_each_key_batch, Message};
+use rbf_data::message::Message;
 use rbf_foundations::error::Result;
+use rbf_observed::fit::beside::beside;
 use rbf_observed::fit::{Fit, FitOptions, Fitter};
 use rbf_observed::replay::{ReplayOptions, ReplayReport, Replays};
 use rbf_observed::trace_renewal::{TraceBound, TraceRenewal};
@@ -91,6 +92,9 @@ pub fn with_judged_positions(filter: &FilterConfig) -> FilterConfig {
     f
 }
 
+/// Keys per batch of [`observe`]'s pass.
+const OBSERVE_BATCH: usize = 8192;
+
 /// What one pass over a trace observed.
 pub struct Observation {
     pub replay: ReplayReport,
@@ -133,11 +137,22 @@ pub fn observe<I: IntoIterator<Item = Message>>(
         warmup: replay.warmup,
         ..fit
     })?;
-    for_each_key_batch(stream, |keys| {
-        r.run_keys(keys);
-        f.run_keys(keys);
-        if let Some(t) = t.as_mut() {
-            t.run_keys(keys);
+    // The fitter on a thread of its own, the replays and the trace's paths here.
+    beside(&mut f, |feed| {
+        let mut it = stream.into_iter();
+        loop {
+            let keys: Vec<u64> = it.by_ref().take(OBSERVE_BATCH).map(|m| m.key).collect();
+            if keys.is_empty() {
+                break;
+            }
+            r.run_keys(&keys);
+            if let Some(t) = t.as_mut() {
+                t.run_keys(&keys);
+            }
+            feed(&keys);
+            if keys.len() < OBSERVE_BATCH {
+                break;
+            }
         }
     });
     Ok(Observation {

@@ -36,6 +36,7 @@ use rbf_data::filter::{FilterConfig, Hashing};
 use rbf_data::ingest::{IngestSummary, MessageSource};
 use rbf_foundations::error::{Error, Problem, Result};
 use rbf_foundations::progress::Progress;
+use rbf_observed::fit::beside::beside;
 use rbf_observed::fit::{FitOptions, FitSummary, Fitter};
 use rbf_observed::replay::{source_batches, ReplayOptions, Replays, DEFAULT_HASH_SEEDS};
 use rbf_observed::trace_renewal::{TraceBound, TraceRenewal};
@@ -509,11 +510,15 @@ impl Search<'_, '_> {
             ..FitOptions::default()
         })?;
         let spool = &mut self.spool;
-        source_batches(&mut *self.source, |keys| {
-            spool.write(keys)?;
-            run(keys);
-            fitter.run_keys(keys);
-            Ok(())
+        let source = &mut *self.source;
+        // The fitter on a thread of its own ([`beside`]), the replays here.
+        beside(&mut fitter, |feed| {
+            source_batches(source, |keys| {
+                spool.write(keys)?;
+                run(keys);
+                feed(keys);
+                Ok(())
+            })
         })?;
         spool.close()?;
         let summary = self.source.summary();

@@ -26,6 +26,7 @@
 
 pub mod adequacy;
 pub mod band;
+pub mod beside;
 pub mod command;
 mod error;
 pub mod least_squares;

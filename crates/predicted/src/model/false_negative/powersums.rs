@@ -51,6 +51,72 @@ struct Bin {
     f: [f64; TERMS],
 }
 
+/// Four bins side by side, coefficient by coefficient, so that [`PowerSums::at`]
+/// evaluates their polynomials in one vector each: one bin's Horner steps wait on each
+/// other, four bins' do not (markov-swr evaluates the sums at every state, 126 540 at
+/// 2^20 bits, and drop-pins about twice per state). Each lane does one bin's
+/// arithmetic in the same order, so the sums have the same bits.
+struct Quad {
+    /// Bins in use (1-4); the other lanes hold zeros and are not added.
+    used: usize,
+    r0: [f64; 4],
+    /// Coefficient m of the four bins' S polynomials, then of their F polynomials.
+    c: [[f64; 8]; TERMS],
+}
+
+impl Quad {
+    fn of(bins: &[Bin]) -> Vec<Quad> {
+        bins.chunks(4)
+            .map(|four| {
+                let mut q = Quad {
+                    used: four.len(),
+                    r0: [0.0; 4],
+                    c: [[0.0; 8]; TERMS],
+                };
+                for (j, b) in four.iter().enumerate() {
+                    q.r0[j] = b.r0;
+                    for m in 0..TERMS {
+                        q.c[m][j] = b.s[m];
+                        q.c[m][4 + j] = b.f[m];
+                    }
+                }
+                q
+            })
+            .collect()
+    }
+}
+
+/// (S, F) at l = `lf` over an epoch's bins, `t` = l / 2^(e+1): each bin's
+/// polynomials by Horner's rule, scaled by exp(-l r0) and added in bin order. The
+/// Horner steps of up to [`INTERLEAVED`] quads are taken side by side: one quad's steps
+/// wait on each other, different quads' do not.
+#[inline(always)]
+fn sum_quads(quads: &[Quad], lf: f64, t: f64) -> (f64, f64) {
+    let (mut s, mut f) = (0.0, 0.0);
+    for group in quads.chunks(INTERLEAVED) {
+        let mut p = [[0.0f64; 8]; INTERLEAVED];
+        for m in (0..TERMS).rev() {
+            for (pq, q) in p.iter_mut().zip(group) {
+                for (x, &k) in pq.iter_mut().zip(&q.c[m]) {
+                    *x = *x * t + k;
+                }
+            }
+        }
+        for (pq, q) in p.iter().zip(group) {
+            for j in 0..q.used {
+                let scale = (-lf * q.r0[j]).exp();
+                s += scale * pq[j];
+                f += scale * pq[4 + j];
+            }
+        }
+    }
+    (s, f)
+}
+
+/// Quads whose polynomials [`sum_quads`] evaluates side by side: an epoch has at most
+/// CUT + 1 = 42 bins, 11 quads.
+const INTERLEAVED: usize = 12;
+
 /// Consecutive ranks (by rate) `start..end` within [`GROUP_WIDTH`] of each other, and
 /// their moments about their centre c: s[k] = sum_j (c - r_j)^k / k!, f[k] the same
 /// weighted by the ranks' weights.
@@ -118,8 +184,10 @@ impl Rates {
 /// S(l) and F(l) for one Q.
 pub struct PowerSums {
     rates: std::sync::Arc<Rates>,
-    /// Bins per epoch e, built when first needed.
-    epochs: Vec<Option<Vec<Bin>>>,
+    /// Bins per epoch e, four by four, built when first needed.
+    epochs: Vec<Option<Vec<Quad>>>,
+    /// Whether [`sum_quads`] runs compiled for AVX2 (the same bits either way).
+    wide: bool,
 }
 
 /// A unit a bin takes whole: one rank or one group.
@@ -152,6 +220,7 @@ impl PowerSums {
         PowerSums {
             rates,
             epochs: Vec::new(),
+            wide: rbf_foundations::simd::Simd::detect() >= rbf_foundations::simd::Simd::Avx2,
         }
     }
 
@@ -213,22 +282,16 @@ impl PowerSums {
         }
         if self.epochs[e].is_none() {
             let bins = self.bins(e);
-            self.epochs[e] = Some(bins);
+            self.epochs[e] = Some(Quad::of(&bins));
         }
-        let bins = self.epochs[e].as_deref().unwrap_or_default();
+        let quads = self.epochs[e].as_deref().unwrap_or_default();
         let lf = l as f64;
         let t = lf / (2.0f64).powi(e as i32 + 1);
-        let (mut s, mut f) = (0.0, 0.0);
-        for b in bins {
-            let scale = (-lf * b.r0).exp();
-            let (mut ps, mut pf) = (0.0, 0.0);
-            for m in (0..TERMS).rev() {
-                ps = ps * t + b.s[m];
-                pf = pf * t + b.f[m];
-            }
-            s += scale * ps;
-            f += scale * pf;
-        }
+        let (s, f) = rbf_foundations::simd::with_avx2(
+            self.wide,
+            #[inline(always)]
+            || sum_quads(quads, lf, t),
+        );
         (s.max(0.0), f.max(0.0))
     }
 

@@ -15,6 +15,7 @@
 //! Pi_j instead, which over-weights long-lived states and is not normalised), and
 //! FN = p_r (sum_i Pi_i f^[i] (1 - gamma(i))) (sum_j F_j f^[j] (1 - gamma(j))).
 
+mod floor;
 pub mod nonrepeat;
 pub mod profile;
 pub mod runs;
