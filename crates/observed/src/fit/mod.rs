@@ -34,6 +34,7 @@ pub mod min_distance;
 pub mod observables;
 pub mod reuse;
 pub mod successor;
+pub mod successor_feed;
 pub mod table;
 
 use serde::Serialize;
@@ -48,7 +49,8 @@ use rbf_foundations::prefetch::prefetch_ptr;
 use rbf_foundations::slot_table::KeyIndex;
 use rbf_foundations::stats::Interval;
 use reuse::{ReuseCounts, ReuseEstimate, ReuseSummary};
-use successor::{SuccessorCounts, SuccessorEntropy};
+use successor::SuccessorEntropy;
+use successor_feed::SuccessorFeed;
 
 pub use error::FitError;
 
@@ -335,7 +337,7 @@ pub struct Fitter {
     window_arrivals: u64,
     window_repeats: u64,
     windows: Vec<WindowFit>,
-    successors: SuccessorCounts,
+    successors: SuccessorFeed,
     reuse: ReuseCounts,
     observables: ObservableCounts,
 }
@@ -355,7 +357,7 @@ impl Fitter {
             window_arrivals: 0,
             window_repeats: 0,
             windows: Vec::new(),
-            successors: SuccessorCounts::new(options.pair_cap),
+            successors: SuccessorFeed::new(options.pair_cap),
             reuse: ReuseCounts::default(),
             observables: ObservableCounts::default(),
         })
@@ -386,8 +388,6 @@ impl Fitter {
             for (i, &(id, fresh)) in ids.iter().enumerate() {
                 if let Some(&(ahead, _)) = ids.get(i + STATE_AHEAD) {
                     prefetch_ptr(self.states.as_ptr().wrapping_add(ahead as usize));
-                    let before = ids.get(i + STATE_AHEAD - 1).map_or(id, |x| x.0);
-                    self.successors.prefetch(before, ahead);
                 }
                 self.arrive(id, fresh);
             }
@@ -515,7 +515,7 @@ impl Fitter {
         }
         // The diagnostic first, and its pair table (the fit's largest, up to 85 MB)
         // freed before the popularity fit allocates its own.
-        let successors = std::mem::replace(&mut self.successors, SuccessorCounts::new(0));
+        let successors = self.successors.finish();
         let successor_entropy = successors.entropy(self.states.len());
         drop(successors);
         let reuse = self.reuse.estimate(self.options.confidence);

@@ -96,6 +96,11 @@ impl SuccessorCounts {
         }
     }
 
+    /// Whether the pair cap was reached: every later arrival is ignored.
+    pub fn is_full(&self) -> bool {
+        self.full
+    }
+
     /// Records the arrival of the message with compact id `id`.
     #[inline]
     pub fn push(&mut self, id: u32) {
