@@ -370,8 +370,9 @@ impl Fitter {
 
     /// Consumes a slice of keys: first resolves every key to its id (prefetching index
     /// slots ahead), then processes the arrivals in order (prefetching per-key states
-    /// and successor pairs ahead). Ids are handed out in arrival order either way, so
-    /// the result equals pushing the keys one by one.
+    /// ahead; the successor pairs are counted on their own thread, which prefetches
+    /// them). Ids are handed out in arrival order either way, so the result equals
+    /// pushing the keys one by one.
     pub fn run_keys(&mut self, keys: &[u64]) {
         for chunk in keys.chunks(BATCH) {
             let mut ids = [(0u32, false); BATCH];
