@@ -25,3 +25,4 @@ pub mod simd;
 pub mod slot_table;
 pub mod stats;
 pub mod stop;
+pub mod worker;

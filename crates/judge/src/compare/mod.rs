@@ -133,12 +133,12 @@ pub fn observe<I: IntoIterator<Item = Message>>(
     if let (Some(t), Some(d)) = (t.as_mut(), expected_distinct) {
         t.expect_distinct(d);
     }
-    let mut f = Fitter::new(FitOptions {
+    let f = Fitter::new(FitOptions {
         warmup: replay.warmup,
         ..fit
     })?;
     // The fitter on a thread of its own, the replays and the trace's paths here.
-    beside(&mut f, |feed| {
+    let (f, ()) = beside(f, |feed| {
         let mut it = stream.into_iter();
         loop {
             let keys: Vec<u64> = it.by_ref().take(OBSERVE_BATCH).map(|m| m.key).collect();

@@ -504,7 +504,7 @@ impl Search<'_, '_> {
     /// while `run` replays them.
     fn first_pass(&mut self, mut run: impl FnMut(&[u64])) -> Result<()> {
         let r = self.request;
-        let mut fitter = Fitter::new(FitOptions {
+        let fitter = Fitter::new(FitOptions {
             warmup: r.replay.warmup,
             confidence: r.replay.confidence,
             ..FitOptions::default()
@@ -512,14 +512,15 @@ impl Search<'_, '_> {
         let spool = &mut self.spool;
         let source = &mut *self.source;
         // The fitter on a thread of its own ([`beside`]), the replays here.
-        beside(&mut fitter, |feed| {
+        let (fitter, read) = beside(fitter, |feed| {
             source_batches(source, |keys| {
                 spool.write(keys)?;
                 run(keys);
                 feed(keys);
                 Ok(())
             })
-        })?;
+        });
+        read?;
         spool.close()?;
         let summary = self.source.summary();
         summary.require_data()?;

@@ -9,35 +9,21 @@
 //! channel keeps both cores busy: 1.6-1.8 s, with the decoding thread beside them.
 
 use super::Fitter;
+use rbf_foundations::worker::Worker;
 
-/// Batches the fitter may lag behind the pass.
-const BATCHES_AHEAD: usize = 8;
+/// Keys per batch handed to the fitter.
+const FEED_BATCH: usize = 8192;
 
-/// Runs `body` with a `feed` that hands each batch of keys to `fitter`, on a thread of
-/// its own, in the order fed; returns once the fitter has consumed every batch. A
-/// panic on the fitter's thread is raised here.
-pub fn beside<R>(fitter: &mut Fitter, body: impl FnOnce(&mut dyn FnMut(&[u64])) -> R) -> R {
-    std::thread::scope(|scope| {
-        let (to_fitter, batches) = std::sync::mpsc::sync_channel::<Vec<u64>>(BATCHES_AHEAD);
-        let worker = scope.spawn(move || {
-            for keys in batches {
-                fitter.run_keys(&keys);
-            }
-        });
-        let out = {
-            let mut feed = |keys: &[u64]| {
-                // A send fails only once the fitter's thread has panicked: the join
-                // below raises that panic.
-                let _ = to_fitter.send(keys.to_vec());
-            };
-            body(&mut feed)
-        };
-        drop(to_fitter);
-        if let Err(panic) = worker.join() {
-            std::panic::resume_unwind(panic);
-        }
-        out
-    })
+/// Runs `body` with a `feed` that hands keys to `fitter`, on a thread of its own
+/// ([`Worker`]), in the order fed; returns the fitter once it has consumed every key,
+/// with `body`'s result. A panic on the fitter's thread is raised here.
+pub fn beside<R>(fitter: Fitter, body: impl FnOnce(&mut dyn FnMut(&[u64])) -> R) -> (Fitter, R) {
+    let mut worker = Worker::new("rbf-fitter", fitter, FEED_BATCH, |f: &mut Fitter, keys| {
+        f.run_keys(keys);
+        true
+    });
+    let out = body(&mut |keys| worker.extend(keys));
+    (worker.finish(), out)
 }
 
 #[cfg(test)]
@@ -60,8 +46,8 @@ mod tests {
         alone.run_keys(&keys);
         let alone = format!("{:?}", alone.finish().expect("a fit"));
         for batch in [1usize, 700, 8192, 50_000] {
-            let mut fitter = Fitter::new(options).expect("valid options");
-            let fed = beside(&mut fitter, |feed| keys.chunks(batch).map(feed).count());
+            let fitter = Fitter::new(options).expect("valid options");
+            let (fitter, fed) = beside(fitter, |feed| keys.chunks(batch).map(feed).count());
             assert_eq!(fed, keys.len().div_ceil(batch));
             let fit = format!("{:?}", fitter.finish().expect("a fit"));
             assert!(fit == alone, "batches of {batch}");

@@ -8,125 +8,50 @@
 //! reached the counts ignore every later id, so the fitter stops sending them.
 
 use super::successor::SuccessorCounts;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::SyncSender;
-use std::sync::Arc;
-use std::thread::JoinHandle;
+use rbf_foundations::worker::Worker;
 
-/// Ids per batch handed over, and the batches the counts may lag behind.
+/// Ids per batch handed over.
 const FEED_BATCH: usize = 8192;
-const BATCHES_AHEAD: usize = 8;
 /// How far ahead the counting thread prefetches a pair's slot.
 const PAIR_AHEAD: usize = 8;
 
-/// Where the counts are kept: on their thread, or here where no thread could be made.
-enum Counts {
-    Thread {
-        to_counts: SyncSender<Vec<u32>>,
-        counts: JoinHandle<SuccessorCounts>,
-        full: Arc<AtomicBool>,
-    },
-    Inline(SuccessorCounts),
-}
-
 /// Successor counts fed with the measured arrivals' ids.
-pub struct SuccessorFeed {
-    pending: Vec<u32>,
-    counts: Counts,
-}
+pub struct SuccessorFeed(Worker<SuccessorCounts, u32>);
 
 impl SuccessorFeed {
     /// Counts with at most `cap` distinct pairs, on a thread of their own where one can
     /// be started (else in line, the same counts).
     pub fn new(cap: usize) -> Self {
-        let (to_counts, batches) = std::sync::mpsc::sync_channel::<Vec<u32>>(BATCHES_AHEAD);
-        let full = Arc::new(AtomicBool::new(false));
-        let seen_full = Arc::clone(&full);
-        let spawned = std::thread::Builder::new()
-            .name("rbf-successors".into())
-            .spawn(move || {
-                let mut counts = SuccessorCounts::new(cap);
-                for ids in batches {
-                    count(&mut counts, &ids);
-                    if counts.is_full() {
-                        seen_full.store(true, Ordering::Relaxed);
-                    }
-                }
-                counts
-            });
-        let counts = match spawned {
-            Ok(counts) => Counts::Thread {
-                to_counts,
-                counts,
-                full,
-            },
-            Err(_) => Counts::Inline(SuccessorCounts::new(cap)),
-        };
-        SuccessorFeed {
-            pending: Vec::with_capacity(FEED_BATCH),
-            counts,
-        }
+        SuccessorFeed(Worker::new(
+            "rbf-successors",
+            SuccessorCounts::new(cap),
+            FEED_BATCH,
+            count,
+        ))
     }
 
     /// The next measured arrival's compact id.
     #[inline(always)]
     pub fn push(&mut self, id: u32) {
-        self.pending.push(id);
-        if self.pending.len() >= FEED_BATCH {
-            self.flush();
-        }
-    }
-
-    fn flush(&mut self) {
-        if self.pending.is_empty() {
-            return;
-        }
-        match &mut self.counts {
-            Counts::Thread {
-                to_counts, full, ..
-            } => {
-                if full.load(Ordering::Relaxed) {
-                    // Past the cap the counts ignore every id.
-                    self.pending.clear();
-                    return;
-                }
-                let ids = std::mem::replace(&mut self.pending, Vec::with_capacity(FEED_BATCH));
-                // A send fails only once the counting thread has panicked: `finish`
-                // raises that panic.
-                let _ = to_counts.send(ids);
-            }
-            Counts::Inline(counts) => {
-                count(counts, &self.pending);
-                self.pending.clear();
-            }
-        }
+        self.0.push(id);
     }
 
     /// The counts of every id pushed.
-    pub fn finish(mut self) -> SuccessorCounts {
-        self.flush();
-        match self.counts {
-            Counts::Thread {
-                to_counts, counts, ..
-            } => {
-                drop(to_counts);
-                counts
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            }
-            Counts::Inline(counts) => counts,
-        }
+    pub fn finish(self) -> SuccessorCounts {
+        self.0.finish()
     }
 }
 
-/// Pushes `ids` in order, prefetching the slot of the pair PAIR_AHEAD arrivals on.
-fn count(counts: &mut SuccessorCounts, ids: &[u32]) {
+/// Pushes `ids` in order, prefetching the slot of the pair PAIR_AHEAD arrivals on;
+/// false once the pair cap is reached (every later id is ignored).
+fn count(counts: &mut SuccessorCounts, ids: &[u32]) -> bool {
     for (i, &id) in ids.iter().enumerate() {
         if let (Some(&a), Some(&b)) = (ids.get(i + PAIR_AHEAD - 1), ids.get(i + PAIR_AHEAD)) {
             counts.prefetch(a, b);
         }
         counts.push(id);
     }
+    !counts.is_full()
 }
 
 #[cfg(test)]
