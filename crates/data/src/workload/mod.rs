@@ -5,6 +5,7 @@
 //! the FN models take it as input, so it has one serialised form: a JSON workload file.
 
 pub mod probabilities;
+pub mod ranks;
 pub mod reuse;
 pub mod spec;
 pub mod transform;
@@ -57,34 +58,70 @@ impl Popularity {
     /// ulps). Where the series would be long (small ranks, large exponents) the block
     /// is computed rank by rank as before.
     pub fn piecewise_weights(distinct: usize, exponents: &[f64]) -> Vec<f64> {
-        let top = Popularity::piecewise_log_weight(exponents, 0.0);
-        let exact = |i: usize| (Popularity::piecewise_log_weight(exponents, i as f64) - top).exp();
         let mut w = Vec::with_capacity(distinct);
-        let mut coefficients = [0.0_f64; BINOMIAL_TERMS];
-        let (mut decade, mut decade_end) = (0_usize, 10_usize);
-        while w.len() < distinct {
-            let n0 = w.len() + 1;
-            while n0 >= decade_end && decade + 1 < exponents.len() {
-                decade += 1;
-                decade_end = decade_end.saturating_mul(10);
-            }
-            // The last exponent holds beyond its decade: no edge to stop at.
-            let edge = if decade + 1 < exponents.len() {
-                decade_end
-            } else {
-                usize::MAX
-            };
-            let end = (n0 + PIECEWISE_BLOCK).min(edge).min(distinct + 1);
-            let t_max = (end - 1 - n0) as f64 / n0 as f64;
-            match binomial_series(exponents[decade], t_max, &mut coefficients) {
-                Some(terms) => {
-                    let (c, first, inv) = (&coefficients[..terms], exact(n0 - 1), 1.0 / n0 as f64);
-                    w.extend((0..end - n0).map(|j| first * horner(c, j as f64 * inv)));
-                }
-                None => w.extend((n0 - 1..end - 1).map(exact)),
-            }
-        }
+        let mut blocks = PiecewiseBlocks::new(distinct, exponents);
+        while blocks.next_block(&mut w) {}
         w
+    }
+}
+
+/// [`Popularity::piecewise_weights`] block by block (at most [`PIECEWISE_BLOCK`] ranks
+/// at a time), so that a caller can go over millions of ranks without holding them
+/// ([`ranks`]): the same values to the bit.
+pub struct PiecewiseBlocks<'e> {
+    exponents: &'e [f64],
+    distinct: usize,
+    /// Ranks made so far.
+    made: usize,
+    top: f64,
+    decade: usize,
+    decade_end: usize,
+    coefficients: [f64; BINOMIAL_TERMS],
+}
+
+impl<'e> PiecewiseBlocks<'e> {
+    pub fn new(distinct: usize, exponents: &'e [f64]) -> Self {
+        PiecewiseBlocks {
+            exponents,
+            distinct,
+            made: 0,
+            top: Popularity::piecewise_log_weight(exponents, 0.0),
+            decade: 0,
+            decade_end: 10,
+            coefficients: [0.0; BINOMIAL_TERMS],
+        }
+    }
+
+    /// Appends the next block's weights to `w`; false once every rank is made.
+    pub fn next_block(&mut self, w: &mut Vec<f64>) -> bool {
+        if self.made >= self.distinct {
+            return false;
+        }
+        let exponents = self.exponents;
+        let top = self.top;
+        let exact = |i: usize| (Popularity::piecewise_log_weight(exponents, i as f64) - top).exp();
+        let n0 = self.made + 1;
+        while n0 >= self.decade_end && self.decade + 1 < exponents.len() {
+            self.decade += 1;
+            self.decade_end = self.decade_end.saturating_mul(10);
+        }
+        // The last exponent holds beyond its decade: no edge to stop at.
+        let edge = if self.decade + 1 < exponents.len() {
+            self.decade_end
+        } else {
+            usize::MAX
+        };
+        let end = (n0 + PIECEWISE_BLOCK).min(edge).min(self.distinct + 1);
+        let t_max = (end - 1 - n0) as f64 / n0 as f64;
+        match binomial_series(exponents[self.decade], t_max, &mut self.coefficients) {
+            Some(terms) => {
+                let (c, first, inv) = (&self.coefficients[..terms], exact(n0 - 1), 1.0 / n0 as f64);
+                w.extend((0..end - n0).map(|j| first * horner(c, j as f64 * inv)));
+            }
+            None => w.extend((n0 - 1..end - 1).map(exact)),
+        }
+        self.made = end - 1;
+        true
     }
 }
 

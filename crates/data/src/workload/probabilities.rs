@@ -136,9 +136,15 @@ impl From<Probabilities> for Vec<f64> {
 
 /// (i + 1)^-alpha for i = 0..distinct: weights in (0, 1] for alpha >= 0.
 pub(super) fn zipf_weights(distinct: usize, alpha: f64) -> Vec<f64> {
-    (0..distinct)
-        .map(|i| ((i + 1) as f64).powf(-alpha))
-        .collect()
+    zipf_weights_from(0..distinct, alpha).collect()
+}
+
+/// The Zipf weights (i + 1)^-alpha of ranks `ranks`.
+pub(super) fn zipf_weights_from(
+    ranks: std::ops::Range<usize>,
+    alpha: f64,
+) -> impl Iterator<Item = f64> {
+    ranks.map(move |i| ((i + 1) as f64).powf(-alpha))
 }
 
 /// Neumaier's compensated sum: accurate to a few ulps whatever the order and spread of

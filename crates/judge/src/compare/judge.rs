@@ -615,9 +615,10 @@ fn with_alternatives(
 
 /// Every Q-based method asked for on every alternative workload the trace cannot tell
 /// apart from the fit, in the alternatives' order: each alternative's model (Q and zeta
-/// of up to millions of ranks) is built once, then every (alternative, method) pair is
-/// a task of its own, so that the costliest alternative (the largest D) does not hold
-/// one core while the other idles.
+/// rank by rank, or as runs of ranks from `RUNS_FROM` ranks: `FnModel::range_end`, so
+/// that D up to 64 times the distinct keys does not set the memory) is built once, then
+/// every (alternative, method) pair is a task of its own, so that the costliest
+/// alternative (the largest D) does not hold one core while the other idles.
 fn alternative_values(
     filter: &FilterConfig,
     alternatives: &[Workload],
@@ -643,7 +644,7 @@ fn alternative_values(
                 .par_iter()
                 .with_max_len(1)
                 .map(|w| {
-                    let m = FnModel::new(filter, w, eps)?.for_range_end();
+                    let m = FnModel::range_end(filter, w, eps)?;
                     Ok(m.sharing(options.estimates.clone()))
                 })
                 .collect::<Result<Vec<FnModel>>>()
@@ -663,7 +664,7 @@ fn alternative_values(
     // (0.46 of the 0.8 CPU s at D = 7 x 10^6 on cell 11).
     let values = largest_first(
         &tasks,
-        |&(model, m)| (model.q.len(), m == Method::MarkovDisabling),
+        |&(model, m)| (model.distinct(), m == Method::MarkovDisabling),
         |&(model, m)| model.markov(m, profile).map(|r| (m, r.fn_rate)),
     );
     Ok(values.into_iter().flatten().collect())

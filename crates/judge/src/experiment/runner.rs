@@ -13,6 +13,7 @@ use super::source::{Prepared, Source};
 use crate::compare::verdict::MIN_STEADY_CYCLES;
 use crate::compare::{judge, FpModel, JudgeOptions, Observed, Rate, Regime, Seeds, Subject};
 use rbf_data::filter::FilterConfig;
+use rbf_data::workload::Workload;
 use rbf_foundations::error::Result;
 use rbf_foundations::progress::{check_interrupt, interrupted, Progress};
 use rbf_observed::trace_renewal::TraceBound;
@@ -21,8 +22,8 @@ use rbf_predicted::model::false_negative::markov::runs;
 use rbf_predicted::model::false_negative::markov::shared::{
     DisablingInputs, DisablingKey, SharedEstimates,
 };
-use rbf_predicted::model::false_negative::Method;
 use rbf_predicted::model::false_negative::RenewalMode;
+use rbf_predicted::model::false_negative::{Method, RUNS_FROM};
 use rbf_predicted::model::false_positive::{capacity, sigma_for_target, CapacityQuery};
 use rbf_predicted::model::tau::Transitions;
 use std::sync::Arc;
@@ -192,6 +193,7 @@ fn disabling_workloads(source: &Prepared) -> Vec<(Vec<f64>, DisablingKey)> {
         .fitted
         .iter()
         .flat_map(|f| f.q_check.iter().flat_map(|c| &c.alternatives))
+        .filter(|w| held_rank_by_rank(w))
         .map(|w| (w, runs::RANGE_TOLERANCE));
     let mut out: Vec<(Vec<f64>, DisablingKey)> = Vec::new();
     for (w, tolerance) in points.chain(ends) {
@@ -211,11 +213,19 @@ fn disabling_workloads(source: &Prepared) -> Vec<(Vec<f64>, DisablingKey)> {
     out
 }
 
+/// Whether the judge holds an alternative's Q rank by rank (and reads the shared store
+/// for it): from [`RUNS_FROM`] ranks it holds runs and computes on its own
+/// ([`rbf_predicted::model::false_negative::FnModel::range_end`]).
+fn held_rank_by_rank(w: &Workload) -> bool {
+    w.distinct() < RUNS_FROM
+}
+
 /// The Q of every workload the judge runs Q-based methods on for `source`: its model,
 /// and its fit with the alternatives the fit cannot tell apart.
 fn model_qs(source: &Prepared) -> Vec<Vec<f64>> {
     let fitted = source.fitted.iter().flat_map(|f| {
-        std::iter::once(&f.point).chain(f.q_check.iter().flat_map(|c| &c.alternatives))
+        let ends = f.q_check.iter().flat_map(|c| &c.alternatives);
+        std::iter::once(&f.point).chain(ends.filter(|w| held_rank_by_rank(w)))
     });
     let mut qs: Vec<Vec<f64>> = Vec::new();
     for w in source.workload.iter().chain(fitted) {

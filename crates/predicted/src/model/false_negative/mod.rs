@@ -39,6 +39,7 @@ pub mod method;
 pub const DEFAULT_EPS: f64 = 1e-10;
 pub mod nbounded;
 pub mod powersums;
+pub mod qruns;
 pub mod renewal;
 // The vector level chosen at run time lives with the foundations (the replay uses it too).
 
@@ -101,7 +102,15 @@ pub struct FnModel {
     /// The Markov profile when [`FnModel::with_profile`] gave one built for the same
     /// filter and eps (it depends on nothing else): used instead of building it again.
     profile: Option<std::sync::Arc<BuiltProfile>>,
+    /// Q and zeta as runs of ranks, for a range end of large D ([`FnModel::range_end`]):
+    /// then `q` and `zeta` are empty and only the Q-based Markov methods run.
+    runs: Option<std::sync::Arc<qruns::QRuns>>,
 }
+
+/// D from which a fit's alternative holds Q and zeta as runs of ranks
+/// ([`FnModel::range_end`]): below it, its vectors (about 40 bytes a rank with the power
+/// sums' rates) take under 100 MB, and its values are the rank-by-rank ones.
+pub const RUNS_FROM: usize = 1 << 21;
 
 /// A Markov profile built once ([`FnModel::build_profile`]) for every model of one
 /// filter (the fit's, its alternatives', a synthetic source's true workload): it reads
@@ -191,11 +200,50 @@ impl FnModel {
             disabling_tolerance: markov::runs::TOLERANCE,
             shared: None,
             profile: None,
+            runs: None,
         })
+    }
+
+    /// The model of one of a fit's alternative workloads, whose Markov values only set
+    /// the ends of a printed range ([`FnModel::for_range_end`]). From [`RUNS_FROM`] ranks
+    /// (a trace that cannot rule out D up to 64 times its distinct keys gives
+    /// alternatives of tens of millions) Q and zeta are held as runs of ranks at
+    /// [`markov::runs::RANGE_TOLERANCE`], formed without building the vectors
+    /// ([`qruns::QRuns::from_workload`]): markov-disabling steps the runs it stepped
+    /// before (the same values), markov-uniform reads D, markov-lower and
+    /// markov-biuniform keep their direction ([`qruns::QRuns`]), markov-swr and
+    /// drop-pins read each run at its mean q (second order in the tolerance). The
+    /// renewal bound is not computed on such a model.
+    pub fn range_end(filter: &FilterConfig, workload: &Workload, eps: f64) -> Result<FnModel> {
+        if workload.distinct() >= RUNS_FROM {
+            let runs = qruns::QRuns::from_workload(workload, markov::runs::RANGE_TOLERANCE)?;
+            if let Some(runs) = runs {
+                // Validated as any model, on a stand-in of one rank (Q and zeta are
+                // checked as the runs are formed).
+                let mut one = workload.clone();
+                one.popularity = rbf_data::workload::Popularity::Zipf {
+                    distinct: 1,
+                    alpha: 0.0,
+                };
+                one.placement = rbf_data::workload::Placement::Uniform;
+                let mut model = FnModel::new(filter, &one, eps)?.for_range_end();
+                model.q = Vec::new();
+                model.zeta = Vec::new();
+                model.runs = Some(std::sync::Arc::new(runs));
+                return Ok(model);
+            }
+        }
+        Ok(FnModel::new(filter, workload, eps)?.for_range_end())
+    }
+
+    /// D, the ranks of Q.
+    pub fn distinct(&self) -> usize {
+        self.runs.as_ref().map_or(self.q.len(), |r| r.distinct())
     }
 
     /// The renewal bound (§5). Errors when sigma + k reaches the bits per array.
     pub fn renewal(&self, options: RenewalOptions) -> Result<RenewalResult> {
+        self.ranks_held()?;
         renewal::renewal(&self.renewal_input(), options)
     }
 
@@ -217,6 +265,20 @@ impl FnModel {
     ) -> Result<Vec<Option<RenewalResult>>> {
         let others: Vec<_> = others.iter().map(FnModel::renewal_input).collect();
         renewal::lanes::renewal_lanes(&self.renewal_input(), &others, options)
+    }
+
+    /// An error for a model whose Q is held as runs ([`FnModel::range_end`]): what
+    /// needs Q rank by rank does not run on it.
+    fn ranks_held(&self) -> Result<()> {
+        match self.runs {
+            None => Ok(()),
+            Some(_) => Err(Error::setting(
+                "method",
+                Problem::Conflict(
+                    "a fit's alternative of large D holds Q as runs of ranks: only the Q-based Markov methods run on it".into(),
+                ),
+            )),
+        }
     }
 
     fn renewal_input(&self) -> renewal::RenewalInput<'_> {
@@ -324,6 +386,9 @@ impl FnModel {
     /// which has no states).
     pub fn estimates(&self, method: Method, profile: &Profile) -> Option<Vec<f64>> {
         let states = profile.start..=profile.last();
+        if let Some(runs) = &self.runs {
+            return self.estimates_on_runs(runs, method, profile, states);
+        }
         match &self.shared {
             Some(shared) if markov::shared::SharedEstimates::shares(method) => {
                 Some(shared.values(method, &self.q, states, |s| {
@@ -364,6 +429,29 @@ impl FnModel {
         })
     }
 
+    /// [`FnModel::estimates`] of a model whose Q is held as `runs` (not shared: every
+    /// method costs the runs, a few thousand, per state at most).
+    fn estimates_on_runs(
+        &self,
+        runs: &qruns::QRuns,
+        method: Method,
+        profile: &Profile,
+        states: std::ops::RangeInclusive<usize>,
+    ) -> Option<Vec<f64>> {
+        Some(match method {
+            Method::MarkovLower => runs.lower(states),
+            Method::MarkovSwr => markov::nonrepeat::with_replacement_of(self.power_sums(), states),
+            Method::MarkovUniform => markov::nonrepeat::uniform(runs.distinct(), states),
+            Method::MarkovBiuniform => runs.biuniform(states).0,
+            Method::DropPins => markov::nonrepeat::drop_pins_of(self.power_sums(), states),
+            Method::MarkovDisabling => markov::per_state(
+                markov::runs::RunDisabling::from_runs(runs, self.p_r),
+                profile,
+            ),
+            Method::Renewal | Method::RenewalTrace => return None,
+        })
+    }
+
     /// What markov-disabling reads besides Q and the states, for the shared store.
     pub fn disabling_inputs(&self) -> markov::shared::DisablingInputs<'_> {
         markov::shared::DisablingInputs {
@@ -375,9 +463,12 @@ impl FnModel {
 
     /// Power sums of Q, on rates built once per model ([`powersums::Rates`]).
     fn power_sums(&self) -> powersums::PowerSums {
-        let rates = self
-            .rates
-            .get_or_init(|| std::sync::Arc::new(powersums::Rates::new(&self.q, &self.q)));
+        let rates = self.rates.get_or_init(|| {
+            std::sync::Arc::new(match &self.runs {
+                Some(runs) => powersums::Rates::of_runs(runs),
+                None => powersums::Rates::new(&self.q, &self.q),
+            })
+        });
         powersums::PowerSums::from_rates(rates.clone())
     }
 
@@ -602,6 +693,16 @@ mod tests {
     use super::*;
     use rbf_data::workload::Placement;
 
+    /// The methods that read Q.
+    const Q_METHODS: [Method; 6] = [
+        Method::MarkovLower,
+        Method::MarkovSwr,
+        Method::MarkovUniform,
+        Method::MarkovBiuniform,
+        Method::DropPins,
+        Method::MarkovDisabling,
+    ];
+
     #[test]
     fn a_range_end_model_changes_only_markov_disabling_and_within_its_agreement() {
         // D = 10^6: markov-disabling runs on runs of ranks, coarser for a range end.
@@ -610,14 +711,7 @@ mod tests {
         let point = FnModel::new(&filter, &w, DEFAULT_EPS).unwrap();
         let end = point.clone().for_range_end();
         let profile = point.profile(false).unwrap();
-        for m in [
-            Method::MarkovLower,
-            Method::MarkovSwr,
-            Method::MarkovUniform,
-            Method::MarkovBiuniform,
-            Method::DropPins,
-            Method::MarkovDisabling,
-        ] {
+        for m in Q_METHODS {
             let (a, b) = (
                 point.markov(m, &profile).unwrap().fn_rate,
                 end.markov(m, &profile).unwrap().fn_rate,
@@ -632,6 +726,96 @@ mod tests {
                 assert_eq!(a.to_bits(), b.to_bits(), "{m:?}");
             }
         }
+    }
+
+    /// A range end of D >= RUNS_FROM held as runs against the same alternative held rank
+    /// by rank, one and two phases, three shapes of a fit: markov-disabling and
+    /// markov-uniform give the same bits, markov-lower's estimates stay at or below its
+    /// own (its direction kept), and every method's rate within the range ends'
+    /// agreement.
+    /// A fit's alternative of D >= RUNS_FROM: piecewise Zipf, mixture placement.
+    fn large_alternative(s: usize) -> Workload {
+        use rbf_data::workload::Popularity;
+        let (exponents, p_r, z) = [
+            (
+                vec![1.1, 1.0, 1.1, 1.2, 1.0, 1.3, 1.1],
+                0.95,
+                [0.0, 0.3, 0.0, 0.7, 0.0, 0.0],
+            ),
+            (
+                vec![0.8, 0.9, 0.7, 1.0, 0.6, 0.9, 0.8],
+                0.9,
+                [0.2, 0.0, 0.5, 0.1, 0.1, 0.1],
+            ),
+            (
+                vec![1.4, 1.2, 1.0, 1.5, 1.3, 1.1, 1.2],
+                0.8,
+                [0.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+            ),
+        ][s]
+            .clone();
+        Workload {
+            popularity: Popularity::PiecewiseZipf {
+                distinct: RUNS_FROM + 12_345 * s,
+                exponents,
+            },
+            placement: Placement::Mixture {
+                top: z[0],
+                bottom: z[1],
+                segments: z[2..].to_vec(),
+            },
+            ..Workload::zipf(10, 1.0, p_r, Placement::Uniform)
+        }
+    }
+
+    /// A range end of D >= RUNS_FROM held as runs against the same alternative held rank
+    /// by rank, one and two phases, three shapes of a fit: markov-disabling and
+    /// markov-uniform give the same bits, markov-lower's estimates stay at or below its
+    /// own (its direction kept), and every method's rate within the range ends'
+    /// agreement.
+    #[test]
+    fn a_range_end_held_as_runs_keeps_the_values_of_its_ranks() {
+        let mut worst = 0.0_f64;
+        for s in 0..3 {
+            let w = large_alternative(s);
+            let mut filter = FilterConfig::sigma_bounded(40_000, 4, 12_000);
+            filter.phases = 1 + (s % 2) as u8;
+            let ranks = FnModel::new(&filter, &w, DEFAULT_EPS)
+                .unwrap()
+                .for_range_end();
+            let runs = FnModel::range_end(&filter, &w, DEFAULT_EPS).unwrap();
+            assert!(runs.q.is_empty() && runs.distinct() == ranks.distinct());
+            assert!(runs.renewal(RenewalOptions::default()).is_err());
+            let profile = ranks.profile(false).unwrap();
+            for m in Q_METHODS {
+                let (a, b) = (
+                    ranks.markov(m, &profile).unwrap().fn_rate,
+                    runs.markov(m, &profile).unwrap().fn_rate,
+                );
+                // The per-state estimates keep their direction (the chain's rate need
+                // not be monotone in them).
+                let (fa, fb) = (
+                    ranks.estimates(m, &profile).unwrap(),
+                    runs.estimates(m, &profile).unwrap(),
+                );
+                let pairs = fa.iter().zip(&fb);
+                match m {
+                    Method::MarkovDisabling | Method::MarkovUniform => {
+                        assert_eq!(a.to_bits(), b.to_bits(), "{m:?}, shape {s}")
+                    }
+                    Method::MarkovLower => {
+                        assert!(pairs.clone().all(|(x, y)| *y <= x * (1.0 + 1e-12)), "{m:?}")
+                    }
+                    _ => {}
+                }
+                assert!(
+                    (a - b).abs() <= markov::runs::RANGE_AGREEMENT * a,
+                    "{m:?}, shape {s}: {a:e} rank by rank, {b:e} on runs"
+                );
+                worst = worst.max((a - b).abs() / a);
+            }
+        }
+        eprintln!("range ends on runs: largest relative difference {worst:e}");
     }
 
     /// A profile built once and given to the models of the same filter (another

@@ -44,6 +44,17 @@ const GROUP_WIDTH: f64 = 1.0 / (1u64 << 24) as f64;
 /// The last epoch whose bins (width 2^-e) can hold a group whole.
 const GROUP_EPOCH: usize = 24;
 
+/// Sorts `v` by increasing `rate`. Q comes most popular first, so the rates usually
+/// arrive in decreasing order: reversing them saves a sort of D elements (a second at
+/// D = 10^7).
+fn by_increasing_rate<T>(v: &mut [T], rate: impl Fn(&T) -> f64) {
+    if v.is_sorted_by(|a, b| rate(a) >= rate(b)) {
+        v.reverse();
+    } else {
+        v.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
+    }
+}
+
 /// One bin of rates: exp(-l r0) times the two polynomials in t.
 struct Bin {
     r0: f64,
@@ -147,6 +158,9 @@ pub struct Rates {
     total: f64,
     /// (r_j, q_j) with finite rate (q_j < 1), by increasing rate.
     ranks: Vec<(f64, f64)>,
+    /// How many ranks each entry of `ranks` stands for (a run of ranks of one rate,
+    /// [`Rates::of_runs`]); empty: one each.
+    counts: Vec<f64>,
     /// The groups of ranks, by increasing rate, built when an epoch first needs them.
     groups: std::sync::OnceLock<Vec<Group>>,
 }
@@ -160,19 +174,40 @@ impl Rates {
             .filter(|&(&x, _)| x < 1.0)
             .map(|(&x, &w)| (-(-x).ln_1p(), w))
             .collect();
-        // Q comes most popular first, so the rates usually arrive in decreasing order:
-        // reversing them saves a sort of D elements (a second at D = 10^7).
-        if ranks.is_sorted_by(|a, b| a.0 >= b.0) {
-            ranks.reverse();
-        } else {
-            ranks.sort_by(|a, b| a.0.total_cmp(&b.0));
-        }
+        by_increasing_rate(&mut ranks, |r| r.0);
         Rates {
             d: kill.len(),
             total: weight.iter().sum(),
             ranks,
+            counts: Vec::new(),
             groups: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The rates of Q held as runs of ranks ([`super::qruns::QRuns`]): each run one
+    /// entry, its ranks at the run's mean q, weighing the run's total q and counting
+    /// its width in S. The sums are then those of the run's means (an approximation of
+    /// the ranks' own, second order in the runs' tolerance).
+    pub fn of_runs(runs: &super::qruns::QRuns) -> Rates {
+        let mut entries: Vec<(f64, f64, f64)> = runs
+            .means()
+            .zip(&runs.q_sum)
+            .filter(|&((q, _), _)| q < 1.0)
+            .map(|((q, w), &sum)| (-(-q).ln_1p(), sum, w))
+            .collect();
+        by_increasing_rate(&mut entries, |e| e.0);
+        Rates {
+            d: runs.distinct(),
+            total: runs.q_sum.iter().sum(),
+            ranks: entries.iter().map(|&(r, q, _)| (r, q)).collect(),
+            counts: entries.iter().map(|&(_, _, c)| c).collect(),
+            groups: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Ranks that entry j stands for.
+    fn count(&self, j: usize) -> f64 {
+        self.counts.get(j).copied().unwrap_or(1.0)
     }
 
     /// Messages (D), including those with rate infinity.
@@ -226,7 +261,8 @@ impl PowerSums {
 
     /// Gathers runs of at least [`TERMS`] ranks within [`GROUP_WIDTH`] into groups
     /// (shorter runs cost less rank by rank than a group's translation).
-    fn build_groups(ranks: &[(f64, f64)]) -> Vec<Group> {
+    fn build_groups(rates: &Rates) -> Vec<Group> {
+        let ranks = &rates.ranks;
         let mut groups = Vec::new();
         let mut start = 0;
         while start < ranks.len() {
@@ -247,13 +283,14 @@ impl PowerSums {
                 let inv: [f64; TERMS] = std::array::from_fn(|m| 1.0 / (m + 1) as f64);
                 // Summed by blocks: a running sum over a group of 10^5 ranks would lose
                 // 1e-12 of its value, the blocks keep the rounding near 1e-14.
-                for block in ranks[start..end].chunks(256) {
+                for b0 in (start..end).step_by(256) {
                     let (mut s, mut f) = ([0.0; TERMS], [0.0; TERMS]);
-                    for &(r, q) in block {
+                    for j in b0..(b0 + 256).min(end) {
+                        let ((r, q), n) = (ranks[j], rates.count(j));
                         let x = c - r;
                         let mut term = 1.0;
                         for m in 0..TERMS {
-                            s[m] += term;
+                            s[m] += n * term;
                             f[m] += q * term;
                             term *= x * inv[m];
                         }
@@ -306,7 +343,7 @@ impl PowerSums {
         let groups: &[Group] = if e <= GROUP_EPOCH {
             self.rates
                 .groups
-                .get_or_init(|| PowerSums::build_groups(ranks))
+                .get_or_init(|| PowerSums::build_groups(&self.rates))
         } else {
             &[]
         };
@@ -348,7 +385,7 @@ impl PowerSums {
             };
             for &u in &units[start..end] {
                 match u {
-                    Unit::Rank(j) => add_rank(&mut b, scale, ranks[j]),
+                    Unit::Rank(j) => add_rank(&mut b, scale, ranks[j], self.rates.count(j)),
                     Unit::Group(g) => add_group(&mut b, scale, &groups[g]),
                 }
             }
@@ -359,12 +396,13 @@ impl PowerSums {
     }
 }
 
-/// One rank's terms x^m / m!, x = -2^(e+1) (r - r0), built up term by term.
-fn add_rank(b: &mut Bin, scale: f64, (r, q): (f64, f64)) {
+/// One rank's terms x^m / m!, x = -2^(e+1) (r - r0), built up term by term (`n`
+/// ranks of that rate and total weight `q`: n = 1 but for runs).
+fn add_rank(b: &mut Bin, scale: f64, (r, q): (f64, f64), n: f64) {
     let x = -scale * (r - b.r0);
     let mut term = 1.0;
     for m in 0..TERMS {
-        b.s[m] += term;
+        b.s[m] += n * term;
         b.f[m] += q * term;
         term *= x / (m + 1) as f64;
     }

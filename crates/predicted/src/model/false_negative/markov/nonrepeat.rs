@@ -139,6 +139,12 @@ fn biuniform_chain(d: usize, s: usize, ph: f64, pl: f64, last: usize) -> Vec<f64
 fn splits(q: &[f64]) -> Vec<usize> {
     let d = q.len();
     let valid = (1..d).take_while(|&s| q[s - 1] * d as f64 > 1.0).count();
+    geometric_selection(valid)
+}
+
+/// All of 1..=valid when there are at most [`MAX_SPLITS`], else a geometric selection
+/// of them (increasing, without repeats).
+pub fn geometric_selection(valid: usize) -> Vec<usize> {
     let mut splits: Vec<usize> = if valid <= MAX_SPLITS {
         (1..=valid).collect()
     } else {
@@ -160,15 +166,22 @@ fn splits(q: &[f64]) -> Vec<usize> {
 /// valid splits is still an upper bound, only possibly a looser one. Returns the
 /// estimates for `states` and the number of splits tried.
 pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64>, usize) {
-    let d = q.len();
+    let splits = splits(q).into_iter().map(|s| (s, q[s - 1]));
+    biuniform_over(q.len(), splits, states)
+}
+
+/// [`biuniform`] over the given splits (s, q_{s-1}) of a Q of D = `d` ranks, each with
+/// s < D and q_{s-1} D > 1 (any such set gives upper bounds; [`super::super::qruns`]
+/// takes the ends of runs of ranks).
+pub fn biuniform_over(
+    d: usize,
+    splits: impl Iterator<Item = (usize, f64)>,
+    states: std::ops::RangeInclusive<usize>,
+) -> (Vec<f64>, usize) {
     let (first, last) = (*states.start(), *states.end());
     let mut best = uniform(d, 0..=last);
     let mut tried = 1;
-    let splits = splits(q);
-    let weights = |s: usize| {
-        let ph = q[s - 1];
-        (ph, (1.0 - s as f64 * ph).max(0.0) / (d - s) as f64)
-    };
+    let weights = |s: usize, ph: f64| (ph, (1.0 - s as f64 * ph).max(0.0) / (d - s) as f64);
     // Cheap floors of every split's values, the likeliest winners first (the minimum
     // does not depend on the order). A split's chain runs only up to the last state
     // asked for where its floor is below the best so far: past it the split cannot
@@ -181,9 +194,8 @@ pub fn biuniform(q: &[f64], states: std::ops::RangeInclusive<usize>) -> (Vec<f64
     // judged beside it). Floors are made LANES splits at a time ([`Lanes`]: the same
     // bits as one at a time, 0.35 -> 0.09 s per model at 126 540 states).
     let chosen: Vec<(usize, f64, f64)> = splits
-        .iter()
-        .map(|&s| {
-            let (ph, pl) = weights(s);
+        .map(|(s, q)| {
+            let (ph, pl) = weights(s, q);
             (s, ph, pl)
         })
         .collect();

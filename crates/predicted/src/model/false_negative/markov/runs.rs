@@ -55,6 +55,8 @@ pub const RANGE_AGREEMENT: f64 = 1e-3;
 /// there).
 pub const EXACT_WORK: f64 = 2e7;
 
+use crate::model::false_negative::qruns::QRuns;
+
 /// Below this, g counts as 0 for good (as in the exact update).
 const UNDERFLOW: f64 = 1e-300;
 
@@ -81,29 +83,29 @@ impl RunDisabling {
     /// Start of a cycle (every message enabled), with runs formed at `tolerance`
     /// (0: only ranks with exactly equal q and zeta share a run).
     pub fn new(q: &[f64], zeta: &[f64], p_r: f64, tolerance: f64) -> RunDisabling {
-        let near = |x: f64, first: f64| (x - first).abs() <= tolerance * first.abs();
-        let (mut width, mut qs, mut stay, mut into) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        RunDisabling::from_runs(&QRuns::from_ranks(q, zeta, tolerance), p_r)
+    }
+
+    /// Start of a cycle on runs formed before ([`QRuns`]).
+    pub fn from_runs(runs: &QRuns, p_r: f64) -> RunDisabling {
+        let n = runs.len();
+        let (mut qs, mut stay, mut into) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
         let mut z_below = 0.0;
-        let mut start = 0;
-        while start < q.len() {
-            let (q0, z0) = (q[start], zeta[start]);
-            let mut end = start + 1;
-            while end < q.len() && near(q[end], q0) && near(zeta[end], z0) {
-                end += 1;
-            }
-            let w = (end - start) as f64;
+        for ((&w, &q_sum), &zeta_sum) in runs.width.iter().zip(&runs.q_sum).zip(&runs.zeta_sum) {
             // Means keep the totals: sum of q and of zeta over the run.
-            let qm = q[start..end].iter().sum::<f64>() / w;
-            let zm = zeta[start..end].iter().sum::<f64>() / w;
+            let qm = q_sum / w;
+            let zm = zeta_sum / w;
             let inflow = z_below / w;
-            width.push(w);
             qs.push(qm);
             into.push(inflow);
             stay.push((1.0 - zm - inflow).max(0.0));
-            z_below += zeta[start..end].iter().sum::<f64>();
-            start = end;
+            z_below += zeta_sum;
         }
+        let width = runs.width.clone();
         let qw: Vec<f64> = qs.iter().zip(&width).map(|(q, w)| q * w).collect();
         let u = qw.iter().rev().sum();
         RunDisabling {
