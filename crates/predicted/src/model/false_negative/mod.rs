@@ -129,6 +129,17 @@ pub struct BuiltProfile {
 impl FnModel {
     /// Checks that the variant is one the FN models cover; errors name the setting.
     pub fn new(filter: &FilterConfig, workload: &Workload, eps: f64) -> Result<FnModel> {
+        FnModel::checked(filter, workload, eps, || rank_by_rank(workload))
+    }
+
+    /// [`FnModel::new`] with Q and zeta as `held` makes them (rank by rank, or as runs
+    /// with the vectors empty), once every setting is checked.
+    fn checked(
+        filter: &FilterConfig,
+        workload: &Workload,
+        eps: f64,
+        held: impl FnOnce() -> Result<(Vec<f64>, Vec<f64>, Option<qruns::QRuns>)>,
+    ) -> Result<FnModel> {
         filter.validate()?;
         workload.validate()?;
         let (sigma, max_inserts) = match filter.trigger()? {
@@ -181,6 +192,7 @@ impl FnModel {
             ));
         }
         check_eps(eps)?;
+        let (q, zeta, runs) = held()?;
         Ok(FnModel {
             t: Transitions::new(filter.half_memory(), filter.hashes, filter.hashing),
             sigma,
@@ -188,8 +200,8 @@ impl FnModel {
             retaining: filter.retaining,
             phases: filter.phases,
             independent_halves: filter.independent_halves,
-            q: workload.repeat_distribution()?.into(),
-            zeta: workload.placement_distribution()?.into(),
+            q,
+            zeta,
             p_r: workload.p_repeat,
             p_r_interval: workload.p_repeat_interval.map(|[l, h]| (l, h)),
             reuse: workload.reuse.clone(),
@@ -200,7 +212,7 @@ impl FnModel {
             disabling_tolerance: markov::runs::TOLERANCE,
             shared: None,
             profile: None,
-            runs: None,
+            runs: runs.map(std::sync::Arc::new),
         })
     }
 
@@ -215,25 +227,16 @@ impl FnModel {
     /// drop-pins read each run at its mean q (second order in the tolerance). The
     /// renewal bound is not computed on such a model.
     pub fn range_end(filter: &FilterConfig, workload: &Workload, eps: f64) -> Result<FnModel> {
-        if workload.distinct() >= RUNS_FROM {
-            let runs = qruns::QRuns::from_workload(workload, markov::runs::RANGE_TOLERANCE)?;
-            if let Some(runs) = runs {
-                // Validated as any model, on a stand-in of one rank (Q and zeta are
-                // checked as the runs are formed).
-                let mut one = workload.clone();
-                one.popularity = rbf_data::workload::Popularity::Zipf {
-                    distinct: 1,
-                    alpha: 0.0,
-                };
-                one.placement = rbf_data::workload::Placement::Uniform;
-                let mut model = FnModel::new(filter, &one, eps)?.for_range_end();
-                model.q = Vec::new();
-                model.zeta = Vec::new();
-                model.runs = Some(std::sync::Arc::new(runs));
-                return Ok(model);
+        let model = FnModel::checked(filter, workload, eps, || {
+            if workload.distinct() >= RUNS_FROM {
+                let tolerance = markov::runs::RANGE_TOLERANCE;
+                if let Some(runs) = qruns::QRuns::from_workload(workload, tolerance)? {
+                    return Ok((Vec::new(), Vec::new(), Some(runs)));
+                }
             }
-        }
-        Ok(FnModel::new(filter, workload, eps)?.for_range_end())
+            rank_by_rank(workload)
+        })?;
+        Ok(model.for_range_end())
     }
 
     /// D, the ranks of Q.
@@ -263,6 +266,10 @@ impl FnModel {
         others: &[FnModel],
         options: RenewalOptions,
     ) -> Result<Vec<Option<RenewalResult>>> {
+        self.ranks_held()?;
+        for other in others {
+            other.ranks_held()?;
+        }
         let others: Vec<_> = others.iter().map(FnModel::renewal_input).collect();
         renewal::lanes::renewal_lanes(&self.renewal_input(), &others, options)
     }
@@ -661,6 +668,12 @@ impl FnModel {
             markov_states: profile.and_then(|p| p.ok()).map(|p| p.profile.len()),
         })
     }
+}
+
+/// Q and zeta rank by rank, for [`FnModel::checked`].
+fn rank_by_rank(workload: &Workload) -> Result<(Vec<f64>, Vec<f64>, Option<qruns::QRuns>)> {
+    let q = workload.repeat_distribution()?.into();
+    Ok((q, workload.placement_distribution()?.into(), None))
 }
 
 /// The error for a method [`FnModel::evaluate`] did not compute (not expected).
