@@ -10,9 +10,6 @@ use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// Batches the consumer may lag behind.
-const BATCHES_AHEAD: usize = 8;
-
 /// What a worker does with a batch: consumes it, and says whether it wants more (false:
 /// it ignores every later item, so none are sent).
 pub type Process<S, T> = fn(&mut S, &[T]) -> bool;
@@ -36,9 +33,10 @@ pub struct Worker<S, T> {
 
 impl<S: Send + 'static, T: Send + 'static> Worker<S, T> {
     /// Starts `state`'s thread (named `name`), which runs `process` on batches of
-    /// `batch` items.
-    pub fn new(name: &str, state: S, batch: usize, process: Process<S, T>) -> Self {
-        let (to_worker, batches) = std::sync::mpsc::sync_channel::<Vec<T>>(BATCHES_AHEAD);
+    /// `batch` items and may lag up to `ahead` batches behind the pushes (more and the
+    /// pushing thread waits).
+    pub fn new(name: &str, state: S, batch: usize, ahead: usize, process: Process<S, T>) -> Self {
+        let (to_worker, batches) = std::sync::mpsc::sync_channel::<Vec<T>>(ahead);
         let done = Arc::new(AtomicBool::new(false));
         let seen_done = Arc::clone(&done);
         // The state goes to the thread through a slot, so that it is still here when
@@ -157,14 +155,14 @@ mod tests {
     #[test]
     fn a_worker_sees_every_item_in_order_until_it_wants_no_more() {
         for batch in [1usize, 7, 1000] {
-            let mut w = Worker::new("test", Vec::new(), batch, |seen: &mut Vec<u32>, xs| {
+            let mut w = Worker::new("test", Vec::new(), batch, 2, |seen: &mut Vec<u32>, xs| {
                 seen.extend_from_slice(xs);
                 true
             });
             (0..500u32).for_each(|x| w.push(x));
             w.extend(&[500, 501]);
             assert_eq!(w.finish(), (0..502).collect::<Vec<u32>>());
-            let mut w = Worker::new("test", 0usize, batch, |n: &mut usize, xs: &[u32]| {
+            let mut w = Worker::new("test", 0usize, batch, 2, |n: &mut usize, xs: &[u32]| {
                 *n += xs.len();
                 *n < 10
             });

@@ -42,6 +42,8 @@
 //! costs the number of runs, not D ([`RankRuns`]). A run of one rank is exact; in a
 //! longer run Z<_i, which grows linearly across the run, is taken at the run's middle.
 
+mod age;
+
 /// Popularity and placement per rank, in runs of ranks that share both.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RankRuns {
@@ -88,12 +90,18 @@ pub struct Transforms {
 }
 
 /// The model's transforms at each tau (in arrivals, > 0).
+///
+/// The age's share of each run does not depend on Q (see [`age`]): it is computed once
+/// per runs, placement, p_r and scales and reused while only Q changes, as it does
+/// across a fit's profile and most of its derivatives. The values are the same bits
+/// either way.
 pub fn transforms(runs: &RankRuns, p_r: f64, taus: &[f64]) -> Transforms {
+    let terms = age::terms(runs, p_r, taus);
     let mut out = Transforms::default();
-    for &tau in taus {
-        let (reuse, age, second) = at_scale(runs, p_r, tau);
+    for (j, &tau) in taus.iter().enumerate() {
+        let (reuse, second) = at_scale(runs, p_r, tau);
         out.reuse.push(reuse);
-        out.age.push(age);
+        out.age.push(terms.age(j, &runs.q));
         out.second.push(second);
     }
     out
@@ -107,11 +115,15 @@ struct Sweep {
     sum: f64,
 }
 
-fn at_scale(runs: &RankRuns, p: f64, tau: f64) -> (f64, f64, f64) {
-    let z = (-1.0 / tau).exp();
-    // 1 - z, without cancellation at large tau.
-    let om = -(-1.0 / tau).exp_m1();
-    let (mut s, mut a) = (Sweep::default(), Sweep::default());
+/// 1 - e^(-1/tau) without cancellation at large tau, and e^(-1/tau).
+fn scale(tau: f64) -> (f64, f64) {
+    (-(-1.0 / tau).exp_m1(), (-1.0 / tau).exp())
+}
+
+/// The reuse distance's and the second distance's transforms at one scale.
+fn at_scale(runs: &RankRuns, p: f64, tau: f64) -> (f64, f64) {
+    let (om, z) = scale(tau);
+    let mut s = Sweep::default();
     // The second state of S2 (one arrival in the window) and its running sum.
     let mut s1 = Sweep::default();
     let mut z_above = 0.0f64;
@@ -123,23 +135,18 @@ fn at_scale(runs: &RankRuns, p: f64, tau: f64) -> (f64, f64, f64) {
             // One rank: the plain recursion (the closed form below gives the same).
             let b = (1.0 - p) * z_above;
             let den_s = om + z * (p * q + (1.0 - p) * (z_above + rho));
-            let den_a = om + z * (1.0 - p) * (z_above + rho);
             let xs = (1.0 + z * b * s.x) / den_s;
-            a.x = (1.0 + z * b * a.x) / den_a;
             s1.x = (z * (p * q * xs + b * s1.x) + z * (1.0 - p) * rho / om) / den_s;
             s.x = xs;
             s.sum += q * xs;
-            a.sum += q * a.x;
             s1.sum += q * s1.x;
             z_above = (z_above + rho).min(1.0);
             continue;
         }
-        let z_lt = (z_above + rho * (h - 1.0).max(0.0) / 2.0).min(1.0);
-        // 1 - a_i for S and for A (1 - a = p q + (1 - p)(Z< + zeta) for S).
+        let z_lt = mid_run_above(z_above, rho, h);
+        // 1 - a_i for S (1 - a = p q + (1 - p)(Z< + zeta)).
         let keep_s = p * q + (1.0 - p) * (z_lt + rho);
-        let keep_a = (1.0 - p) * (z_lt + rho);
         let geo_s = Geometric::new(z, om, keep_s, p * q + (1.0 - p) * rho, h);
-        let geo_a = Geometric::new(z, om, keep_a, (1.0 - p) * rho, h);
         // S2's second state: x1_k = c1 + d x1_{k-1} + e x_k, forced by the S sequence.
         let c1 = z * (1.0 - p) * rho / (om * geo_s.den);
         let e = z * p * q / geo_s.den;
@@ -150,10 +157,14 @@ fn at_scale(runs: &RankRuns, p: f64, tau: f64) -> (f64, f64, f64) {
         s1.x = y_fixed + (delta1 + e * delta * h) * geo_s.dh;
         s1.sum += q * sum_x1;
         geo_s.advance(&mut s, q);
-        geo_a.advance(&mut a, q);
         z_above = (z_above + rho * h).min(1.0);
     }
-    (om * s.sum, om * a.sum, om * (s.sum + s1.sum))
+    (om * s.sum, om * (s.sum + s1.sum))
+}
+
+/// Z< of a run of `h` ranks read at its middle, from the mass above the run.
+fn mid_run_above(z_above: f64, rho: f64, h: f64) -> f64 {
+    (z_above + rho * (h - 1.0).max(0.0) / 2.0).min(1.0)
 }
 
 /// x_k = c + d x_{k-1} over the h ranks of a run, in closed form: x_k = x* + (x_prev -
@@ -201,6 +212,16 @@ impl Geometric {
             g2,
             h,
         }
+    }
+
+    /// The run's sum of x_k (the q-free part of its share of the sum) and the state
+    /// after it.
+    fn sweep(&self, x: f64) -> (f64, f64) {
+        let delta = x - self.fixed;
+        (
+            self.h * self.fixed + delta * self.g1,
+            self.fixed + delta * self.dh,
+        )
     }
 
     fn advance(&self, s: &mut Sweep, q: f64) {

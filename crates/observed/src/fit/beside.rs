@@ -13,15 +13,23 @@ use rbf_foundations::worker::Worker;
 
 /// Keys per batch handed to the fitter.
 const FEED_BATCH: usize = 8192;
+/// Batches the fitter may lag behind the pass.
+const FEED_AHEAD: usize = 8;
 
 /// Runs `body` with a `feed` that hands keys to `fitter`, on a thread of its own
 /// ([`Worker`]), in the order fed; returns the fitter once it has consumed every key,
 /// with `body`'s result. A panic on the fitter's thread is raised here.
 pub fn beside<R>(fitter: Fitter, body: impl FnOnce(&mut dyn FnMut(&[u64])) -> R) -> (Fitter, R) {
-    let mut worker = Worker::new("rbf-fitter", fitter, FEED_BATCH, |f: &mut Fitter, keys| {
-        f.run_keys(keys);
-        true
-    });
+    let mut worker = Worker::new(
+        "rbf-fitter",
+        fitter,
+        FEED_BATCH,
+        FEED_AHEAD,
+        |f: &mut Fitter, keys| {
+            f.run_keys(keys);
+            true
+        },
+    );
     let out = body(&mut |keys| worker.extend(keys));
     (worker.finish(), out)
 }
