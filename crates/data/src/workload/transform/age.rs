@@ -197,10 +197,11 @@ mod tests {
         }
     }
 
-    /// The transforms through kept terms are those of the recursion on every rank
-    /// (`super::tests` checks the recursion against the survival functions step by step).
+    /// A second call on the same ranks gives the transforms of the first (its age from
+    /// the kept terms), and the age is the terms' sum with the ranks' q (`super::tests`
+    /// checks the transforms against the survival functions step by step).
     #[test]
-    fn the_age_through_kept_terms_is_the_rank_by_rank_one() {
+    fn transforms_take_the_age_from_the_kept_terms() {
         let q = crate::workload::zipf(300, 0.9);
         let zeta = vec![1.0 / 300.0; 300];
         let exact = RankRuns::exact(&q, &zeta);
