@@ -99,9 +99,10 @@ pub fn transforms(runs: &RankRuns, p_r: f64, taus: &[f64]) -> Transforms {
     let terms = age::terms(runs, p_r, taus);
     let mut out = Transforms::default();
     for (j, &tau) in taus.iter().enumerate() {
-        let (reuse, second) = at_scale(runs, p_r, tau);
+        let (om, z) = scale(tau);
+        let (reuse, second) = at_scale(runs, p_r, om, z);
         out.reuse.push(reuse);
-        out.age.push(terms.age(j, &runs.q));
+        out.age.push(om * terms.sum(j, &runs.q));
         out.second.push(second);
     }
     out
@@ -120,9 +121,9 @@ fn scale(tau: f64) -> (f64, f64) {
     (-(-1.0 / tau).exp_m1(), (-1.0 / tau).exp())
 }
 
-/// The reuse distance's and the second distance's transforms at one scale.
-fn at_scale(runs: &RankRuns, p: f64, tau: f64) -> (f64, f64) {
-    let (om, z) = scale(tau);
+/// The reuse distance's and the second distance's transforms at the scale with
+/// 1 - z = `om` and z = e^(-1/tau) ([`scale`]).
+fn at_scale(runs: &RankRuns, p: f64, om: f64, z: f64) -> (f64, f64) {
     let mut s = Sweep::default();
     // The second state of S2 (one arrival in the window) and its running sum.
     let mut s1 = Sweep::default();

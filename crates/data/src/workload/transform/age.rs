@@ -43,10 +43,10 @@ impl AgeTerms {
             && same(&self.zeta, &runs.zeta)
     }
 
-    /// The age's transform at scale `j` with the runs' popularity `q`.
-    pub(super) fn age(&self, j: usize, q: &[f64]) -> f64 {
+    /// The sum of q_i x_i at scale `j` with the runs' popularity `q`: the age's
+    /// transform over 1 - e^(-1/tau).
+    pub(super) fn sum(&self, j: usize, q: &[f64]) -> f64 {
         let n = self.width.len();
-        let (om, _) = scale(f64::from_bits(self.taus[j]));
         let mut sum = 0.0f64;
         for ((&w, &t), &q) in self
             .width
@@ -59,7 +59,7 @@ impl AgeTerms {
                 sum += q * t;
             }
         }
-        om * sum
+        sum
     }
 }
 
@@ -179,7 +179,8 @@ mod tests {
                 assert!(Arc::ptr_eq(&found, &terms));
                 let fresh = compute(&other, 0.9, &taus);
                 for (j, tau) in taus.iter().enumerate() {
-                    let (a, b) = (found.age(j, &other.q), fresh.age(j, &other.q));
+                    let om = scale(*tau).0;
+                    let (a, b) = (om * found.sum(j, &other.q), om * fresh.sum(j, &other.q));
                     assert_eq!(a.to_bits(), b.to_bits(), "alpha {alpha} tau {tau}");
                     assert!(a > 0.0 && a < 1.0);
                 }
@@ -211,7 +212,8 @@ mod tests {
         assert_eq!(t, again);
         let fresh = compute(&exact, 0.8, &taus);
         for (j, age) in t.age.iter().enumerate() {
-            assert_eq!(age.to_bits(), fresh.age(j, &q).to_bits());
+            let (om, _) = scale(taus[j]);
+            assert_eq!(age.to_bits(), (om * fresh.sum(j, &q)).to_bits());
         }
     }
 }
