@@ -12,12 +12,17 @@
 //! absolute) and `sin_cos` adds about one ulp, so mu < 6 u and eta < 12 u; the bound
 //! below uses eta = 16 u.
 
+mod butterfly;
+mod direct;
+
 use std::f64::consts::PI;
 
 const UNIT: f64 = f64::EPSILON / 2.0;
 
-/// A complex number (re, im).
+/// A complex number (re, im), laid out as two doubles in that order (the AVX2
+/// butterflies read it so).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct C64 {
     pub re: f64,
     pub im: f64,
@@ -41,34 +46,73 @@ impl std::ops::Mul for C64 {
     }
 }
 
-/// Twiddles of one length: w^k = exp(-2 pi i k / n), k < n / 2.
+/// Twiddles of one length, stage by stage: the stage of butterflies half h apart reads
+/// w^{k n / (2 h)}, k < h, w = exp(-2 pi i / n), held contiguous (h = 1, 2, 4, ...,
+/// n / 2 in turn; n - 1 values, the last stage's being every w^k, k < n / 2). A stage
+/// strided through the last one's table would read a cache line per twiddle on long
+/// transforms (the hitting laws of filters of 2^26 bits and more), once per block.
+/// Every value is the `sin_cos` of the module doc, whichever stage reads it.
 pub struct Plan {
     n: usize,
-    twiddles: Vec<C64>,
+    stages: Vec<C64>,
 }
+
+/// Lengths up to this are kept once built (at most 1 MiB a plan): the hitting-time
+/// engine convolves laws of a few thousand cells per block, thousands of times.
+const KEPT_UP_TO: usize = 1 << 16;
 
 impl Plan {
     /// A plan for length `n`, a power of two.
     pub fn new(n: usize) -> Plan {
         assert!(n.is_power_of_two());
-        let twiddles = (0..n / 2)
+        let last: Vec<C64> = (0..n / 2)
             .map(|k| {
                 let (s, c) = (-2.0 * PI * (k as f64 / n as f64)).sin_cos();
                 C64::new(c, s)
             })
             .collect();
-        Plan { n, twiddles }
+        let mut stages = Vec::with_capacity(n.max(2) - 1);
+        let mut half = 1;
+        while half < n / 2 {
+            let step = n / (2 * half);
+            stages.extend((0..half).map(|k| last[k * step]));
+            half *= 2;
+        }
+        stages.extend(last);
+        Plan { n, stages }
+    }
+
+    /// The plan for length `n`, built once per process for lengths up to 2^16 (the
+    /// same values as [`Plan::new`]: a plan depends on nothing but `n`).
+    pub fn shared(n: usize) -> std::sync::Arc<Plan> {
+        use std::sync::{Arc, Mutex, OnceLock};
+        static KEPT: OnceLock<Mutex<Vec<Option<Arc<Plan>>>>> = OnceLock::new();
+        if n > KEPT_UP_TO || !n.is_power_of_two() {
+            return Arc::new(Plan::new(n));
+        }
+        let slot = n.trailing_zeros() as usize;
+        let kept = KEPT.get_or_init(|| Mutex::new(vec![None; 17]));
+        if let Some(plan) = kept.lock().ok().and_then(|k| k[slot].clone()) {
+            return plan;
+        }
+        let plan = Arc::new(Plan::new(n));
+        if let Ok(mut k) = kept.lock() {
+            k[slot] = Some(plan.clone());
+        }
+        plan
     }
 
     /// In place: the forward transform (sum_j x_j w^{jk}), or with `inverse` the
-    /// conjugate one, unscaled.
+    /// conjugate one, unscaled. Radix 2 after a bit reversal; every butterfly is
+    /// a = a + b w, b = a - b w with b w = (b.re w.re - b.im w.im, b.re w.im + b.im
+    /// w.re), two of them per AVX2 register where the CPU has it: the same operations
+    /// on the same values (no fused multiply-add), so the same bits.
     pub fn transform(&self, x: &mut [C64], inverse: bool) {
         let n = self.n;
         assert_eq!(x.len(), n);
         if n <= 1 {
             return;
         }
-        // Bit reversal.
         let bits = n.trailing_zeros();
         for i in 0..n {
             let j = i.reverse_bits() >> (usize::BITS - bits);
@@ -76,23 +120,11 @@ impl Plan {
                 x.swap(i, j);
             }
         }
-        let mut len = 2;
-        while len <= n {
-            let step = n / len;
-            let half = len / 2;
-            for start in (0..n).step_by(len) {
-                for k in 0..half {
-                    let mut w = self.twiddles[k * step];
-                    if inverse {
-                        w.im = -w.im;
-                    }
-                    let a = x[start + k];
-                    let b = x[start + k + half] * w;
-                    x[start + k] = C64::new(a.re + b.re, a.im + b.im);
-                    x[start + k + half] = C64::new(a.re - b.re, a.im - b.im);
-                }
-            }
-            len *= 2;
+        let (mut half, mut at) = (1, 0);
+        while half < n {
+            butterfly::stage(x, &self.stages[at..at + half], inverse);
+            at += half;
+            half *= 2;
         }
     }
 
@@ -113,7 +145,7 @@ pub fn convolve(a: &[f64], b: &[f64]) -> (Vec<f64>, f64) {
     }
     let out_len = a.len() + b.len() - 1;
     let n = out_len.next_power_of_two().max(2);
-    let plan = Plan::new(n);
+    let plan = Plan::shared(n);
     let load = |v: &[f64]| {
         let mut x = vec![C64::default(); n];
         for (c, &r) in x.iter_mut().zip(v) {
@@ -146,29 +178,7 @@ pub fn convolve(a: &[f64], b: &[f64]) -> (Vec<f64>, f64) {
     (out, err)
 }
 
-/// The convolution of two non-negative sequences term by term: every output is a sum
-/// of non-negative products, within a relative (min(len) + 2) u of the exact one.
-pub fn convolve_direct(a: &[f64], b: &[f64]) -> Vec<f64> {
-    if a.is_empty() || b.is_empty() {
-        return Vec::new();
-    }
-    let (s, l) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    let mut out = vec![0.0; a.len() + b.len() - 1];
-    // Four doubles wide where the CPU has AVX2: the same products and sums in the same
-    // order, so the same bits.
-    let wide = rbf_foundations::simd::Simd::detect() >= rbf_foundations::simd::Simd::Avx2;
-    rbf_foundations::simd::with_avx2(wide, || {
-        for (i, &x) in s.iter().enumerate() {
-            if x == 0.0 {
-                continue;
-            }
-            for (o, &y) in out[i..i + l.len()].iter_mut().zip(l) {
-                *o += x * y;
-            }
-        }
-    });
-    out
-}
+pub use direct::convolve_direct;
 
 #[cfg(test)]
 mod tests {
@@ -208,6 +218,80 @@ mod tests {
         for (y, o) in x.iter().zip(&orig) {
             assert!((y.re / n as f64 - o.re).abs() < 1e-12);
             assert!((y.im / n as f64 - o.im).abs() < 1e-12);
+        }
+    }
+
+    /// The textbook loop the stages replace: every butterfly of a stage in one pass,
+    /// its twiddle read `n / len` apart from the last stage's table.
+    fn textbook(x: &mut [C64], inverse: bool) {
+        let n = x.len();
+        let table: Vec<C64> = (0..n / 2)
+            .map(|k| {
+                let (s, c) = (-2.0 * PI * (k as f64 / n as f64)).sin_cos();
+                C64::new(c, s)
+            })
+            .collect();
+        let bits = n.trailing_zeros();
+        for i in 0..n {
+            let j = i.reverse_bits() >> (usize::BITS - bits);
+            if i < j {
+                x.swap(i, j);
+            }
+        }
+        let mut len = 2;
+        while len <= n {
+            let (step, half) = (n / len, len / 2);
+            for start in (0..n).step_by(len) {
+                for k in 0..half {
+                    let mut w = table[k * step];
+                    if inverse {
+                        w.im = -w.im;
+                    }
+                    let a = x[start + k];
+                    let b = x[start + k + half] * w;
+                    x[start + k] = C64::new(a.re + b.re, a.im + b.im);
+                    x[start + k + half] = C64::new(a.re - b.re, a.im - b.im);
+                }
+            }
+            len *= 2;
+        }
+    }
+
+    #[test]
+    fn the_stages_give_the_textbook_loops_bits() {
+        for n in [1usize, 2, 4, 8, 64, 1 << 13] {
+            let orig: Vec<C64> = (0..n)
+                .map(|i| {
+                    // Real laws padded with zeros, as the convolutions load them, and
+                    // some complex values.
+                    let re = if i < n / 2 {
+                        ((i * 37 % 101) as f64) / 101.0
+                    } else {
+                        0.0
+                    };
+                    let im = if i % 3 == 0 {
+                        (i as f64 * 0.11).cos()
+                    } else {
+                        0.0
+                    };
+                    C64::new(re, im)
+                })
+                .collect();
+            for inverse in [false, true] {
+                let mut want = orig.clone();
+                textbook(&mut want, inverse);
+                for plan in [Plan::shared(n), std::sync::Arc::new(Plan::new(n))] {
+                    let mut got = orig.clone();
+                    plan.transform(&mut got, inverse);
+                    for (g, w) in got.iter().zip(&want) {
+                        assert_eq!(
+                            (g.re.to_bits(), g.im.to_bits()),
+                            (w.re.to_bits(), w.im.to_bits()),
+                            "n {n}, inverse {inverse}"
+                        );
+                    }
+                }
+            }
         }
     }
 }
